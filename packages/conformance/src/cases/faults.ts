@@ -1,0 +1,86 @@
+import { monotonicNow } from '@fencelock/core';
+import { describe, expect, it } from 'vitest';
+import { abortedWithin, freezeThread, type SuiteContext } from '../context.js';
+
+/** Faults: a paused holder, a paused or restarted backend, a crashed client. */
+export function registerFaultCases(ctx: SuiteContext): void {
+  const harness = ctx.options.harness ?? {};
+  describe('faults', () => {
+    it('holder paused past its validity (a GC pause): loses the lock at once on resume, and the next holder is fenced above it', async () => {
+      const { ttlMs, session } = await ctx.ttl();
+      const [a, b] = [await ctx.provider(), await ctx.provider()];
+      const key = ctx.key('paused-holder');
+      const lock = await a.acquire(key, session ? {} : { ttlMs });
+      const pauseMs = Math.ceil(lock.validUntil - monotonicNow()) + ctx.bound(1_500);
+      freezeThread(pauseMs);
+      // Checked before any timer had a chance to run: the handle reads the clock itself.
+      expect(lock.isHeld()).toBe(false);
+      expect(lock.signal.aborted).toBe(true);
+      expect(lock.signal.reason).toMatchObject({ code: 'LOCK_LOST' });
+      await expect(lock.extend()).rejects.toMatchObject({ code: a.capabilities.extend ? 'LOCK_LOST' : 'LOCK_UNSUPPORTED' });
+      const next = await b.acquire(key, { waitMs: ctx.bound(20_000) });
+      if (a.capabilities.fencing !== 'none') expect(next.fencingToken! > lock.fencingToken!).toBe(true);
+      expect(await lock.release()).toBe(false);
+      expect(next.isHeld()).toBe(true);
+      expect((await b.inspect(key))?.holders[0]?.ownerId).toBe(next.ownerId);
+      await next.release();
+    }, ctx.caseTimeout(40_000));
+
+    const pause = harness.pauseBackend;
+    it.skipIf(pause === undefined)(
+      `${pause === undefined ? '[skipped: needs harness.pauseBackend] ' : ''}backend paused past the TTL: the holder's signal aborts by its own deadline`,
+      async () => {
+        const { ttlMs, session } = await ctx.ttl();
+        const [a, b] = [await ctx.provider(), await ctx.provider()];
+        const key = ctx.key('paused-backend');
+        const lock = await a.acquire(key, session ? {} : { ttlMs });
+        const deadline = lock.validUntil;
+        const paused = pause!(Math.ceil(deadline - monotonicNow()) + ctx.bound(1_500));
+        const reason = await abortedWithin(lock.signal, Math.ceil(deadline - monotonicNow()) + ctx.bound(1_000), 'the loss signal while the backend is silent');
+        expect(reason).toMatchObject({ code: 'LOCK_LOST' });
+        // Never declared lost before its validity actually ended... and never long after it.
+        expect(monotonicNow()).toBeGreaterThanOrEqual(deadline);
+        await paused;
+        const next = await b.acquire(key, { waitMs: ctx.bound(30_000) });
+        if (a.capabilities.fencing !== 'none') expect(next.fencingToken! > lock.fencingToken!).toBe(true);
+        await next.release();
+      },
+      ctx.caseTimeout(60_000),
+    );
+
+    const restart = harness.restartBackend;
+    it.skipIf(restart === undefined)(
+      `${restart === undefined ? '[skipped: needs harness.restartBackend] ' : ''}backend restarted: providers recover and tokens never go backwards`,
+      async () => {
+        const [a, b] = [await ctx.provider(), await ctx.provider()];
+        const key = ctx.key('restart');
+        const before = await a.acquire(key);
+        expect(await before.release()).toBe(true);
+        await restart!();
+        const after = await b.acquire(key, { waitMs: ctx.bound(30_000) });
+        if (b.capabilities.fencing !== 'none') expect(after.fencingToken! > before.fencingToken!).toBe(true);
+        await after.release();
+        const again = await a.acquire(key, { waitMs: ctx.bound(30_000) });
+        if (a.capabilities.fencing !== 'none') expect(again.fencingToken! > after.fencingToken!).toBe(true);
+        await again.release();
+      },
+      ctx.caseTimeout(60_000),
+    );
+
+    const crash = harness.crashProvider;
+    it.skipIf(crash === undefined)(
+      `${crash === undefined ? '[skipped: needs harness.crashProvider] ' : ''}crashed client: its lock is freed by the backend and the next holder is fenced above it`,
+      async () => {
+        const [a, b] = [await ctx.provider(), await ctx.provider()];
+        const key = ctx.key('crashed');
+        const lock = await a.acquire(key);
+        await crash!(a);
+        const next = await b.acquire(key, { waitMs: ctx.bound(60_000) });
+        expect(next.acquiredAt).toBeGreaterThanOrEqual(lock.validUntil);
+        if (b.capabilities.fencing !== 'none') expect(next.fencingToken! > lock.fencingToken!).toBe(true);
+        await next.release();
+      },
+      ctx.caseTimeout(60_000),
+    );
+  });
+}

@@ -1,0 +1,49 @@
+import type { LockCapabilities, LockProvider } from '@fencelock/core';
+
+/**
+ * Test-environment powers the suite uses for fault cases. Each is optional: a case whose power is
+ * missing is registered as skipped, with the missing power in its name.
+ */
+export interface ConformanceHarness {
+  /** Freezes the backend server (SIGSTOP) for `ms`, then resumes it (SIGCONT). Resolves after resuming. */
+  pauseBackend?(ms: number): Promise<void>;
+  /**
+   * Kills the backend server (SIGKILL) and starts it again with the same configuration and data.
+   * Resolves when it serves again.
+   */
+  restartBackend?(): Promise<void>;
+  /**
+   * Drops `provider`'s connection the way a crashed process would: no release, no session close.
+   * The backend must then free the provider's locks by its own expiry (session timeout, lease TTL).
+   */
+  crashProvider?(provider: LockProvider): Promise<void>;
+}
+
+/** What {@link describeLockProvider} needs. */
+export interface ConformanceOptions {
+  /** A label for the describe block, e.g. `redis (single)`. */
+  readonly name: string;
+  /**
+   * Makes a fresh provider, as a separate client of the same backend would be. Called many times;
+   * the suite closes every provider it made.
+   */
+  readonly createProvider: () => LockProvider | Promise<LockProvider>;
+  /**
+   * Capabilities the provider must report. An assertion, never a switch: a mismatch fails the
+   * `capabilities` case; what the suite checks is decided by the provider's own capabilities.
+   */
+  readonly expectCapabilities?: Partial<LockCapabilities>;
+  /** Powers for the fault cases. */
+  readonly harness?: ConformanceHarness;
+  /**
+   * The TTL the expiry cases use, in ms; for `session` providers, the provider's session timeout is
+   * used instead. @default max(capabilities.minTtlMs, 400)
+   */
+  readonly shortTtlMs?: number;
+  /** Prefix of every key the suite makes (each case adds a random part). @default `conformance:` */
+  readonly keyPrefix?: string;
+  /** Multiplies every bounded wait of the suite, for slow environments. @default 1 */
+  readonly timeScale?: number;
+  /** Clients and rounds of the mutual-exclusion case. @default { clients: 4, rounds: 10 } */
+  readonly concurrency?: { readonly clients: number; readonly rounds: number };
+}

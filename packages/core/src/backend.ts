@@ -1,0 +1,81 @@
+import type { LockCapabilities } from './capabilities.js';
+import type { LockError } from './errors.js';
+import type { LockInfo, LockMode } from './types.js';
+
+/**
+ * Callbacks a backend uses to tell core about a grant after it was made. Passing them in the request
+ * (rather than registering them on the grant) leaves no window in which a loss could go unheard.
+ */
+export interface GrantObserver {
+  /** The lock is known gone. Idempotent; the first call wins. */
+  lost(error: LockError): void;
+  /** The connection behind the lock is down; the lock may still be valid until `validUntil`. */
+  uncertain(): void;
+  /** The connection came back and the lock is still held. */
+  recovered(): void;
+  /** The backend renewed the lock on its own (a session heartbeat): the new monotonic deadline. */
+  renewed(validUntil: number): void;
+}
+
+/** What core asks a backend to acquire. Every field has been validated. */
+export interface BackendAcquireRequest {
+  /** The user's key, validated (see `validateKey`); the backend encodes it as it needs. */
+  readonly key: string;
+  readonly mode: LockMode;
+  /** A fresh random id for this acquisition. */
+  readonly ownerId: string;
+  /** The TTL, in ms, already a multiple of `ttlResolutionMs` (ignored by `session` backends). */
+  readonly ttlMs: number;
+  /**
+   * The monotonic time (`performance.now()` ms) after which the backend must stop waiting and resolve
+   * `undefined`. Equal to the call time for a single try; `Infinity` to wait until aborted.
+   */
+  readonly deadline: number;
+  /** Aborted when the caller aborts. The backend stops waiting, cleans up, and may reject with anything. */
+  readonly signal: AbortSignal;
+  readonly metadata: string | undefined;
+  /** Where to report what happens to the grant later. */
+  readonly observer: GrantObserver;
+  /** Call once when an attempt finds the key held by another owner (for the `contended` event). */
+  contended(): void;
+}
+
+/** A lock a backend granted. */
+export interface BackendGrant {
+  /** The fencing token, or `undefined` when the backend's fencing is `none`. */
+  readonly fencingToken: bigint | undefined;
+  /**
+   * The monotonic deadline of validity, computed from the *send* time of the request that granted it
+   * (minus any drift margin the backend needs). `Infinity` only if it truly cannot expire.
+   */
+  readonly validUntil: number;
+  /**
+   * Prolongs the lock to `ttlMs` from the send time of the extend request and resolves the new
+   * deadline. Rejects with a `LOCK_LOST` LockError when the backend no longer holds it for this owner
+   * (never re-creates it), or another LockError on failure.
+   */
+  extend(ttlMs: number): Promise<number>;
+  /** Deletes the lock only if this owner still holds it; resolves whether it did. */
+  release(): Promise<boolean>;
+}
+
+/**
+ * The adapter contract: the one primitive each backend writes. Core derives `acquire`, `tryAcquire`,
+ * `withLock`, `acquireAll`, events, validity timers, auto-extension and `await using` from it.
+ */
+export interface LockBackend {
+  /** A short name, e.g. `redis`. */
+  readonly name: string;
+  /** What the backend guarantees. */
+  readonly capabilities: LockCapabilities;
+  /**
+   * Acquires, waiting at most until `request.deadline`. Resolves `undefined` if the lock is still held
+   * by another owner at the deadline. Whatever it created on the way (queued entries, keys, leases)
+   * is removed before it resolves `undefined` or rejects.
+   */
+  acquire(request: BackendAcquireRequest): Promise<BackendGrant | undefined>;
+  /** The current holders of `key`, or `undefined`. */
+  inspect(key: string): Promise<LockInfo | undefined>;
+  /** Closes what the backend opened (never a client it was handed). Called once, after every release. */
+  close(): Promise<void>;
+}

@@ -1,0 +1,87 @@
+import type { LockError } from './errors.js';
+import type { LockMode } from './types.js';
+
+/** Fields every lock event carries. */
+export interface LockEventBase {
+  /** The provider's name. */
+  readonly provider: string;
+  /** The lock key. */
+  readonly key: string;
+  /** Exclusive or shared. */
+  readonly mode: LockMode;
+}
+
+/**
+ * The events a provider emits, with durations in ms — enough to derive acquisition time p99,
+ * contention rate, hold time p99, timeout rate and loss counts.
+ */
+export interface LockEventMap {
+  /** A lock was granted. `waitedMs` counts from the call to the grant. */
+  acquired: LockEventBase & {
+    readonly ownerId: string;
+    readonly fencingToken: bigint | undefined;
+    readonly waitedMs: number;
+    /** Whether the key was held by someone else when the call started. */
+    readonly contended: boolean;
+  };
+  /** An acquire call found the key held and started to wait (or gave up, for `tryAcquire`). */
+  contended: LockEventBase;
+  /** An acquire call ran out of `waitMs`. */
+  timeout: LockEventBase & { readonly waitedMs: number };
+  /** An acquire call was aborted through its signal. */
+  aborted: LockEventBase & { readonly waitedMs: number };
+  /** A handle was released; `wasHeld` is what `release()` resolved. */
+  released: LockEventBase & { readonly ownerId: string; readonly heldMs: number; readonly wasHeld: boolean };
+  /** A held lock was extended (by `extend()` or automatically). */
+  extended: LockEventBase & { readonly ownerId: string; readonly validUntil: number; readonly automatic: boolean };
+  /** A held lock was lost. */
+  lost: LockEventBase & { readonly ownerId: string; readonly heldMs: number; readonly error: LockError };
+  /** The connection behind a held lock went down; the lock may still be valid until its deadline. */
+  uncertain: LockEventBase & { readonly ownerId: string };
+  /** The connection behind an uncertain lock came back and the lock is still held. */
+  recovered: LockEventBase & { readonly ownerId: string };
+}
+
+/** A listener for event `E`. */
+export type LockEventListener<E extends keyof LockEventMap> = (event: LockEventMap[E]) => void;
+
+/**
+ * A minimal typed emitter. A throwing listener never breaks a lock operation: its error is rethrown
+ * on a later microtask, where the process's normal uncaught-error handling sees it.
+ */
+export class LockEventEmitter {
+  readonly #listeners = new Map<keyof LockEventMap, Set<(event: never) => void>>();
+
+  /** Subscribes; returns the unsubscribe function. */
+  on<E extends keyof LockEventMap>(event: E, listener: LockEventListener<E>): () => void {
+    let set = this.#listeners.get(event);
+    if (set === undefined) {
+      set = new Set();
+      this.#listeners.set(event, set);
+    }
+    set.add(listener as (event: never) => void);
+    return () => {
+      set.delete(listener as (event: never) => void);
+    };
+  }
+
+  /** True when someone listens to `event` (lets callers skip building an event nobody reads). */
+  has(event: keyof LockEventMap): boolean {
+    return (this.#listeners.get(event)?.size ?? 0) > 0;
+  }
+
+  /** Calls every listener of `event` with `payload`. */
+  emit<E extends keyof LockEventMap>(event: E, payload: LockEventMap[E]): void {
+    const set = this.#listeners.get(event);
+    if (set === undefined) return;
+    for (const listener of set) {
+      try {
+        (listener as LockEventListener<E>)(payload);
+      } catch (error) {
+        queueMicrotask(() => {
+          throw error;
+        });
+      }
+    }
+  }
+}

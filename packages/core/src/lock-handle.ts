@@ -1,0 +1,267 @@
+import type { BackendGrant, GrantObserver } from './backend.js';
+import type { LockCapabilities } from './capabilities.js';
+import { monotonicNow } from './clock.js';
+import { LockError, LockErrorCode, isLockError, lockLostError } from './errors.js';
+import type { LockEventBase, LockEventEmitter, LockEventMap } from './events.js';
+import type { LockHandle, LockMode, LockState } from './types.js';
+import { validateTtlMs } from './validation.js';
+
+/** What a handle needs from the provider that made it. */
+export interface LockHandleContext {
+  readonly providerName: string;
+  readonly capabilities: LockCapabilities;
+  readonly events: LockEventEmitter;
+  /** Called once when the handle stops holding (released or lost), so the provider forgets it. */
+  readonly settled: (handle: ManagedLockHandle) => void;
+}
+
+/** The per-acquisition settings a handle keeps. */
+export interface LockHandleSettings {
+  readonly key: string;
+  readonly mode: LockMode;
+  readonly ownerId: string;
+  readonly ttlMs: number;
+  readonly autoExtend: boolean;
+  readonly maxHoldMs: number | undefined;
+}
+
+// Handle timers are unref'd: a held lock alone does not keep a process alive (the backend's TTL frees it).
+// Extend when a third of the TTL has passed, so two renewals can fail before the lock runs out.
+const AUTO_EXTEND_FRACTION = 1 / 3;
+// After a failed automatic extension, try again this often (as a share of the TTL) until validity ends.
+const AUTO_EXTEND_RETRY_FRACTION = 1 / 10;
+
+/**
+ * The handle core builds around a backend grant: validity deadline, automatic extension, the hold
+ * bound, the loss signal, idempotent release and events. One implementation for every backend.
+ */
+export class ManagedLockHandle implements LockHandle {
+  readonly key: string;
+  readonly mode: LockMode;
+  readonly ownerId: string;
+  readonly #settings: LockHandleSettings;
+  readonly #context: LockHandleContext;
+  readonly #controller = new AbortController();
+  #grant: BackendGrant | undefined;
+  #state: LockState = 'held';
+  #acquiredAt = 0;
+  #validUntil = 0;
+  #lossBeforeAttach: LockError | undefined;
+  #deadlineTimer: NodeJS.Timeout | undefined;
+  #extendTimer: NodeJS.Timeout | undefined;
+  #maxHoldTimer: NodeJS.Timeout | undefined;
+  // Extensions run one at a time, so a late reply can never overwrite a newer deadline.
+  #extendChain: Promise<unknown> = Promise.resolve();
+  #released = false;
+
+  /** The callbacks handed to the backend with the acquire request. */
+  readonly observer: GrantObserver = {
+    lost: (error) => this.#markLost(error),
+    uncertain: () => this.#setUncertain(true),
+    recovered: () => this.#setUncertain(false),
+    renewed: (validUntil) => {
+      if (this.#isActive()) this.#setValidUntil(validUntil);
+    },
+  };
+
+  constructor(settings: LockHandleSettings, context: LockHandleContext) {
+    this.key = settings.key;
+    this.mode = settings.mode;
+    this.ownerId = settings.ownerId;
+    this.#settings = settings;
+    this.#context = context;
+  }
+
+  /** Binds the granted lock and starts its timers. A loss reported during the grant is applied now. */
+  attach(grant: BackendGrant, acquiredAt: number): void {
+    this.#grant = grant;
+    this.#acquiredAt = acquiredAt;
+    this.#setValidUntil(grant.validUntil);
+    if (this.#settings.maxHoldMs !== undefined) {
+      this.#maxHoldTimer = setTimeout(() => this.#markLost(lockLostError(this.key, 'max-hold')), this.#settings.maxHoldMs);
+      this.#maxHoldTimer.unref();
+    }
+    if (this.#lossBeforeAttach !== undefined) this.#markLost(this.#lossBeforeAttach);
+  }
+
+  get fencingToken(): bigint | undefined {
+    return this.#grant?.fencingToken;
+  }
+
+  get acquiredAt(): number {
+    return this.#acquiredAt;
+  }
+
+  get validUntil(): number {
+    return this.#validUntil;
+  }
+
+  get signal(): AbortSignal {
+    return this.#controller.signal;
+  }
+
+  get state(): LockState {
+    this.#checkDeadline();
+    return this.#state;
+  }
+
+  isHeld(): boolean {
+    this.#checkDeadline();
+    return this.#isActive();
+  }
+
+  assertHeld(): void {
+    if (this.isHeld()) return;
+    throw this.#notHeldError();
+  }
+
+  async extend(ttlMs?: number): Promise<void> {
+    const ttl = ttlMs === undefined ? this.#settings.ttlMs : validateTtlMs(ttlMs, this.#context.capabilities, 'ttlMs');
+    if (!this.#context.capabilities.extend) {
+      throw new LockError(LockErrorCode.UNSUPPORTED, `provider ${this.#context.providerName} cannot extend lock "${this.key}"`, { key: this.key });
+    }
+    this.assertHeld();
+    await this.#serialExtend(ttl, false);
+  }
+
+  async release(): Promise<boolean> {
+    if (this.#released) return false;
+    this.#released = true;
+    this.#checkDeadline();
+    if (this.#state === 'lost') return false;
+    const grant = this.#grant;
+    this.#state = 'released';
+    this.#clearTimers();
+    this.#controller.abort(new LockError(LockErrorCode.NOT_HELD, `lock "${this.key}" was released`, { key: this.key }));
+    this.#context.settled(this);
+    let wasHeld = false;
+    try {
+      wasHeld = grant === undefined ? false : await grant.release();
+    } finally {
+      this.#emit('released', { ownerId: this.ownerId, heldMs: monotonicNow() - this.#acquiredAt, wasHeld });
+    }
+    return wasHeld;
+  }
+
+  async [Symbol.asyncDispose](): Promise<void> {
+    await this.release();
+  }
+
+  /** Marks the handle lost (provider shutdown) and frees the lock on the backend, best effort. */
+  async abandon(error: LockError): Promise<void> {
+    const grant = this.#grant;
+    if (!this.#isActive()) return;
+    this.#markLost(error);
+    await grant?.release().catch(() => false);
+  }
+
+  #isActive(): boolean {
+    return this.#state === 'held' || this.#state === 'uncertain';
+  }
+
+  #notHeldError(): LockError {
+    const reason = this.#controller.signal.reason;
+    if (this.#state === 'lost' && isLockError(reason)) return reason;
+    return new LockError(LockErrorCode.NOT_HELD, `lock "${this.key}" is not held by this handle (${this.#state})`, { key: this.key });
+  }
+
+  // A paused process may read state before its timers run: compare with the clock on every read.
+  #checkDeadline(): void {
+    if (this.#grant !== undefined && this.#isActive() && monotonicNow() >= this.#validUntil) {
+      this.#markLost(lockLostError(this.key, 'expired'));
+    }
+  }
+
+  #setValidUntil(validUntil: number): void {
+    this.#validUntil = validUntil;
+    clearTimeout(this.#deadlineTimer);
+    if (Number.isFinite(validUntil)) this.#armDeadline();
+    this.#scheduleAutoExtend(this.#settings.ttlMs * AUTO_EXTEND_FRACTION);
+  }
+
+  #armDeadline(): void {
+    const delay = Math.max(0, Math.ceil(this.#validUntil - monotonicNow()));
+    this.#deadlineTimer = setTimeout(() => {
+      this.#checkDeadline();
+      if (this.#isActive() && Number.isFinite(this.#validUntil)) this.#armDeadline();
+    }, delay);
+    this.#deadlineTimer.unref();
+  }
+
+  #scheduleAutoExtend(delayMs: number): void {
+    clearTimeout(this.#extendTimer);
+    if (!this.#settings.autoExtend || this.#context.capabilities.expiry !== 'per-lock') return;
+    this.#extendTimer = setTimeout(() => {
+      if (!this.#isActive()) return;
+      this.#serialExtend(this.#settings.ttlMs, true).catch((error: unknown) => {
+        // A lost lock was already reported by #serialExtend; anything else is transient until the deadline.
+        if (this.#isActive() && !isLockError(error, LockErrorCode.LOST)) {
+          this.#scheduleAutoExtend(Math.max(1, this.#settings.ttlMs * AUTO_EXTEND_RETRY_FRACTION));
+        }
+      });
+    }, Math.max(1, Math.floor(delayMs)));
+    this.#extendTimer.unref();
+  }
+
+  #serialExtend(ttlMs: number, automatic: boolean): Promise<void> {
+    const run = async (): Promise<void> => {
+      const grant = this.#grant;
+      if (grant === undefined || !this.isHeld()) throw this.#notHeldError();
+      let validUntil: number;
+      try {
+        validUntil = await grant.extend(ttlMs);
+      } catch (error) {
+        if (isLockError(error, LockErrorCode.LOST)) this.#markLost(error);
+        throw error;
+      }
+      // The lock may have been lost or released while the request was in flight: never resurrect it.
+      if (!this.isHeld()) throw this.#notHeldError();
+      this.#setValidUntil(validUntil);
+      this.#emit('extended', { ownerId: this.ownerId, validUntil, automatic });
+    };
+    const next = this.#extendChain.then(run, run);
+    this.#extendChain = next.catch(() => undefined);
+    return next;
+  }
+
+  #setUncertain(uncertain: boolean): void {
+    if (!this.#isActive()) return;
+    const next: LockState = uncertain ? 'uncertain' : 'held';
+    if (this.#state === next) return;
+    this.#state = next;
+    this.#emit(uncertain ? 'uncertain' : 'recovered', { ownerId: this.ownerId });
+  }
+
+  #markLost(error: LockError): void {
+    if (this.#grant === undefined) {
+      this.#lossBeforeAttach ??= error;
+      return;
+    }
+    if (!this.#isActive()) return;
+    this.#state = 'lost';
+    this.#clearTimers();
+    this.#controller.abort(error);
+    this.#context.settled(this);
+    this.#emit('lost', { ownerId: this.ownerId, heldMs: monotonicNow() - this.#acquiredAt, error });
+    // Our view and the backend's may differ (a paused process, a hold bound): free the lock if it is still ours.
+    if (error.reason === 'expired' || error.reason === 'max-hold') {
+      this.#grant.release().catch(() => false);
+    }
+  }
+
+  #clearTimers(): void {
+    clearTimeout(this.#deadlineTimer);
+    clearTimeout(this.#extendTimer);
+    clearTimeout(this.#maxHoldTimer);
+  }
+
+  #emit<E extends 'released' | 'extended' | 'lost' | 'uncertain' | 'recovered'>(
+    event: E,
+    fields: Omit<LockEventMap[E], keyof LockEventBase>,
+  ): void {
+    const events = this.#context.events;
+    if (!events.has(event)) return;
+    const base: LockEventBase = { provider: this.#context.providerName, key: this.key, mode: this.mode };
+    events.emit(event, { ...base, ...fields } as LockEventMap[E]);
+  }
+}

@@ -1,0 +1,222 @@
+import { randomUUID } from 'node:crypto';
+import type { BackendGrant, LockBackend } from './backend.js';
+import type { LockCapabilities } from './capabilities.js';
+import { monotonicNow } from './clock.js';
+import {
+  LockError,
+  LockErrorCode,
+  backendUnavailableError,
+  isLockError,
+  lockAbortedError,
+  lockLostError,
+} from './errors.js';
+import { LockEventEmitter, type LockEventListener, type LockEventMap } from './events.js';
+import { ManagedLockHandle } from './lock-handle.js';
+import type { AcquireOptions, LockHandle, LockInfo, LockProvider, TryAcquireOptions } from './types.js';
+import {
+  type NormalizedAcquireOptions,
+  normalizeAcquireOptions,
+  validateDurationMs,
+  validateKey,
+  validateWaitMs,
+} from './validation.js';
+
+/** Options every provider accepts. */
+export interface LockProviderOptions {
+  /** TTL of locks acquired without `ttlMs`, in ms. @default 30_000 */
+  readonly defaultTtlMs?: number;
+  /** Wait bound of `acquire` without `waitMs`, in ms. @default 30_000 */
+  readonly defaultWaitMs?: number;
+}
+
+/** @internal Defaults of {@link LockProviderOptions}. */
+export const DEFAULT_TTL_MS = 30_000;
+const DEFAULT_WAIT_MS = 30_000;
+
+/**
+ * The provider core derives from a {@link LockBackend}: validation, waiting bounds, abort handling,
+ * handles with validity timers and auto-extension, events, and shutdown. Adapters construct one
+ * (or subclass it) around their backend; users only see the {@link LockProvider} interface.
+ */
+export class BaseLockProvider implements LockProvider {
+  readonly name: string;
+  readonly capabilities: LockCapabilities;
+  readonly defaultTtlMs: number;
+  readonly #defaultWaitMs: number;
+  readonly #backend: LockBackend;
+  readonly #events = new LockEventEmitter();
+  readonly #held = new Set<ManagedLockHandle>();
+  readonly #inFlight = new Set<AbortController>();
+  #closing: Promise<void> | undefined;
+
+  constructor(backend: LockBackend, options: LockProviderOptions = {}) {
+    this.#backend = backend;
+    this.name = backend.name;
+    this.capabilities = backend.capabilities;
+    const ttl = options.defaultTtlMs ?? DEFAULT_TTL_MS;
+    this.defaultTtlMs = validateDurationMs(ttl, 'defaultTtlMs', this.capabilities.minTtlMs);
+    this.#defaultWaitMs = validateWaitMs(options.defaultWaitMs ?? DEFAULT_WAIT_MS, 'defaultWaitMs');
+  }
+
+  async acquire(key: string, options?: AcquireOptions): Promise<LockHandle> {
+    const handle = await this.#acquire(key, options, false);
+    if (handle === undefined) throw new Error('unreachable: acquire resolved without a handle');
+    return handle;
+  }
+
+  tryAcquire(key: string, options?: TryAcquireOptions): Promise<LockHandle | undefined> {
+    return this.#acquire(key, options, true);
+  }
+
+  async inspect(key: string): Promise<LockInfo | undefined> {
+    validateKey(key);
+    this.#assertOpen(key);
+    try {
+      return await this.#backend.inspect(key);
+    } catch (error) {
+      throw isLockError(error) ? error : backendUnavailableError(`inspecting lock "${key}" failed`, error, key);
+    }
+  }
+
+  on<E extends keyof LockEventMap>(event: E, listener: LockEventListener<E>): () => void {
+    return this.#events.on(event, listener);
+  }
+
+  close(): Promise<void> {
+    this.#closing ??= this.#close();
+    return this.#closing;
+  }
+
+  async [Symbol.asyncDispose](): Promise<void> {
+    await this.close();
+  }
+
+  async #close(): Promise<void> {
+    for (const controller of this.#inFlight) {
+      controller.abort(new LockError(LockErrorCode.BACKEND_UNAVAILABLE, `provider ${this.name} was closed`));
+    }
+    const held = [...this.#held];
+    await Promise.all(held.map((handle) => handle.abandon(lockLostError(handle.key, 'provider-closed'))));
+    await this.#backend.close();
+  }
+
+  #assertOpen(key: string): void {
+    if (this.#closing !== undefined) {
+      throw new LockError(LockErrorCode.BACKEND_UNAVAILABLE, `provider ${this.name} is closed (key "${key}")`, { key });
+    }
+  }
+
+  async #acquire(key: string, options: AcquireOptions | undefined, tryOnce: boolean): Promise<LockHandle | undefined> {
+    validateKey(key);
+    const settings = normalizeAcquireOptions(key, options, {
+      capabilities: this.capabilities,
+      defaultTtlMs: this.defaultTtlMs,
+      defaultWaitMs: this.#defaultWaitMs,
+      tryOnce,
+    });
+    this.#assertOpen(key);
+    const start = monotonicNow();
+    const deadline = start + settings.waitMs;
+    const internal = new AbortController();
+    const userSignal = settings.signal;
+    const forwardAbort = (): void => internal.abort(userSignal?.reason);
+    userSignal?.addEventListener('abort', forwardAbort, { once: true });
+    this.#inFlight.add(internal);
+    let contended = false;
+    try {
+      // A grant whose validity is already used up (a slow reply) is handed back and tried again.
+      for (let round = 0; round < 1_000; round += 1) {
+        const handle = this.#newHandle(key, settings);
+        const grant = await this.#backend.acquire({
+          key,
+          mode: settings.mode,
+          ownerId: handle.ownerId,
+          ttlMs: settings.ttlMs,
+          deadline,
+          signal: internal.signal,
+          metadata: settings.metadata,
+          observer: handle.observer,
+          contended: () => {
+            if (contended) return;
+            contended = true;
+            this.#emit('contended', key, settings, {});
+          },
+        });
+        if (grant === undefined) break;
+        if (internal.signal.aborted) {
+          await grant.release().catch(() => false);
+          break;
+        }
+        if (grant.validUntil <= monotonicNow()) {
+          await grant.release().catch(() => false);
+          if (monotonicNow() >= deadline) break;
+          continue;
+        }
+        return this.#attach(handle, grant, settings, start, contended);
+      }
+    } catch (error) {
+      if (!internal.signal.aborted) {
+        throw isLockError(error) ? error : backendUnavailableError(`acquiring lock "${key}" failed`, error, key);
+      }
+    } finally {
+      userSignal?.removeEventListener('abort', forwardAbort);
+      this.#inFlight.delete(internal);
+    }
+    const waitedMs = monotonicNow() - start;
+    if (internal.signal.aborted) {
+      if (userSignal?.aborted) {
+        this.#emit('aborted', key, settings, { waitedMs });
+        throw lockAbortedError(key, userSignal);
+      }
+      throw isLockError(internal.signal.reason) ? internal.signal.reason : lockAbortedError(key, internal.signal);
+    }
+    if (tryOnce) return undefined;
+    this.#emit('timeout', key, settings, { waitedMs });
+    throw new LockError(LockErrorCode.TIMEOUT, `lock "${key}" was not acquired within ${settings.waitMs} ms`, { key });
+  }
+
+  #newHandle(key: string, settings: NormalizedAcquireOptions): ManagedLockHandle {
+    return new ManagedLockHandle(
+      { key, mode: settings.mode, ownerId: randomUUID(), ttlMs: settings.ttlMs, autoExtend: settings.autoExtend, maxHoldMs: settings.maxHoldMs },
+      {
+        providerName: this.name,
+        capabilities: this.capabilities,
+        events: this.#events,
+        settled: (handle) => this.#held.delete(handle),
+      },
+    );
+  }
+
+  #attach(
+    handle: ManagedLockHandle,
+    grant: BackendGrant,
+    settings: NormalizedAcquireOptions,
+    start: number,
+    contended: boolean,
+  ): ManagedLockHandle {
+    this.#held.add(handle);
+    handle.attach(grant, monotonicNow());
+    this.#emit('acquired', handle.key, settings, {
+      ownerId: handle.ownerId,
+      fencingToken: grant.fencingToken,
+      waitedMs: monotonicNow() - start,
+      contended,
+    });
+    return handle;
+  }
+
+  #emit<E extends 'acquired' | 'contended' | 'timeout' | 'aborted'>(
+    event: E,
+    key: string,
+    settings: NormalizedAcquireOptions,
+    fields: Omit<LockEventMap[E], 'provider' | 'key' | 'mode'>,
+  ): void {
+    if (!this.#events.has(event)) return;
+    this.#events.emit(event, { provider: this.name, key, mode: settings.mode, ...fields } as LockEventMap[E]);
+  }
+}
+
+/** Builds the user-facing provider around a backend. */
+export function createLockProvider(backend: LockBackend, options?: LockProviderOptions): LockProvider {
+  return new BaseLockProvider(backend, options);
+}

@@ -1,0 +1,134 @@
+import type { BackendAcquireRequest, BackendGrant, LockBackend } from '../backend.js';
+import { normalizeCapabilities } from '../capabilities.js';
+import { monotonicNow } from '../clock.js';
+import { lockLostError } from '../errors.js';
+import { BaseLockProvider, type LockProviderOptions } from '../lock-provider.js';
+import type { LockInfo } from '../types.js';
+import { MemoryLockStore } from './memory-lock-store.js';
+
+/** Options of {@link MemoryLockProvider}. */
+export interface MemoryLockProviderOptions extends LockProviderOptions {
+  /**
+   * The store to share with other providers (as several clients share one server). Locks taken
+   * through one provider exclude those of every other provider on the same store.
+   * @default a new store of this provider's own
+   */
+  readonly store?: MemoryLockStore;
+}
+
+/**
+ * In-process locks with real TTLs, FIFO notify-based waiting, shared (read) locks, fencing tokens and
+ * loss detection. The embedded default: for one process, for demos, and for users' unit tests, where it
+ * behaves as the network providers do (and passes the same conformance suite). It does not coordinate
+ * separate processes.
+ */
+export class MemoryLockProvider extends BaseLockProvider {
+  /** The store behind this provider. */
+  readonly store: MemoryLockStore;
+
+  constructor(options: MemoryLockProviderOptions = {}) {
+    const store = options.store ?? new MemoryLockStore();
+    super(new MemoryBackend(store), options);
+    this.store = store;
+  }
+}
+
+const MEMORY_CAPABILITIES = normalizeCapabilities({
+  // One store-wide counter: tokens increase across every acquisition, and nothing can reset it
+  // while any lock it fenced could still exist.
+  fencing: 'global',
+  lossDetection: true,
+  extend: true,
+  notify: true,
+  fifo: true,
+  readWrite: true,
+  expiry: 'per-lock',
+  ttlResolutionMs: 1,
+  minTtlMs: 1,
+});
+
+class MemoryBackend implements LockBackend {
+  readonly name = 'memory';
+  readonly capabilities = MEMORY_CAPABILITIES;
+  readonly #store: MemoryLockStore;
+
+  constructor(store: MemoryLockStore) {
+    this.#store = store;
+  }
+
+  async acquire(request: BackendAcquireRequest): Promise<BackendGrant | undefined> {
+    const wait = request.deadline > monotonicNow();
+    const outcome = this.#store.request(
+      request.key,
+      { ownerId: request.ownerId, mode: request.mode, ttlMs: request.ttlMs, metadata: request.metadata, observer: request.observer },
+      wait,
+    );
+    if (outcome === undefined) {
+      request.contended();
+      return undefined;
+    }
+    if ('granted' in outcome) return this.#grant(request, outcome.granted.token, outcome.granted.expiresAt);
+    request.contended();
+    const granted = await waitOrGiveUp(outcome.queued, outcome.cancel, request);
+    if (granted === undefined) return undefined;
+    return this.#grant(request, granted.token, granted.expiresAt);
+  }
+
+  async inspect(key: string): Promise<LockInfo | undefined> {
+    return this.#store.inspect(key);
+  }
+
+  async close(): Promise<void> {
+    // Nothing to close: the store outlives its providers.
+  }
+
+  #grant(request: BackendAcquireRequest, token: bigint, expiresAt: number): BackendGrant {
+    const store = this.#store;
+    const { key, ownerId } = request;
+    return {
+      fencingToken: token,
+      validUntil: expiresAt,
+      async extend(ttlMs: number): Promise<number> {
+        const validUntil = store.extend(key, ownerId, ttlMs);
+        if (validUntil === undefined) throw lockLostError(key, 'taken-over');
+        return validUntil;
+      },
+      async release(): Promise<boolean> {
+        return store.release(key, ownerId);
+      },
+    };
+  }
+}
+
+/**
+ * Waits for a queued grant until the deadline or abort, leaving the queue in either case. A grant that
+ * raced the deadline is kept; one that raced an abort is returned too, and core releases it.
+ */
+function waitOrGiveUp<T>(
+  queued: Promise<T>,
+  cancel: () => boolean,
+  request: Pick<BackendAcquireRequest, 'deadline' | 'signal'>,
+): Promise<T | undefined> {
+  return new Promise<T | undefined>((resolve, reject) => {
+    let timer: NodeJS.Timeout | undefined;
+    const finish = (): void => {
+      clearTimeout(timer);
+      request.signal.removeEventListener('abort', onAbort);
+    };
+    const onAbort = (): void => {
+      finish();
+      if (cancel()) reject(request.signal.reason);
+    };
+    if (Number.isFinite(request.deadline)) {
+      timer = setTimeout(() => {
+        finish();
+        if (cancel()) resolve(undefined);
+      }, Math.max(0, request.deadline - monotonicNow()));
+    }
+    request.signal.addEventListener('abort', onAbort, { once: true });
+    queued.then((value) => {
+      finish();
+      resolve(value);
+    }, reject);
+  });
+}

@@ -1,0 +1,150 @@
+import type { LockCapabilities } from './capabilities.js';
+import type { LockError } from './errors.js';
+import type { LockEventListener, LockEventMap } from './events.js';
+
+/** `exclusive`: one holder (a mutex, or a write lock). `shared`: many holders, no exclusive one (a read lock). */
+export type LockMode = 'exclusive' | 'shared';
+
+/**
+ * Where a handle stands.
+ * - `held`: the provider believes the lock is held.
+ * - `uncertain`: the connection is down; the lock may still be held until `validUntil`.
+ * - `released`: `release()` was called.
+ * - `lost`: the lock is known to be gone; `signal` is aborted.
+ */
+export type LockState = 'held' | 'uncertain' | 'released' | 'lost';
+
+/** Options of {@link LockProvider.tryAcquire}. */
+export interface TryAcquireOptions {
+  /**
+   * How long the lock lives without extension if its holder disappears, in ms. Fractions round up to
+   * the next ms, then up to the backend's `ttlResolutionMs`. Must be at least the provider's
+   * `capabilities.minTtlMs` and at most 2^31−1. Refused with `LOCK_UNSUPPORTED` by `session` providers.
+   * @default the provider's `defaultTtlMs` (30_000)
+   */
+  readonly ttlMs?: number;
+  /** Cancels the attempt; an already-aborted signal rejects with `LOCK_ABORTED` before any I/O. */
+  readonly signal?: AbortSignal;
+  /** `shared` needs `capabilities.readWrite`. @default 'exclusive' */
+  readonly mode?: LockMode;
+  /**
+   * Extend the lock automatically while it is held (every third of its TTL), for `per-lock`
+   * providers with `capabilities.extend`. `session` providers keep locks alive through their session
+   * and refuse `false`. @default true
+   */
+  readonly autoExtend?: boolean;
+  /**
+   * An upper bound on how long this handle may hold the lock, in ms from acquisition. When it is
+   * reached the lock is released and the handle is lost with reason `max-hold`, so a stuck process
+   * cannot hold a lock forever. @default no bound
+   */
+  readonly maxHoldMs?: number;
+  /** A short string (≤ 1024 UTF-8 bytes) stored with the lock and shown by `inspect`. */
+  readonly metadata?: string;
+}
+
+/** Options of {@link LockProvider.acquire}. */
+export interface AcquireOptions extends TryAcquireOptions {
+  /**
+   * How long to wait for the lock, in ms. `0` tries once. `Infinity` waits until the signal aborts.
+   * @default 30_000
+   */
+  readonly waitMs?: number;
+}
+
+/**
+ * A held lock. Use it with `await using lock = await provider.acquire(key)` so it is released on
+ * every exit path, and pass `fencingToken` to the resource you protect with every write.
+ */
+export interface LockHandle extends AsyncDisposable {
+  /** The key, exactly as given. */
+  readonly key: string;
+  /** Exclusive or shared. */
+  readonly mode: LockMode;
+  /** Unique to this acquisition (a random UUID); the value the backend stores for the holder. */
+  readonly ownerId: string;
+  /**
+   * The fencing token: strictly greater than every token given before for this key (with the
+   * strength in `capabilities.fencing`). `undefined` when the provider's fencing is `none`.
+   * Still readable after loss, for logging.
+   */
+  readonly fencingToken: bigint | undefined;
+  /** When the lock was granted, on the monotonic clock (`performance.now()` ms). */
+  readonly acquiredAt: number;
+  /**
+   * Until when the lock is known valid, on the monotonic clock (`performance.now()` ms), counted from
+   * the *send* time of the last successful acquire or extend. `Infinity` only for locks that cannot expire.
+   */
+  readonly validUntil: number;
+  /** Aborted with a `LOCK_LOST` error the moment loss is known, or with `LOCK_NOT_HELD` on release. */
+  readonly signal: AbortSignal;
+  /** See {@link LockState}. */
+  readonly state: LockState;
+  /** True while the lock is held (or uncertain) and the validity deadline has not passed. */
+  isHeld(): boolean;
+  /** Throws `LOCK_LOST` or `LOCK_NOT_HELD` unless {@link isHeld}; call before a write. */
+  assertHeld(): void;
+  /**
+   * Prolongs the lock to `ttlMs` from now (default: the TTL it was acquired with).
+   * Rejects with `LOCK_LOST` if the lock is gone (it is never re-acquired silently), `LOCK_NOT_HELD`
+   * after release, `LOCK_UNSUPPORTED` where the provider cannot extend.
+   */
+  extend(ttlMs?: number): Promise<void>;
+  /**
+   * Releases the lock if this owner still holds it, and never touches another owner's lock.
+   * Resolves `true` if it was still held, `false` otherwise (already released, lost, taken over).
+   * Calling it twice is harmless.
+   */
+  release(): Promise<boolean>;
+}
+
+/** One holder of a lock, as {@link LockProvider.inspect} sees it. */
+export interface LockHolder {
+  /** The holder's owner id (for foreign lock libraries: whatever value they stored). */
+  readonly ownerId: string;
+  /** The holder's mode. */
+  readonly mode: LockMode;
+  /** The holder's fencing token, when the provider has fencing and the holder is one of ours. */
+  readonly fencingToken: bigint | undefined;
+  /** Remaining validity in ms as the backend sees it, if the backend exposes it. */
+  readonly remainingMs: number | undefined;
+  /** The metadata the holder attached, if any. */
+  readonly metadata: string | undefined;
+}
+
+/** The current state of a key. */
+export interface LockInfo {
+  /** The key. */
+  readonly key: string;
+  /** Every current holder: one for an exclusive lock, one or more for shared locks. */
+  readonly holders: readonly LockHolder[];
+}
+
+/**
+ * One backend connection: the API users program against, the same for every backend.
+ * Errors are {@link LockError}s; contention is a value (`tryAcquire` resolves `undefined`).
+ */
+export interface LockProvider extends AsyncDisposable {
+  /** A short name, e.g. `memory`, `redis`, `etcd`. */
+  readonly name: string;
+  /** What this provider guarantees. */
+  readonly capabilities: LockCapabilities;
+  /** The TTL used when `ttlMs` is not given, in ms. */
+  readonly defaultTtlMs: number;
+  /**
+   * Acquires `key`, waiting up to `options.waitMs`.
+   * @throws {@link LockError} `LOCK_TIMEOUT` when the wait runs out, `LOCK_ABORTED`, `LOCK_INVALID_ARGUMENT`, `LOCK_BACKEND_UNAVAILABLE`.
+   */
+  acquire(key: string, options?: AcquireOptions): Promise<LockHandle>;
+  /** Tries once, without waiting. Resolves `undefined` when another owner holds the key. */
+  tryAcquire(key: string, options?: TryAcquireOptions): Promise<LockHandle | undefined>;
+  /** The current holders of `key`, or `undefined` when it is free. */
+  inspect(key: string): Promise<LockInfo | undefined>;
+  /** Subscribes to an event; returns a function that unsubscribes. */
+  on<E extends keyof LockEventMap>(event: E, listener: LockEventListener<E>): () => void;
+  /** Releases every lock this provider still holds, then closes what the provider opened. Idempotent. */
+  close(): Promise<void>;
+}
+
+/** The `cause`-carrying error type handles abort their signal with. */
+export type LockSignalReason = LockError;

@@ -1,0 +1,172 @@
+import type { LockCapabilities } from './capabilities.js';
+import { LockError, LockErrorCode, LockRangeError, LockTypeError, lockAbortedError } from './errors.js';
+import type { AcquireOptions, LockMode, TryAcquireOptions } from './types.js';
+
+/** The longest key accepted, in UTF-8 bytes. Longer keys are refused, never hashed or truncated. */
+export const MAX_KEY_BYTES = 512;
+/** The longest metadata string accepted, in UTF-8 bytes. */
+export const MAX_METADATA_BYTES = 1024;
+/** The largest TTL, wait or hold bound in ms: Node timers overflow above it and fire at once. */
+export const MAX_DURATION_MS = 2 ** 31 - 1;
+
+/**
+ * Checks a lock key. The rule is the same for every adapter: any non-empty, well-formed string of at
+ * most {@link MAX_KEY_BYTES} UTF-8 bytes, compared byte for byte (no trimming, case folding or Unicode
+ * normalisation; `'é'` and `'e\u0301'` are different locks). Adapters encode keys injectively.
+ */
+export function validateKey(key: unknown, argument = 'key'): string {
+  if (typeof key !== 'string') {
+    throw new LockTypeError(argument, `${argument} must be a string, got ${describe(key)}`);
+  }
+  if (key.length === 0) {
+    throw new LockRangeError(argument, `${argument} must not be empty`);
+  }
+  // A lone surrogate encodes to U+FFFD in UTF-8, so '\uD800' and '\uDBFF' would share one lock.
+  if (!key.isWellFormed()) {
+    throw new LockRangeError(argument, `${argument} must be well-formed Unicode (it contains a lone surrogate)`);
+  }
+  const bytes = Buffer.byteLength(key, 'utf8');
+  if (bytes > MAX_KEY_BYTES) {
+    throw new LockRangeError(argument, `${argument} is ${bytes} UTF-8 bytes long; the limit is ${MAX_KEY_BYTES}`);
+  }
+  return key;
+}
+
+/** Checks a duration in ms: a finite number in (0, 2^31−1]; fractions round up. Returns the integer ms. */
+export function validateDurationMs(value: unknown, argument: string, minimum = 1): number {
+  if (typeof value !== 'number') {
+    throw new LockTypeError(argument, `${argument} must be a number of milliseconds, got ${describe(value)}`);
+  }
+  if (!Number.isFinite(value)) {
+    throw new LockRangeError(argument, `${argument} must be finite, got ${String(value)}`);
+  }
+  if (value <= 0) {
+    throw new LockRangeError(argument, `${argument} must be positive, got ${value}`);
+  }
+  const ms = Math.ceil(value);
+  if (ms > MAX_DURATION_MS) {
+    throw new LockRangeError(argument, `${argument} must be at most ${MAX_DURATION_MS} ms, got ${value}`);
+  }
+  if (ms < minimum) {
+    throw new LockRangeError(argument, `${argument} must be at least ${minimum} ms on this provider, got ${value}`);
+  }
+  return ms;
+}
+
+/** Checks a TTL against the provider's minimum and rounds it up to the provider's resolution. */
+export function validateTtlMs(value: unknown, capabilities: LockCapabilities, argument = 'options.ttlMs'): number {
+  const ms = validateDurationMs(value, argument, capabilities.minTtlMs);
+  const step = capabilities.ttlResolutionMs;
+  const rounded = Math.ceil(ms / step) * step;
+  if (rounded > MAX_DURATION_MS) {
+    throw new LockRangeError(argument, `${argument} rounds up to ${rounded} ms, above ${MAX_DURATION_MS}`);
+  }
+  return rounded;
+}
+
+/** Checks a wait bound: `0` (try once), a finite duration, or `Infinity`. */
+export function validateWaitMs(value: unknown, argument = 'options.waitMs'): number {
+  if (typeof value !== 'number') {
+    throw new LockTypeError(argument, `${argument} must be a number of milliseconds, got ${describe(value)}`);
+  }
+  if (Number.isNaN(value) || value < 0) {
+    throw new LockRangeError(argument, `${argument} must be 0 or more, got ${String(value)}`);
+  }
+  if (value === Number.POSITIVE_INFINITY || value === 0) return value;
+  return validateDurationMs(value, argument);
+}
+
+/** Throws `LOCK_ABORTED` if `signal` is already aborted; checks that it is an AbortSignal at all. */
+export function validateSignal(signal: unknown, key: string, argument = 'options.signal'): AbortSignal | undefined {
+  if (signal === undefined) return undefined;
+  if (!(signal instanceof AbortSignal)) {
+    throw new LockTypeError(argument, `${argument} must be an AbortSignal, got ${describe(signal)}`);
+  }
+  if (signal.aborted) throw lockAbortedError(key, signal);
+  return signal;
+}
+
+/** The checked, defaulted form of acquire options that core hands to a backend. */
+export interface NormalizedAcquireOptions {
+  readonly ttlMs: number;
+  readonly waitMs: number;
+  readonly signal: AbortSignal | undefined;
+  readonly mode: LockMode;
+  readonly autoExtend: boolean;
+  readonly maxHoldMs: number | undefined;
+  readonly metadata: string | undefined;
+}
+
+const KNOWN_OPTIONS = new Set(['ttlMs', 'waitMs', 'signal', 'mode', 'autoExtend', 'maxHoldMs', 'metadata']);
+
+/**
+ * Checks every acquire option before any I/O, against the provider's capabilities.
+ * `waitMs` is forced to 0 for `tryAcquire` (which has no such option).
+ */
+export function normalizeAcquireOptions(
+  key: string,
+  options: AcquireOptions | TryAcquireOptions | undefined,
+  context: { capabilities: LockCapabilities; defaultTtlMs: number; defaultWaitMs: number; tryOnce: boolean },
+): NormalizedAcquireOptions {
+  if (options !== undefined && (typeof options !== 'object' || options === null)) {
+    throw new LockTypeError('options', `options must be an object, got ${describe(options)}`);
+  }
+  const given: AcquireOptions = options ?? {};
+  for (const name of Object.keys(given)) {
+    if (!KNOWN_OPTIONS.has(name) || (context.tryOnce && name === 'waitMs')) {
+      throw new LockTypeError(`options.${name}`, `unknown option "${name}"${context.tryOnce && name === 'waitMs' ? ' (tryAcquire never waits; use acquire)' : ''}`);
+    }
+  }
+  const { capabilities } = context;
+  const unsupported = (what: string): LockError =>
+    new LockError(LockErrorCode.UNSUPPORTED, `${what} (key "${key}")`, { key });
+
+  const mode = given.mode ?? 'exclusive';
+  if (mode !== 'exclusive' && mode !== 'shared') {
+    throw new LockTypeError('options.mode', `options.mode must be 'exclusive' or 'shared', got ${describe(mode)}`);
+  }
+  if (mode === 'shared' && !capabilities.readWrite) {
+    throw unsupported('this provider has no shared (read) locks');
+  }
+  if (given.autoExtend !== undefined && typeof given.autoExtend !== 'boolean') {
+    throw new LockTypeError('options.autoExtend', `options.autoExtend must be a boolean, got ${describe(given.autoExtend)}`);
+  }
+  if (capabilities.expiry === 'session') {
+    if (given.ttlMs !== undefined) {
+      throw unsupported('this provider binds locks to its session; set the session timeout on the provider instead of options.ttlMs');
+    }
+    if (given.autoExtend === false) {
+      throw unsupported('this provider keeps locks alive through its session and cannot turn extension off');
+    }
+  }
+  const ttlMs = given.ttlMs === undefined ? context.defaultTtlMs : validateTtlMs(given.ttlMs, capabilities);
+  const waitMs = context.tryOnce
+    ? 0
+    : given.waitMs === undefined
+      ? context.defaultWaitMs
+      : validateWaitMs(given.waitMs);
+  const maxHoldMs = given.maxHoldMs === undefined ? undefined : validateDurationMs(given.maxHoldMs, 'options.maxHoldMs');
+  let metadata: string | undefined;
+  if (given.metadata !== undefined) {
+    if (typeof given.metadata !== 'string') {
+      throw new LockTypeError('options.metadata', `options.metadata must be a string, got ${describe(given.metadata)}`);
+    }
+    if (!given.metadata.isWellFormed() || Buffer.byteLength(given.metadata, 'utf8') > MAX_METADATA_BYTES) {
+      throw new LockRangeError('options.metadata', `options.metadata must be well-formed and at most ${MAX_METADATA_BYTES} UTF-8 bytes`);
+    }
+    metadata = given.metadata;
+  }
+  const signal = validateSignal(given.signal, key);
+  const autoExtend = (given.autoExtend ?? true) && capabilities.extend;
+  return { ttlMs, waitMs, signal, mode, autoExtend, maxHoldMs, metadata };
+}
+
+function describe(value: unknown): string {
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'an array';
+  if (typeof value === 'bigint') return `a bigint (${value}n)`;
+  if (typeof value === 'symbol') return 'a symbol';
+  if (typeof value === 'object') return Buffer.isBuffer(value) ? 'a Buffer' : 'an object';
+  if (typeof value === 'string') return `the string ${JSON.stringify(value.slice(0, 40))}`;
+  return `${typeof value} ${String(value)}`;
+}
