@@ -4,7 +4,7 @@ export default defineConfig({
   resolve: { conditions: ['@fencelock/source'] },
   ssr: { resolve: { conditions: ['@fencelock/source'] } },
   test: {
-    include: ['test/**/*.test.ts', 'src/**/*.test.ts'],
+    include: ['test/**/*.test.ts'],
     testTimeout: 20_000,
     hookTimeout: 30_000,
   },

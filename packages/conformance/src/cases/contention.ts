@@ -26,7 +26,8 @@ export function registerContentionCases(ctx: SuiteContext): void {
       const holder = await a.acquire(key);
       const timedOut = nextEvent(b, 'timeout', (e) => e.key === key, ctx.bound(5_000));
       await expect(b.acquire(key, { waitMs: ctx.bound(200) })).rejects.toMatchObject({ code: 'LOCK_TIMEOUT', key });
-      expect((await timedOut).waitedMs).toBeGreaterThanOrEqual(ctx.bound(200) - 1);
+      // A lower bound with slack for timer granularity: an implementation that ignores waitMs fails it.
+      expect((await timedOut).waitedMs).toBeGreaterThanOrEqual(ctx.bound(200) * 0.9);
       await holder.release();
       // A queued entry left by the timed-out waiter would block this try.
       const next = await c.tryAcquire(key);

@@ -119,12 +119,15 @@ function waitOrGiveUp<T>(
       finish();
       if (cancel()) reject(request.signal.reason);
     };
-    if (Number.isFinite(request.deadline)) {
+    // Timers may fire a fraction of a ms before the monotonic deadline: re-arm until it has passed.
+    const arm = (): void => {
       timer = setTimeout(() => {
+        if (monotonicNow() < request.deadline) return arm();
         finish();
         if (cancel()) resolve(undefined);
-      }, Math.max(0, request.deadline - monotonicNow()));
-    }
+      }, Math.max(0, Math.ceil(request.deadline - monotonicNow())));
+    };
+    if (Number.isFinite(request.deadline)) arm();
     request.signal.addEventListener('abort', onAbort, { once: true });
     queued.then((value) => {
       finish();

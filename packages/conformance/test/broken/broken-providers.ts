@@ -1,0 +1,184 @@
+/**
+ * Deliberately broken providers: each gets one part of the contract wrong, so the suite's own tests
+ * can show that the suite catches it. They wrap a healthy MemoryLockProvider and break it on purpose.
+ */
+import { randomUUID } from 'node:crypto';
+import {
+  MAX_DURATION_MS,
+  MemoryLockProvider,
+  MemoryLockStore,
+  type AcquireOptions,
+  type LockEventListener,
+  type LockEventMap,
+  type LockHandle,
+  type LockInfo,
+  type LockProvider,
+  type TryAcquireOptions,
+} from '@fencelock/core';
+
+type HandleOverrides = Partial<Pick<LockHandle, 'key' | 'fencingToken' | 'signal' | 'isHeld' | 'release'>>;
+
+/** A handle that delegates to `real` except for what `overrides` replaces. */
+function delegate(real: LockHandle, overrides: HandleOverrides): LockHandle {
+  const handle: LockHandle = {
+    get key() {
+      return overrides.key ?? real.key;
+    },
+    get mode() {
+      return real.mode;
+    },
+    get ownerId() {
+      return real.ownerId;
+    },
+    get fencingToken() {
+      return 'fencingToken' in overrides ? overrides.fencingToken : real.fencingToken;
+    },
+    get acquiredAt() {
+      return real.acquiredAt;
+    },
+    get validUntil() {
+      return real.validUntil;
+    },
+    get signal() {
+      return overrides.signal ?? real.signal;
+    },
+    get state() {
+      return real.state;
+    },
+    isHeld: overrides.isHeld ?? (() => real.isHeld()),
+    assertHeld: overrides.isHeld === undefined ? () => real.assertHeld() : () => undefined,
+    extend: (ttlMs?: number) => real.extend(ttlMs),
+    release: overrides.release ?? (() => real.release()),
+    [Symbol.asyncDispose]: async () => {
+      await handle.release();
+    },
+  };
+  return handle;
+}
+
+/** A provider that delegates to a healthy memory provider, with hooks to break it. */
+class WrappedProvider implements LockProvider {
+  readonly #inner: MemoryLockProvider;
+  readonly #mapKey: (key: string) => string;
+  readonly #mapOptions: (options: AcquireOptions) => AcquireOptions;
+  readonly #wrap: (handle: LockHandle, key: string) => LockHandle;
+
+  constructor(
+    store: MemoryLockStore,
+    hooks: {
+      mapKey?: (key: string) => string;
+      mapOptions?: (options: AcquireOptions) => AcquireOptions;
+      wrap?: (handle: LockHandle, key: string) => LockHandle;
+    },
+  ) {
+    this.#inner = new MemoryLockProvider({ store });
+    this.#mapKey = hooks.mapKey ?? ((key) => key);
+    this.#mapOptions = hooks.mapOptions ?? ((options) => options);
+    this.#wrap = hooks.wrap ?? ((handle) => handle);
+  }
+
+  get name(): string {
+    return this.#inner.name;
+  }
+  get capabilities() {
+    return this.#inner.capabilities;
+  }
+  get defaultTtlMs(): number {
+    return this.#inner.defaultTtlMs;
+  }
+  async acquire(key: string, options: AcquireOptions = {}): Promise<LockHandle> {
+    return this.#wrap(await this.#inner.acquire(this.#key(key), this.#mapOptions(options)), key);
+  }
+  async tryAcquire(key: string, options: TryAcquireOptions = {}): Promise<LockHandle | undefined> {
+    const handle = await this.#inner.tryAcquire(this.#key(key), this.#mapOptions(options));
+    return handle === undefined ? undefined : this.#wrap(handle, key);
+  }
+  async inspect(key: string): Promise<LockInfo | undefined> {
+    return this.#inner.inspect(key);
+  }
+  on<E extends keyof LockEventMap>(event: E, listener: LockEventListener<E>): () => void {
+    return this.#inner.on(event, listener);
+  }
+  close(): Promise<void> {
+    return this.#inner.close();
+  }
+  async [Symbol.asyncDispose](): Promise<void> {
+    await this.close();
+  }
+  #key(key: string): string {
+    // Validation must still happen on the user's key, so non-string keys reach the inner provider as they are.
+    return typeof key === 'string' && key.length > 0 ? this.#mapKey(key) : key;
+  }
+}
+
+/** Every acquisition gets a private key: two holders of one key at once. */
+export function noMutualExclusion(store: MemoryLockStore): LockProvider {
+  return new WrappedProvider(store, {
+    mapKey: (key) => `${key}#${randomUUID()}`,
+    wrap: (handle, key) => delegate(handle, { key }),
+  });
+}
+
+/** Tokens go down instead of up. */
+export function nonMonotonicTokens(store: MemoryLockStore): LockProvider {
+  return new WrappedProvider(store, {
+    wrap: (handle) => delegate(handle, { fencingToken: 1_000_000n - (handle.fencingToken ?? 0n) }),
+  });
+}
+
+// Live handles per store, so a release from one provider can reach another provider's holder.
+const liveHandles = new WeakMap<MemoryLockStore, Map<string, Set<LockHandle>>>();
+
+/** Release deletes whoever holds the key, like a DEL without an owner check. */
+export function releaseWithoutOwnerCheck(store: MemoryLockStore): LockProvider {
+  const live = liveHandles.get(store) ?? new Map<string, Set<LockHandle>>();
+  liveHandles.set(store, live);
+  return new WrappedProvider(store, {
+    wrap: (handle, key) => {
+      const set = live.get(key) ?? new Set<LockHandle>();
+      live.set(key, set);
+      set.add(handle);
+      return delegate(handle, {
+        release: async () => {
+          const holders = [...(live.get(key) ?? [])];
+          live.delete(key);
+          const released = await Promise.all(holders.map((h) => h.release()));
+          return released.some(Boolean);
+        },
+      });
+    },
+  });
+}
+
+/** TTLs are ignored: an abandoned lock is never freed. */
+export function neverExpires(store: MemoryLockStore): LockProvider {
+  return new WrappedProvider(store, {
+    mapOptions: (options) => ({ ...options, ttlMs: MAX_DURATION_MS, autoExtend: false }),
+  });
+}
+
+/** The handle's signal never fires and the handle always claims to hold the lock until released. */
+export function lostSignalNeverFired(store: MemoryLockStore): LockProvider {
+  return new WrappedProvider(store, {
+    wrap: (handle) => {
+      let released = false;
+      return delegate(handle, {
+        signal: new AbortController().signal,
+        isHeld: () => !released,
+        release: () => {
+          released = true;
+          return handle.release();
+        },
+      });
+    },
+  });
+}
+
+/** The broken providers by name, for the fixtures. */
+export const BROKEN_PROVIDERS = {
+  'no-mutual-exclusion': noMutualExclusion,
+  'non-monotonic-tokens': nonMonotonicTokens,
+  'release-without-owner-check': releaseWithoutOwnerCheck,
+  'never-expires': neverExpires,
+  'lost-signal-never-fired': lostSignalNeverFired,
+} as const;

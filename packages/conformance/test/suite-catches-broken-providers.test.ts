@@ -1,0 +1,87 @@
+import { spawn } from 'node:child_process';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+interface AssertionResult {
+  readonly title: string;
+  readonly status: string;
+}
+interface FileResult {
+  readonly name: string;
+  readonly assertionResults: readonly AssertionResult[];
+}
+
+const packageDir = fileURLToPath(new URL('..', import.meta.url));
+const vitestBin = join(packageDir, 'node_modules', 'vitest', 'vitest.mjs');
+
+/** Which cases must fail for each broken provider (a subset: more may fail). */
+const EXPECTED_FAILURES: Record<string, readonly string[]> = {
+  'no-mutual-exclusion': [
+    'tryAcquire resolves undefined on a held key, from the same and from another provider',
+    'gives mutual exclusion to many clients updating a shared counter',
+  ],
+  'non-monotonic-tokens': [
+    'increase strictly per key across acquisitions and provider instances (or are absent with fencing none)',
+  ],
+  'release-without-owner-check': ['release resolves true once, then false, and frees the key'],
+  'never-expires': ["frees an abandoned lock by expiry, never before its holder's validity ends, and signals the loss"],
+  'lost-signal-never-fired': [
+    'close() releases held locks, aborts their signals, and refuses later calls',
+    'holder paused past its validity (a GC pause): loses the lock at once on resume, and the next holder is fenced above it',
+  ],
+};
+
+let results: FileResult[] = [];
+let workDir = '';
+
+beforeAll(async () => {
+  workDir = await mkdtemp(join(tmpdir(), 'fencelock-broken-'));
+  const outputFile = join(workDir, 'results.json');
+  await new Promise<void>((resolve, reject) => {
+    const child = spawn(
+      process.execPath,
+      [vitestBin, 'run', '--config', 'vitest.broken.config.ts', '--reporter=json', `--outputFile=${outputFile}`],
+      { cwd: packageDir, stdio: 'ignore' },
+    );
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error('the broken-provider run did not finish within 240 s'));
+    }, 240_000);
+    child.on('exit', () => {
+      clearTimeout(timer);
+      resolve();
+    });
+    child.on('error', reject);
+  });
+  results = (JSON.parse(await readFile(outputFile, 'utf8')) as { testResults: FileResult[] }).testResults;
+}, 250_000);
+
+afterAll(async () => {
+  if (workDir !== '') await rm(workDir, { recursive: true, force: true });
+});
+
+function resultsOf(fixture: string): readonly AssertionResult[] {
+  const file = results.find((result) => result.name.endsWith(`${fixture}.fixture.ts`));
+  if (file === undefined) throw new Error(`no results for fixture ${fixture}`);
+  return file.assertionResults;
+}
+
+describe('the conformance suite proves itself', () => {
+  it('passes the healthy control run with the same settings', () => {
+    const control = resultsOf('healthy-control');
+    expect(control.length).toBeGreaterThan(30);
+    expect(control.filter((r) => r.status === 'failed').map((r) => r.title)).toEqual([]);
+  });
+
+  for (const [fixture, mustFail] of Object.entries(EXPECTED_FAILURES)) {
+    it(`fails the broken provider "${fixture}"`, () => {
+      const failed = resultsOf(fixture)
+        .filter((r) => r.status === 'failed')
+        .map((r) => r.title);
+      for (const title of mustFail) expect(failed, `"${title}" should fail for ${fixture}`).toContain(title);
+    });
+  }
+});

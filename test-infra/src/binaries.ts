@@ -1,0 +1,110 @@
+/**
+ * The servers come from Debian's packages. Check they are there; install them when we are
+ * root; otherwise fail with the exact command to run. Never skip silently.
+ */
+import { spawnSync } from 'node:child_process';
+import { accessSync, constants } from 'node:fs';
+import { delimiter, join } from 'node:path';
+import { InfraError } from './errors.js';
+
+/** Executables that must be on PATH. */
+const EXECUTABLES = ['redis-server', 'redis-cli', 'etcd', 'etcdctl', 'java'] as const;
+
+/** Jars the ZooKeeper command line uses (see zookeeper-ensemble.ts). */
+export const ZOOKEEPER_JAR = '/usr/share/java/zookeeper.jar';
+export const SLF4J_SIMPLE_JAR = '/usr/share/java/slf4j-simple.jar';
+
+/** Debian packages that provide everything above (redis-cli comes with redis-server's redis-tools). */
+const BASE_PACKAGES = ['redis-server', 'zookeeper', 'etcd-server', 'etcd-client'];
+
+/** What is missing, empty when everything is present. */
+export function missingBinaries(): string[] {
+  const missing: string[] = EXECUTABLES.filter((name) => findExecutable(name) === undefined);
+  for (const jar of [ZOOKEEPER_JAR, SLF4J_SIMPLE_JAR]) {
+    if (!isReadable(jar)) missing.push(jar);
+  }
+  return missing;
+}
+
+/** Full path of `name` on PATH, or undefined. */
+export function findExecutable(name: string): string | undefined {
+  for (const dir of (process.env.PATH ?? '').split(delimiter)) {
+    if (!dir) continue;
+    const candidate = join(dir, name);
+    try {
+      accessSync(candidate, constants.X_OK);
+      return candidate;
+    } catch {
+      // not in this directory
+    }
+  }
+  return undefined;
+}
+
+function isReadable(path: string): boolean {
+  try {
+    accessSync(path, constants.R_OK);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** The apt-get install command line for what is missing. */
+export function installCommand(missing: readonly string[]): string[] {
+  const packages = [...BASE_PACKAGES];
+  if (missing.includes('java')) packages.push('default-jre-headless');
+  // slf4j-simple normally arrives as a dependency of zookeeper; name it if only it is missing.
+  if (missing.includes(SLF4J_SIMPLE_JAR)) packages.push('libslf4j-java');
+  return ['apt-get', 'install', '-y', '--no-install-recommends', ...packages];
+}
+
+let checked: Promise<void> | undefined;
+
+/**
+ * Makes sure redis-server, redis-cli, etcd, etcdctl, java and the ZooKeeper jars are present.
+ * As root, installs the Debian packages (printing each command); otherwise throws an
+ * {@link InfraError} naming the missing pieces and the exact apt-get command. The result of a
+ * successful check is remembered for the life of the process.
+ */
+export function ensureBinaries(log: (line: string) => void = (line) => console.log(line)): Promise<void> {
+  checked ??= check(log).catch((error: unknown) => {
+    checked = undefined;
+    throw error;
+  });
+  return checked;
+}
+
+async function check(log: (line: string) => void): Promise<void> {
+  const missing = missingBinaries();
+  if (missing.length === 0) return;
+  const install = installCommand(missing);
+  const installText = `DEBIAN_FRONTEND=noninteractive ${install.join(' ')}`;
+  if (process.getuid?.() !== 0) {
+    throw new InfraError(
+      `test-infra needs ${missing.join(', ')}, which are missing, and this process is not root.\n` +
+        `Install them with:\n  sudo apt-get update && sudo ${installText}`,
+    );
+  }
+  log(`[test-infra] missing ${missing.join(', ')}; installing from Debian packages`);
+  run(['apt-get', 'update'], log);
+  run(install, log);
+  const still = missingBinaries();
+  if (still.length > 0) {
+    throw new InfraError(`still missing after ${installText}: ${still.join(', ')}`);
+  }
+}
+
+function run(command: readonly string[], log: (line: string) => void): void {
+  const [file, ...args] = command;
+  if (file === undefined) return;
+  log(`[test-infra] $ ${command.join(' ')}`);
+  const result = spawnSync(file, args, {
+    stdio: 'inherit',
+    env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' },
+    // apt-get update + install took ~20 s here; leave room for a slow mirror but stay bounded.
+    timeout: 10 * 60_000,
+  });
+  if (result.error) throw new InfraError(`${command.join(' ')} failed: ${result.error.message}`);
+  if (result.status !== 0) throw new InfraError(`${command.join(' ')} exited with code ${String(result.status)}`);
+}

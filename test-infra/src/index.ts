@@ -1,0 +1,41 @@
+/**
+ * @fencelock/test-infra — real Redis, ZooKeeper and etcd servers on loopback for tests, with
+ * fault injection (pause/resume/kill/restart, a TCP proxy), and the shared topology's addresses.
+ */
+export { topology, topologyEnv, SERVICE_NAMES, TOPOLOGY_ENV, DEFAULT_TOPOLOGY_ENV } from './topology.js';
+export type { Topology, TopologyEnv, ServiceName, HostPort } from './topology.js';
+
+export { startRedisServer, startRedisMasters, redisServerSpec, redisPing } from './redis-server.js';
+export type { RedisServer, RedisServerOptions, RedisRestartOptions, RedisSpecOptions } from './redis-server.js';
+
+export { startZooKeeperEnsemble, zooKeeperNodeSpec, ensembleLeader } from './zookeeper-ensemble.js';
+export type {
+  ZooKeeperEnsemble,
+  ZooKeeperEnsembleOptions,
+  ZooKeeperMember,
+  ZooKeeperSpecOptions,
+  LeaderOptions,
+} from './zookeeper-ensemble.js';
+
+export { startEtcdCluster, etcdMemberSpec, etcdHealthy, etcdStatus, httpUrl } from './etcd-cluster.js';
+export type { EtcdCluster, EtcdClusterOptions, EtcdLeaderOptions, EtcdMember, EtcdSpecOptions, EtcdStatus } from './etcd-cluster.js';
+
+export { startTcpProxy } from './tcp-proxy.js';
+export type { TcpProxy, TcpProxyOptions, ProxyMode } from './tcp-proxy.js';
+
+export type { ServerNode, RestartOptions } from './managed-server.js';
+export { READY_TIMEOUT_MS } from './managed-server.js';
+
+export { freePort, freePorts, isPortFree, isListening, LOOPBACK, RESERVED_PORTS } from './ports.js';
+export type { FreePortOptions } from './ports.js';
+export { isLoopbackHost, assertLoopbackHost } from './loopback.js';
+
+export { redisCommand, encodeCommand, RedisReplyError } from './resp.js';
+export type { RespReply, RedisCommandOptions } from './resp.js';
+export { fourLetterWord, zooKeeperMode } from './four-letter.js';
+export type { FourLetterWord, ZooKeeperMode } from './four-letter.js';
+
+export { ensureBinaries, missingBinaries, installCommand, findExecutable, ZOOKEEPER_JAR, SLF4J_SIMPLE_JAR } from './binaries.js';
+export { InfraError, logTail } from './errors.js';
+export { waitFor, sleep, withTimeout, WaitTimeoutError } from './wait.js';
+export type { WaitOptions } from './wait.js';
