@@ -14,15 +14,33 @@ const EXECUTABLES = ['redis-server', 'redis-cli', 'etcd', 'etcdctl', 'java'] as 
 export const ZOOKEEPER_JAR = '/usr/share/java/zookeeper.jar';
 export const SLF4J_SIMPLE_JAR = '/usr/share/java/slf4j-simple.jar';
 
-/** Debian packages that provide everything above (redis-cli comes with redis-server's redis-tools). */
-const BASE_PACKAGES = ['redis-server', 'zookeeper', 'etcd-server', 'etcd-client'];
+/** Jar of Apache Curator's recipes, the Java peer of the ZooKeeper interoperability tests. */
+export const CURATOR_RECIPES_JAR = '/usr/share/java/curator-recipes.jar';
+/** Debian's own Python, whose dist-packages hold kazoo and redis-py (a pyenv python3 on PATH would not). */
+export const SYSTEM_PYTHON = '/usr/bin/python3';
+
+/**
+ * Debian packages that provide everything above (redis-cli comes with redis-server's redis-tools),
+ * plus the other languages' lock libraries the interoperability tests run against.
+ */
+const BASE_PACKAGES = [
+  'redis-server',
+  'zookeeper',
+  'etcd-server',
+  'etcd-client',
+  'libcurator-recipes-java',
+  'python3-kazoo',
+  'python3-redis',
+];
 
 /** What is missing, empty when everything is present. */
 export function missingBinaries(): string[] {
   const missing: string[] = EXECUTABLES.filter((name) => findExecutable(name) === undefined);
-  for (const jar of [ZOOKEEPER_JAR, SLF4J_SIMPLE_JAR]) {
+  for (const jar of [ZOOKEEPER_JAR, SLF4J_SIMPLE_JAR, CURATOR_RECIPES_JAR]) {
     if (!isReadable(jar)) missing.push(jar);
   }
+  const python = spawnSync(SYSTEM_PYTHON, ['-c', 'import kazoo, redis'], { stdio: 'ignore', timeout: 10_000 });
+  if (python.status !== 0) missing.push('python3 modules kazoo and redis');
   return missing;
 }
 

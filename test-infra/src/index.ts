@@ -35,7 +35,16 @@ export type { RespReply, RedisCommandOptions } from './resp.js';
 export { fourLetterWord, zooKeeperMode } from './four-letter.js';
 export type { FourLetterWord, ZooKeeperMode } from './four-letter.js';
 
-export { ensureBinaries, missingBinaries, installCommand, findExecutable, ZOOKEEPER_JAR, SLF4J_SIMPLE_JAR } from './binaries.js';
+export {
+  ensureBinaries,
+  missingBinaries,
+  installCommand,
+  findExecutable,
+  ZOOKEEPER_JAR,
+  SLF4J_SIMPLE_JAR,
+  CURATOR_RECIPES_JAR,
+  SYSTEM_PYTHON,
+} from './binaries.js';
 export { InfraError, logTail } from './errors.js';
 export { waitFor, sleep, withTimeout, WaitTimeoutError } from './wait.js';
 export type { WaitOptions } from './wait.js';
