@@ -1,0 +1,56 @@
+import type { RedisLockScript } from './redis-lock-script.js';
+
+/**
+ * Acquire: one round trip that takes the lock and hands out a fencing token.
+ *
+ * KEYS[1] = the lock key, KEYS[2] = the key's fence counter (same hash slot), optional KEYS[3] = a
+ * metadata side key (same slot). ARGV[1] = owner id, ARGV[2] = TTL in ms, optional ARGV[3] = metadata.
+ *
+ * Guarantees:
+ * - The lock is a plain `SET lock owner NX PX ttl`, so any other SET-NX lock on the same key name
+ *   (node-redlock, redis-py's `Lock`, a hand-written one) excludes it and is excluded by it.
+ * - Returns nil (nothing written at all) when the key exists, whoever holds it.
+ * - On success returns the new token as a decimal string, strictly greater than every token this
+ *   counter handed out before: token = max(counter + 1, floor), floor = server `TIME` in
+ *   microseconds × 1000. The floor keeps tokens increasing even when the counter was lost or rolled
+ *   back (restart without persistence, restore of an older RDB snapshot, failover to a lagging
+ *   replica), as long as the server clock reads later than it did when the last token was issued
+ *   and fewer than 1000 tokens per microsecond of that key were issued on average (1e9/s).
+ * - The numbers are handled as decimal strings: Lua numbers are doubles and lose integers above
+ *   2^53, and a microsecond clock × 1000 is about 1.8e18 (int64 overflows in the year 2262).
+ *   INCR's own reply is therefore ignored and the value read back with GET.
+ * - With KEYS[3], stores `owner`, `token` and (with ARGV[3]) `metadata` in a hash expiring with the
+ *   lock, so `inspect` can show them; the hash is only trusted while its owner matches the lock.
+ */
+export const acquireScript: RedisLockScript = {
+  name: 'fencelockAcquire',
+  numberOfKeys: 2,
+  lua: `
+if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) == false then
+  return false
+end
+-- Redis 3.2-4.x need effects replication before a write that follows TIME; no-op since Redis 5.
+if redis.replicate_commands then redis.replicate_commands() end
+local now = redis.call('TIME')
+local floor = now[1] .. string.format('%06d', tonumber(now[2])) .. '000'
+local current = redis.call('GET', KEYS[2])
+local token
+if current and (#current > #floor or (#current == #floor and current >= floor)) then
+  redis.call('INCR', KEYS[2])
+  token = redis.call('GET', KEYS[2])
+else
+  redis.call('SET', KEYS[2], floor)
+  token = floor
+end
+if KEYS[3] then
+  redis.call('DEL', KEYS[3])
+  if ARGV[3] then
+    redis.call('HSET', KEYS[3], 'owner', ARGV[1], 'token', token, 'metadata', ARGV[3])
+  else
+    redis.call('HSET', KEYS[3], 'owner', ARGV[1], 'token', token)
+  end
+  redis.call('PEXPIRE', KEYS[3], ARGV[2])
+end
+return token
+`,
+};

@@ -1,0 +1,82 @@
+import type { Cluster, Redis } from 'ioredis';
+import { acquireScript } from './acquire-script.js';
+import { extendScript } from './extend-script.js';
+import type { RedisLockScript } from './redis-lock-script.js';
+import { releaseScript } from './release-script.js';
+
+/** The three scripts of the fencelock Redis lock protocol (see each script's module for what it guarantees). */
+export const redisLockScripts: {
+  readonly acquire: RedisLockScript;
+  readonly release: RedisLockScript;
+  readonly extend: RedisLockScript;
+} = Object.freeze({ acquire: acquireScript, release: releaseScript, extend: extendScript });
+
+/** Typed calls of {@link redisLockScripts} on one client, from {@link defineRedisLockCommands}. */
+export interface RedisLockCommands {
+  /**
+   * `SET lockKey ownerId NX PX ttlMs`, then the next fencing token from `fenceKey` (which must be in
+   * the same hash slot on a cluster). Resolves the token, or `undefined` when the key is held by anyone.
+   */
+  acquire(lockKey: string, fenceKey: string, ownerId: string, ttlMs: number): Promise<bigint | undefined>;
+  /** Deletes `lockKey` only if its value is `ownerId`; resolves whether it did. */
+  release(lockKey: string, ownerId: string): Promise<boolean>;
+  /** `PEXPIRE lockKey ttlMs` only if its value is `ownerId` (never SET); resolves whether it did. */
+  extend(lockKey: string, ownerId: string, ttlMs: number): Promise<boolean>;
+}
+
+type ScriptCall = (...args: (string | number)[]) => Promise<unknown>;
+
+/** The variable-arity name of a script: the caller passes the number of keys first. */
+export function variadicCommandName(script: RedisLockScript): string {
+  return `${script.name}Variadic`;
+}
+
+/**
+ * Registers each script on `client` twice, once with its fixed `numberOfKeys` under `script.name` and
+ * once variadic (number of keys as the first argument) under {@link variadicCommandName}; the Lua is
+ * the same, so both share one SHA in the server's script cache. Idempotent.
+ */
+export function registerRedisLockScripts(client: Redis | Cluster): void {
+  const commands = client as unknown as Record<string, unknown>;
+  for (const script of Object.values(redisLockScripts)) {
+    if (typeof commands[script.name] !== 'function') {
+      client.defineCommand(script.name, { numberOfKeys: script.numberOfKeys, lua: script.lua });
+    }
+    const variadic = variadicCommandName(script);
+    if (typeof commands[variadic] !== 'function') {
+      client.defineCommand(variadic, { lua: script.lua });
+    }
+  }
+}
+
+/** The registered command function `name` on `client`, bound to it. */
+export function scriptCall(client: Redis | Cluster, name: string): ScriptCall {
+  const command = (client as unknown as Record<string, unknown>)[name];
+  if (typeof command !== 'function') {
+    throw new Error(`script command ${name} is not registered on this client`);
+  }
+  return (command as ScriptCall).bind(client);
+}
+
+/**
+ * Registers {@link redisLockScripts} on `client` (idempotently; ioredis then runs them with EVALSHA and
+ * falls back to EVAL on NOSCRIPT) and returns typed functions calling them.
+ */
+export function defineRedisLockCommands(client: Redis | Cluster): RedisLockCommands {
+  registerRedisLockScripts(client);
+  const acquire = scriptCall(client, redisLockScripts.acquire.name);
+  const release = scriptCall(client, redisLockScripts.release.name);
+  const extend = scriptCall(client, redisLockScripts.extend.name);
+  return {
+    async acquire(lockKey, fenceKey, ownerId, ttlMs) {
+      const token = await acquire(lockKey, fenceKey, ownerId, ttlMs);
+      return token === null || token === undefined ? undefined : BigInt(String(token));
+    },
+    async release(lockKey, ownerId) {
+      return Number(await release(lockKey, ownerId)) === 1;
+    },
+    async extend(lockKey, ownerId, ttlMs) {
+      return Number(await extend(lockKey, ownerId, ttlMs)) === 1;
+    },
+  };
+}

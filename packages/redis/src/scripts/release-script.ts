@@ -1,0 +1,28 @@
+import type { RedisLockScript } from './redis-lock-script.js';
+
+/**
+ * Release: delete the lock only while it holds our owner id.
+ *
+ * KEYS[1] = the lock key, optional KEYS[2] = its metadata side key. ARGV[1] = owner id, optional
+ * ARGV[2] = a pub/sub channel on which the lock key is published after the delete.
+ *
+ * Guarantees:
+ * - Never deletes a lock another owner holds (a newer holder after our expiry, a foreign SET-NX
+ *   lock): compare and delete run atomically in one script. Releasing twice returns 0 the second time.
+ * - Returns 1 when it deleted our lock, 0 otherwise.
+ * - With ARGV[2], waiters subscribed to that channel learn of the release at once (the message is
+ *   the lock key); they still poll, for locks that end by expiry or whose message is missed.
+ */
+export const releaseScript: RedisLockScript = {
+  name: 'fencelockRelease',
+  numberOfKeys: 1,
+  lua: `
+if redis.call('GET', KEYS[1]) ~= ARGV[1] then
+  return 0
+end
+redis.call('DEL', KEYS[1])
+if KEYS[2] then redis.call('DEL', KEYS[2]) end
+if ARGV[2] then redis.call('PUBLISH', ARGV[2], KEYS[1]) end
+return 1
+`,
+};
