@@ -1,0 +1,118 @@
+import {
+  type Etcd3,
+  type IDeleteRangeResponse,
+  type IKeyValue,
+  type IRangeRequest,
+  type IRangeResponse,
+  type ITxnRequest,
+  type ITxnResponse,
+  type Watcher,
+  castGrpcError,
+} from 'etcd3';
+
+/**
+ * The few etcd RPCs the lock recipe needs, each with a per-request deadline: etcd3 sets none, and a
+ * request to a paused member would otherwise wait forever. A request that times out on the client
+ * may still be applied later; callers clean up with that in mind.
+ */
+export class EtcdCalls {
+  readonly client: Etcd3;
+  readonly #requestTimeoutMs: number;
+
+  constructor(client: Etcd3, requestTimeoutMs: number) {
+    this.client = client;
+    this.#requestTimeoutMs = requestTimeoutMs;
+  }
+
+  // grpc deadlines are wall-clock Dates; this is only a timeout, never a validity computation.
+  #options(): { deadline: Date } {
+    return { deadline: new Date(Date.now() + this.#requestTimeoutMs) };
+  }
+
+  range(request: IRangeRequest): Promise<IRangeResponse> {
+    return this.client.kv.range(request, this.#options());
+  }
+
+  txn(request: ITxnRequest): Promise<ITxnResponse> {
+    return this.client.kv.txn(request, this.#options());
+  }
+
+  deleteKey(key: Buffer): Promise<IDeleteRangeResponse> {
+    return this.client.kv.deleteRange({ key }, this.#options());
+  }
+
+  /** Grants lease `id` (chosen by us, so that a grant lost in flight can still be revoked). */
+  async leaseGrant(id: string, ttlSeconds: number): Promise<{ ttlSeconds: number }> {
+    const response = await this.client.leaseClient.leaseGrant({ ID: id, TTL: ttlSeconds }, this.#options());
+    if (response.error) throw new Error(`lease grant refused: ${response.error}`);
+    return { ttlSeconds: Number(response.TTL) };
+  }
+
+  async leaseRevoke(id: string): Promise<void> {
+    await this.client.leaseClient.leaseRevoke({ ID: id }, this.#options());
+  }
+
+  /** Remaining TTL of a lease in seconds; `-1` when it does not exist. */
+  async leaseTimeToLive(id: string): Promise<number> {
+    const response = await this.client.leaseClient.leaseTimeToLive({ ID: id }, this.#options());
+    return Number(response.TTL);
+  }
+
+  /**
+   * One keepalive for `id` on a stream of its own, bounded by the request timeout. Resolves the
+   * granted TTL in seconds; `0` (or less) means etcd no longer knows the lease.
+   */
+  async leaseKeepAliveOnce(id: string): Promise<number> {
+    const stream = await this.client.leaseClient.leaseKeepAlive(this.#options());
+    return new Promise<number>((resolve, reject) => {
+      let settled = false;
+      const timer = setTimeout(() => finish(new Error(`lease keepalive timed out after ${this.#requestTimeoutMs} ms`)), this.#requestTimeoutMs);
+      const finish = (outcome: number | Error): void => {
+        if (settled) return;
+        settled = true;
+        clearTimeout(timer);
+        if (typeof outcome === 'number') {
+          stream.end();
+          resolve(outcome);
+        } else {
+          stream.cancel();
+          reject(outcome);
+        }
+      };
+      stream.on('data', (response) => finish(Number(response.TTL)));
+      stream.on('error', (error) => finish(castGrpcError(error)));
+      stream.on('end', () => finish(new Error('lease keepalive stream ended without a reply')));
+      stream.write({ ID: id });
+    });
+  }
+
+  /**
+   * A watch on the deletion of `key`, from the current revision. Resolves once etcd confirmed it
+   * (or rejects after the request timeout), so a re-check made after it cannot miss the deletion.
+   * `onChange` runs on the deletion and on any watch error (the caller re-checks either way).
+   */
+  async watchDeletion(key: Buffer, onChange: () => void): Promise<Watcher> {
+    const watcher = this.client.watch().key(key).only('delete').watcher();
+    watcher.on('delete', onChange);
+    watcher.on('error', onChange);
+    let timer: NodeJS.Timeout | undefined;
+    const created = new Promise<Watcher>((resolve, reject) => {
+      watcher.once('connected', () => resolve(watcher));
+      watcher.once('error', reject);
+      timer = setTimeout(() => reject(new Error(`watch was not created within ${this.#requestTimeoutMs} ms`)), this.#requestTimeoutMs);
+    });
+    try {
+      return await created;
+    } catch (error) {
+      void watcher.cancel().catch(() => undefined);
+      throw error;
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+}
+
+/** The create revision of a key-value, as a bigint. */
+export function createRevision(kv: IKeyValue): bigint {
+  return BigInt(kv.create_revision);
+}

@@ -1,0 +1,43 @@
+/**
+ * How a user's lock key becomes the etcd prefix its waiters live under.
+ *
+ * etcd's `concurrency.Mutex` keeps every waiter of lock NAME at `NAME/<lease id in hex>` and treats
+ * EVERY key under `NAME/` as a waiter — so a holder of `NAME/sub` blocks `NAME`. With the default
+ * `escape` encoding the user key becomes one path segment with no `/` in it, so no lock's range
+ * (`<prefix><segment>/`) can contain another lock's keys: `a` never sees `a/b`'s waiters.
+ */
+
+/** How user keys are turned into etcd names. */
+export type KeyEncoding = 'escape' | 'as-is';
+
+// Percent-encode '%' (so the encoding is injective), '/' (so no lock name is a prefix of another's
+// range) and the C0 controls and DEL (so names stay printable in etcdctl). Everything else — '.',
+// '..', spaces, any Unicode — is kept byte for byte: etcd keys are plain bytes with no path rules.
+const ESCAPED = /[%/\u0000-\u001f\u007f]/g;
+
+/** Encodes a validated user key as one segment without `/`; injective (`a/b` → `a%2Fb`, `a%2Fb` → `a%252Fb`). */
+export function escapeKeySegment(key: string): string {
+  return key.replace(ESCAPED, (char) => `%${char.charCodeAt(0).toString(16).toUpperCase().padStart(2, '0')}`);
+}
+
+/**
+ * The etcd name of a lock (Go's `pfx` without the trailing `/`). Waiter keys are `<name>/<lease hex>`.
+ * With `as-is`, the key is used verbatim (after `keyPrefix`), exactly as `etcdctl lock NAME` would.
+ */
+export function lockName(key: string, keyPrefix: string, encoding: KeyEncoding): string {
+  return keyPrefix + (encoding === 'escape' ? escapeKeySegment(key) : key);
+}
+
+/** The range `[start, end)` holding every key that starts with `prefix` (etcd's "prefix + 1" rule). */
+export function prefixRange(prefix: Buffer): { start: Buffer; end: Buffer } {
+  const end = Buffer.from(prefix);
+  for (let index = end.length - 1; index >= 0; index -= 1) {
+    const byte = end[index] ?? 0;
+    if (byte < 0xff) {
+      end[index] = byte + 1;
+      return { start: prefix, end: end.subarray(0, index + 1) };
+    }
+  }
+  // All bytes 0xff: the range runs to the end of the keyspace.
+  return { start: prefix, end: Buffer.from([0]) };
+}

@@ -1,0 +1,147 @@
+import { DEFAULT_RETRY, LockRangeError, LockTypeError, MAX_DURATION_MS, type LockProviderOptions, type RetryOptions } from '@fencelock/core';
+import type { Cluster, ClusterNode, ClusterOptions, Redis, RedisOptions } from 'ioredis';
+import { RESERVED_KEY_PATTERN } from './redis-keys.js';
+
+/** Options of {@link createRedisLockProvider}. Give exactly one of `client`, `connection`, `clusterNodes`. */
+export interface RedisLockProviderOptions extends LockProviderOptions {
+  /**
+   * An ioredis `Redis` or `Cluster` to use. The provider never closes it. It must not have ioredis'
+   * own `keyPrefix` option (use this provider's {@link keyPrefix} instead: the side keys must be
+   * placed by hash slot, which a client-side prefix would change).
+   */
+  readonly client?: Redis | Cluster;
+  /** A `redis://` URL or ioredis options: the provider opens this connection and closes it in `close()`. */
+  readonly connection?: string | RedisOptions;
+  /** Redis Cluster startup nodes: the provider opens an ioredis `Cluster` and closes it in `close()`. */
+  readonly clusterNodes?: readonly ClusterNode[];
+  /** Extra ioredis `Cluster` options for {@link clusterNodes}. */
+  readonly clusterOptions?: ClusterOptions;
+  /**
+   * Prepended to every user key to form the Redis key of the lock. The default `''` puts the lock
+   * at exactly the user's key, so node-redlock, redis-py's `Lock` or a hand-written SET-NX lock on
+   * the same name excludes and is excluded by it. @default ''
+   */
+  readonly keyPrefix?: string;
+  /** The pub/sub channel on which releases are published and waiters listen. @default 'fencelock:released' */
+  readonly channel?: string;
+  /**
+   * How long one request (acquire, extend, release, inspect) may take before it counts as failed,
+   * in ms, enforced by the provider on any client (and set as ioredis' `commandTimeout` on clients it
+   * opens). A timed-out acquire is then released with its own owner id, in case the server applies
+   * it later. Keep it well below your TTLs, so an extension that hangs on a paused server still
+   * leaves time for the next one. @default 2_000
+   */
+  readonly commandTimeoutMs?: number;
+  /**
+   * Share of the TTL subtracted from a lock's validity, for the server's clock running faster than
+   * ours (plus a fixed 2 ms): `validUntil = sendTime + ttl − ceil(ttl × factor) − 2`. @default 0.01
+   */
+  readonly clockDriftFactor?: number;
+  /** Backoff between polls while waiting (notifications wake waiters sooner). @default core's DEFAULT_RETRY */
+  readonly retry?: Partial<RetryOptions>;
+}
+
+/** The options after validation. */
+export interface ResolvedRedisLockOptions {
+  readonly keyPrefix: string;
+  readonly channel: string;
+  readonly commandTimeoutMs: number;
+  readonly clockDriftFactor: number;
+  readonly retry: RetryOptions;
+}
+
+/** Default of {@link RedisLockProviderOptions.channel}. */
+export const DEFAULT_CHANNEL = 'fencelock:released';
+/** Default of {@link RedisLockProviderOptions.commandTimeoutMs}. */
+export const DEFAULT_COMMAND_TIMEOUT_MS = 2_000;
+/** Default of {@link RedisLockProviderOptions.clockDriftFactor}. */
+export const DEFAULT_CLOCK_DRIFT_FACTOR = 0.01;
+
+/** Checks the options (before any connection is made) and fills in defaults. */
+export function resolveRedisLockOptions(options: RedisLockProviderOptions): ResolvedRedisLockOptions {
+  if (typeof options !== 'object' || options === null) {
+    throw new LockTypeError('options', 'options must be an object with one of client, connection, clusterNodes');
+  }
+  const sources = (['client', 'connection', 'clusterNodes'] as const).filter((name) => options[name] !== undefined);
+  if (sources.length !== 1) {
+    throw new LockTypeError(
+      'options',
+      `give exactly one of options.client, options.connection, options.clusterNodes (got ${sources.length === 0 ? 'none' : sources.join(', ')})`,
+    );
+  }
+  if (options.client !== undefined) checkClient(options.client);
+  if (options.connection !== undefined) {
+    const connection = options.connection;
+    if (typeof connection !== 'string' && (typeof connection !== 'object' || connection === null)) {
+      throw new LockTypeError('options.connection', 'options.connection must be a redis:// URL or ioredis options');
+    }
+    if (typeof connection === 'object' && connection.keyPrefix) {
+      throw new LockTypeError('options.connection.keyPrefix', "use the provider's options.keyPrefix, not ioredis' keyPrefix");
+    }
+  }
+  if (options.clusterNodes !== undefined) {
+    if (!Array.isArray(options.clusterNodes) || options.clusterNodes.length === 0) {
+      throw new LockTypeError('options.clusterNodes', 'options.clusterNodes must be a non-empty array of startup nodes');
+    }
+    if (options.clusterOptions?.keyPrefix || options.clusterOptions?.redisOptions?.keyPrefix) {
+      throw new LockTypeError('options.clusterOptions.keyPrefix', "use the provider's options.keyPrefix, not ioredis' keyPrefix");
+    }
+  } else if (options.clusterOptions !== undefined) {
+    throw new LockTypeError('options.clusterOptions', 'options.clusterOptions needs options.clusterNodes');
+  }
+
+  const keyPrefix = options.keyPrefix ?? '';
+  if (typeof keyPrefix !== 'string' || !keyPrefix.isWellFormed()) {
+    throw new LockTypeError('options.keyPrefix', 'options.keyPrefix must be a well-formed string');
+  }
+  if (RESERVED_KEY_PATTERN.test(keyPrefix)) {
+    throw new LockRangeError('options.keyPrefix', 'options.keyPrefix must not start like a fencelock side key ({<tag>}fencelock:)');
+  }
+  const channel = options.channel ?? DEFAULT_CHANNEL;
+  if (typeof channel !== 'string' || channel.length === 0) {
+    throw new LockTypeError('options.channel', 'options.channel must be a non-empty string');
+  }
+  const commandTimeoutMs = options.commandTimeoutMs ?? DEFAULT_COMMAND_TIMEOUT_MS;
+  if (typeof commandTimeoutMs !== 'number') {
+    throw new LockTypeError('options.commandTimeoutMs', 'options.commandTimeoutMs must be a number of ms');
+  }
+  if (!Number.isFinite(commandTimeoutMs) || commandTimeoutMs <= 0 || commandTimeoutMs > MAX_DURATION_MS) {
+    throw new LockRangeError('options.commandTimeoutMs', `options.commandTimeoutMs must be in (0, ${MAX_DURATION_MS}]`);
+  }
+  const clockDriftFactor = options.clockDriftFactor ?? DEFAULT_CLOCK_DRIFT_FACTOR;
+  if (typeof clockDriftFactor !== 'number') {
+    throw new LockTypeError('options.clockDriftFactor', 'options.clockDriftFactor must be a number');
+  }
+  if (!(clockDriftFactor >= 0 && clockDriftFactor < 0.5)) {
+    throw new LockRangeError('options.clockDriftFactor', 'options.clockDriftFactor must be at least 0 and below 0.5');
+  }
+  return { keyPrefix, channel, commandTimeoutMs: Math.ceil(commandTimeoutMs), clockDriftFactor, retry: resolveRetry(options.retry) };
+}
+
+function resolveRetry(retry: Partial<RetryOptions> | undefined): RetryOptions {
+  if (retry === undefined) return DEFAULT_RETRY;
+  if (typeof retry !== 'object' || retry === null) throw new LockTypeError('options.retry', 'options.retry must be an object');
+  const merged = { ...DEFAULT_RETRY, ...retry };
+  for (const name of ['initialDelayMs', 'maxDelayMs', 'factor'] as const) {
+    const value = merged[name];
+    if (typeof value !== 'number') throw new LockTypeError(`options.retry.${name}`, `options.retry.${name} must be a number`);
+    if (!Number.isFinite(value) || value <= 0 || value > MAX_DURATION_MS) {
+      throw new LockRangeError(`options.retry.${name}`, `options.retry.${name} must be positive and finite`);
+    }
+  }
+  if (merged.factor < 1) throw new LockRangeError('options.retry.factor', 'options.retry.factor must be at least 1');
+  if (merged.maxDelayMs < merged.initialDelayMs) {
+    throw new LockRangeError('options.retry.maxDelayMs', 'options.retry.maxDelayMs must be at least initialDelayMs');
+  }
+  return Object.freeze(merged);
+}
+
+function checkClient(client: unknown): void {
+  const candidate = client as { defineCommand?: unknown; duplicate?: unknown; options?: { keyPrefix?: string; redisOptions?: { keyPrefix?: string } } };
+  if (typeof client !== 'object' || client === null || typeof candidate.defineCommand !== 'function' || typeof candidate.duplicate !== 'function') {
+    throw new LockTypeError('options.client', 'options.client must be an ioredis Redis or Cluster instance');
+  }
+  if (candidate.options?.keyPrefix || candidate.options?.redisOptions?.keyPrefix) {
+    throw new LockTypeError('options.client', "options.client must not use ioredis' keyPrefix option; use the provider's options.keyPrefix");
+  }
+}

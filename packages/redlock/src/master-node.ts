@@ -1,0 +1,109 @@
+import { defineRedisLockCommands, type RedisLockCommands } from '@fencelock/redis';
+import type { Redis } from 'ioredis';
+
+/** What one master answered to one command: a value, or an error (never a throw). */
+export type NodeReply<T> =
+  | { readonly ok: true; readonly value: T }
+  | {
+      readonly ok: false;
+      readonly error: unknown;
+      /**
+       * True when the node is known unreachable (not connected, connection refused or closed), as
+       * opposed to slow (our per-node timeout fired) or answering with an error.
+       */
+      readonly unreachable: boolean;
+    };
+
+/** A master did not answer within the per-node timeout. The request may still be applied later. */
+export class NodeTimeoutError extends Error {
+  override readonly name = 'NodeTimeoutError';
+}
+
+/** A master's client is disconnected (reconnecting or closed): nothing was sent. */
+export class NodeNotConnectedError extends Error {
+  override readonly name = 'NodeNotConnectedError';
+}
+
+// ioredis states in which the connection is known down: a request would only wait in the offline queue.
+const DOWN_STATES = new Set(['reconnecting', 'close', 'end']);
+
+/**
+ * One independent Redis master, as Redlock talks to it: every call is bounded by a per-node timeout
+ * and resolves a {@link NodeReply}, so one slow or dead master never holds up a round longer than
+ * that timeout. The owner-checked release and extend are the shared scripts of `@fencelock/redis`.
+ */
+export class MasterNode {
+  /** A printable name, e.g. `127.0.0.1:7001`. */
+  readonly name: string;
+  readonly client: Redis;
+  /** True when the provider created the client and must close it. */
+  readonly owned: boolean;
+  readonly #commands: RedisLockCommands;
+
+  constructor(name: string, client: Redis, owned: boolean) {
+    this.name = name;
+    this.client = client;
+    this.owned = owned;
+    this.#commands = defineRedisLockCommands(client);
+  }
+
+  /**
+   * `SET key value NX PX ttl`: the Redlock acquire step, as the algorithm states it. Resolves `true`
+   * when this master granted the key to us, `false` when the key already exists (another owner).
+   * A disconnected master is not asked (so dead masters cost nothing); a slow one times out.
+   */
+  setIfAbsent(key: string, value: string, ttlMs: number, timeoutMs: number): Promise<NodeReply<boolean>> {
+    return this.#call(async () => (await this.client.set(key, value, 'PX', ttlMs, 'NX')) === 'OK', timeoutMs, true);
+  }
+
+  /**
+   * Deletes `key` only if it holds `value` (the shared release script). Sent even to a disconnected
+   * master: ioredis queues it behind any SET it may still deliver, so a late grant is undone too.
+   */
+  release(key: string, value: string, timeoutMs: number): Promise<NodeReply<boolean>> {
+    return this.#call(() => this.#commands.release(key, value), timeoutMs, false);
+  }
+
+  /** `PEXPIRE key ttl` only if `key` holds `value` (the shared extend script; never re-creates it). */
+  extend(key: string, value: string, ttlMs: number, timeoutMs: number): Promise<NodeReply<boolean>> {
+    return this.#call(() => this.#commands.extend(key, value, ttlMs), timeoutMs, true);
+  }
+
+  /** The value and remaining TTL (`PTTL`, ms; −2 when absent) of `key`, for `inspect`. */
+  read(key: string, timeoutMs: number): Promise<NodeReply<{ value: string | null; pttlMs: number }>> {
+    return this.#call(
+      async () => {
+        const [value, pttlMs] = await Promise.all([this.client.get(key), this.client.pttl(key)]);
+        return { value, pttlMs };
+      },
+      timeoutMs,
+      true,
+    );
+  }
+
+  /** Closes the client if the provider owns it; a client it was handed is left alone. */
+  close(): void {
+    if (this.owned) this.client.disconnect();
+  }
+
+  async #call<T>(send: () => Promise<T>, timeoutMs: number, skipWhenDown: boolean): Promise<NodeReply<T>> {
+    if (skipWhenDown && DOWN_STATES.has(this.client.status)) {
+      return { ok: false, error: new NodeNotConnectedError(`${this.name} is not connected (${this.client.status})`), unreachable: true };
+    }
+    let timer: NodeJS.Timeout | undefined;
+    const pending = Promise.resolve().then(send);
+    const timeout = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new NodeTimeoutError(`${this.name} did not answer within ${timeoutMs} ms`)), timeoutMs);
+    });
+    try {
+      return { ok: true, value: await Promise.race([pending, timeout]) };
+    } catch (error) {
+      // The request may still complete after the timeout; its outcome is handled by the caller's clean-up.
+      pending.catch(() => undefined);
+      const unreachable = !(error instanceof NodeTimeoutError) && this.client.status !== 'ready';
+      return { ok: false, error, unreachable };
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+}

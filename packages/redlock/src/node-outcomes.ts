@@ -1,0 +1,50 @@
+import type { NodeOutcome } from '@fencelock/core';
+import type { MasterNode, NodeReply } from './master-node.js';
+
+/** A round's replies, counted the ways the Redlock decisions need them. */
+export interface RoundTally {
+  /** Masters that did what was asked (granted / extended / released). */
+  readonly succeeded: number;
+  /** Masters that answered "no" (the key is someone else's, or gone). */
+  readonly refused: number;
+  /** Masters that failed: unreachable, timed out, or answered with an error. */
+  readonly failed: number;
+  /** Of `failed`, those known unreachable (not connected), as opposed to slow. */
+  readonly unreachable: number;
+  /** Per master, in configured order, as `LockError.nodes` reports them. */
+  readonly nodes: readonly NodeOutcome[];
+}
+
+/**
+ * Counts replies. `refusedAs` names what a "no" means for the error report: on acquire the key is
+ * `held` by another owner; on extend it is not ours any more (also reported as `held`).
+ */
+export function tally(masters: readonly MasterNode[], replies: readonly NodeReply<boolean>[]): RoundTally {
+  let succeeded = 0;
+  let refused = 0;
+  let failed = 0;
+  let unreachable = 0;
+  const nodes = replies.map((reply, index): NodeOutcome => {
+    const node = masters[index]?.name ?? `#${index}`;
+    if (!reply.ok) {
+      failed += 1;
+      if (reply.unreachable) unreachable += 1;
+      return { node, outcome: 'error', error: reply.error };
+    }
+    if (reply.value) {
+      succeeded += 1;
+      return { node, outcome: 'granted' };
+    }
+    refused += 1;
+    return { node, outcome: 'held' };
+  });
+  return { succeeded, refused, failed, unreachable, nodes };
+}
+
+/** `127.0.0.1:7001 (connect ECONNREFUSED), 127.0.0.1:7002 (timed out)` for error messages. */
+export function describeFailures(nodes: readonly NodeOutcome[]): string {
+  return nodes
+    .filter((n) => n.outcome === 'error')
+    .map((n) => `${n.node} (${n.error instanceof Error ? n.error.message : String(n.error)})`)
+    .join(', ');
+}

@@ -1,0 +1,190 @@
+import {
+  LockRangeError,
+  LockTypeError,
+  type LockProviderOptions,
+  type RetryOptions,
+  validateDurationMs,
+  validateWaitMs,
+} from '@fencelock/core';
+import type { Redis, RedisOptions } from 'ioredis';
+import { endpointOfUrl, normalizeEndpoint } from './endpoints.js';
+
+/**
+ * One master: an ioredis client you created (the provider uses it and never closes it), or a
+ * `redis://host:port` URL / ioredis options object (the provider creates the client, owns it and
+ * closes it in `close()`). Each master must be an independent server — not a replica, not a
+ * Cluster, not another database of the same server.
+ */
+export type RedlockMaster = Redis | string | RedisOptions;
+
+/** Options of {@link createRedlockLockProvider}. */
+export interface RedlockLockProviderOptions extends LockProviderOptions {
+  /**
+   * The independent Redis masters: at least 3 and an odd number (3, 5, 7…), no endpoint twice.
+   * They need not be reachable when the provider is made.
+   */
+  readonly masters: readonly RedlockMaster[];
+  /** Prepended to every lock key (the Redis key is `keyPrefix + key`). @default '' (node-redlock's layout: the key is the resource name) */
+  readonly keyPrefix?: string;
+  /**
+   * The clock drift allowed between this process and the masters, as a share of the TTL: validity is
+   * `ttl − elapsed − (ttl × driftFactor + 2 ms)`. From 0 to 0.5. @default 0.01
+   */
+  readonly driftFactor?: number;
+  /**
+   * A fixed per-master timeout for every request, in ms. Without it the timeout is proportional to the
+   * TTL: `ttl × nodeTimeoutFactor`, kept within [20, 500] ms (50 ms for a 10 s TTL).
+   */
+  readonly nodeTimeoutMs?: number;
+  /** The per-master timeout as a share of the TTL, when `nodeTimeoutMs` is not set. From 0 to 0.5. @default 0.005 */
+  readonly nodeTimeoutFactor?: number;
+  /**
+   * Backoff between acquire rounds, with jitter (a uniform draw in [cap/2, cap]).
+   * @default { initialDelayMs: 10, maxDelayMs: 500, factor: 2 }
+   */
+  readonly retry?: Partial<RetryOptions>;
+  /**
+   * How many times one lock may be extended (by `extend()` or automatically). The next extension
+   * loses the lock with reason `max-hold` and releases it. A positive integer, or `Infinity`.
+   * @default 1000
+   */
+  readonly maxExtensions?: number;
+  /** ioredis options for the clients the provider creates (not for clients you pass in). */
+  readonly redisOptions?: RedisOptions;
+}
+
+/** The checked options; `masters` resolved to endpoints. */
+export interface ResolvedRedlockOptions {
+  readonly masters: readonly { readonly endpoint: string; readonly source: RedlockMaster; readonly client: Redis | undefined }[];
+  readonly keyPrefix: string;
+  readonly driftFactor: number;
+  readonly nodeTimeoutMs: number | undefined;
+  readonly nodeTimeoutFactor: number;
+  readonly retry: Partial<RetryOptions> | undefined;
+  readonly maxExtensions: number;
+  readonly redisOptions: RedisOptions | undefined;
+}
+
+/** Per-node timeout bounds when it is derived from the TTL, in ms. */
+export const NODE_TIMEOUT_FLOOR_MS = 20;
+export const NODE_TIMEOUT_CEILING_MS = 500;
+/** The smallest TTL the provider accepts, in ms: below it the drift margin and one round leave nothing. */
+export const REDLOCK_MIN_TTL_MS = 10;
+
+const DEFAULT_DRIFT_FACTOR = 0.01;
+const DEFAULT_NODE_TIMEOUT_FACTOR = 0.005;
+const DEFAULT_MAX_EXTENSIONS = 1_000;
+const KNOWN_OPTIONS = new Set([
+  'masters', 'keyPrefix', 'driftFactor', 'nodeTimeoutMs', 'nodeTimeoutFactor', 'retry', 'maxExtensions',
+  'redisOptions', 'defaultTtlMs', 'defaultWaitMs',
+]);
+
+/** The per-master timeout for a request about a lock of `ttlMs`. */
+export function nodeTimeoutFor(options: Pick<ResolvedRedlockOptions, 'nodeTimeoutMs' | 'nodeTimeoutFactor'>, ttlMs: number): number {
+  if (options.nodeTimeoutMs !== undefined) return options.nodeTimeoutMs;
+  return Math.min(NODE_TIMEOUT_CEILING_MS, Math.max(NODE_TIMEOUT_FLOOR_MS, Math.ceil(ttlMs * options.nodeTimeoutFactor)));
+}
+
+/** True for an ioredis client (any copy of the package), by shape. */
+function isClient(value: unknown): value is Redis {
+  return (
+    typeof value === 'object' && value !== null &&
+    typeof (value as { set?: unknown }).set === 'function' &&
+    typeof (value as { defineCommand?: unknown }).defineCommand === 'function'
+  );
+}
+
+function fraction(value: unknown, argument: string, fallback: number, maximum: number, allowZero: boolean): number {
+  if (value === undefined) return fallback;
+  if (typeof value !== 'number') throw new LockTypeError(argument, `${argument} must be a number, got ${typeof value}`);
+  if (!Number.isFinite(value) || value > maximum || value < 0 || (!allowZero && value === 0)) {
+    throw new LockRangeError(argument, `${argument} must be ${allowZero ? 'from 0' : 'above 0'} to ${maximum}, got ${String(value)}`);
+  }
+  return value;
+}
+
+function resolveMaster(master: unknown, index: number): { endpoint: string; source: RedlockMaster; client: Redis | undefined } {
+  const argument = `masters[${index}]`;
+  if (typeof master === 'string') return { endpoint: endpointOfUrl(master, argument), source: master, client: undefined };
+  if (isClient(master)) {
+    if ((master as { isCluster?: unknown }).isCluster === true) {
+      throw new LockTypeError(argument, `${argument} is a Redis Cluster client; Redlock needs independent masters (one client each)`);
+    }
+    const { host, port, path } = master.options;
+    return { endpoint: normalizeEndpoint(host, port, path ?? undefined), source: master, client: master };
+  }
+  if (typeof master === 'object' && master !== null && !Array.isArray(master)) {
+    const { host, port, path } = master as RedisOptions;
+    return { endpoint: normalizeEndpoint(host, port, path ?? undefined), source: master as RedisOptions, client: undefined };
+  }
+  throw new LockTypeError(argument, `${argument} must be an ioredis client, a redis:// URL or ioredis options`);
+}
+
+/**
+ * Checks every option before anything is connected. Throws `LockTypeError` / `LockRangeError`
+ * (code `LOCK_INVALID_ARGUMENT`). A reachable majority is not required.
+ */
+export function resolveRedlockOptions(options: RedlockLockProviderOptions): ResolvedRedlockOptions {
+  if (typeof options !== 'object' || options === null) {
+    throw new LockTypeError('options', 'options must be an object with a masters array');
+  }
+  for (const name of Object.keys(options)) {
+    if (!KNOWN_OPTIONS.has(name)) throw new LockTypeError(`options.${name}`, `unknown option "${name}"`);
+  }
+  if (!Array.isArray(options.masters)) throw new LockTypeError('options.masters', 'options.masters must be an array');
+  const count = options.masters.length;
+  // Even N buys nothing: 4 masters tolerate one failure, like 3, and split votes 2–2 need a retry.
+  if (count < 3 || count % 2 === 0) {
+    throw new LockRangeError('options.masters', `Redlock needs an odd number of at least 3 masters, got ${count}`);
+  }
+  const masters = options.masters.map((m, i) => resolveMaster(m, i));
+  const seen = new Map<string, number>();
+  masters.forEach((m, i) => {
+    const first = seen.get(m.endpoint);
+    if (first !== undefined) {
+      throw new LockRangeError('options.masters', `masters[${first}] and masters[${i}] are the same server (${m.endpoint}); it would count twice toward the majority`);
+    }
+    seen.set(m.endpoint, i);
+  });
+  const clients = masters.flatMap((m) => (m.client === undefined ? [] : [m.client]));
+  if (new Set(clients).size !== clients.length) throw new LockRangeError('options.masters', 'the same client is given twice');
+
+  const keyPrefix = options.keyPrefix ?? '';
+  if (typeof keyPrefix !== 'string') throw new LockTypeError('options.keyPrefix', 'options.keyPrefix must be a string');
+  if (!keyPrefix.isWellFormed()) throw new LockRangeError('options.keyPrefix', 'options.keyPrefix must be well-formed Unicode');
+  const nodeTimeoutMs = options.nodeTimeoutMs === undefined ? undefined : validateDurationMs(options.nodeTimeoutMs, 'options.nodeTimeoutMs');
+  const maxExtensions = options.maxExtensions ?? DEFAULT_MAX_EXTENSIONS;
+  if (typeof maxExtensions !== 'number') throw new LockTypeError('options.maxExtensions', 'options.maxExtensions must be a number');
+  if (!(maxExtensions === Number.POSITIVE_INFINITY || (Number.isInteger(maxExtensions) && maxExtensions > 0))) {
+    throw new LockRangeError('options.maxExtensions', `options.maxExtensions must be a positive integer or Infinity, got ${String(maxExtensions)}`);
+  }
+  const retry = options.retry;
+  if (retry !== undefined) {
+    if (typeof retry !== 'object' || retry === null) throw new LockTypeError('options.retry', 'options.retry must be an object');
+    for (const name of ['initialDelayMs', 'maxDelayMs'] as const) {
+      if (retry[name] !== undefined) validateDurationMs(retry[name], `options.retry.${name}`);
+    }
+    if (retry.factor !== undefined) {
+      if (typeof retry.factor !== 'number') throw new LockTypeError('options.retry.factor', 'options.retry.factor must be a number');
+      if (!Number.isFinite(retry.factor) || retry.factor < 1 || retry.factor > 16) {
+        throw new LockRangeError('options.retry.factor', `options.retry.factor must be from 1 to 16, got ${retry.factor}`);
+      }
+    }
+  }
+  if (options.redisOptions !== undefined && (typeof options.redisOptions !== 'object' || options.redisOptions === null)) {
+    throw new LockTypeError('options.redisOptions', 'options.redisOptions must be an object');
+  }
+  // Core checks these too; checking them here first means no client is created for options it would refuse.
+  if (options.defaultTtlMs !== undefined) validateDurationMs(options.defaultTtlMs, 'defaultTtlMs', REDLOCK_MIN_TTL_MS);
+  if (options.defaultWaitMs !== undefined) validateWaitMs(options.defaultWaitMs, 'defaultWaitMs');
+  return {
+    masters,
+    keyPrefix,
+    driftFactor: fraction(options.driftFactor, 'options.driftFactor', DEFAULT_DRIFT_FACTOR, 0.5, true),
+    nodeTimeoutMs,
+    nodeTimeoutFactor: fraction(options.nodeTimeoutFactor, 'options.nodeTimeoutFactor', DEFAULT_NODE_TIMEOUT_FACTOR, 0.5, false),
+    retry,
+    maxExtensions,
+    redisOptions: options.redisOptions,
+  };
+}

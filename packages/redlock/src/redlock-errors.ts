@@ -1,0 +1,30 @@
+import { LockError, LockErrorCode } from '@fencelock/core';
+import { type RoundTally, describeFailures } from './node-outcomes.js';
+
+/**
+ * `LOCK_QUORUM_NOT_REACHED` because masters failed (unreachable, timed out, error replies) — never
+ * used for contention, which is "not acquired". `nodes` says what each master answered.
+ */
+export function quorumNotReachedError(key: string, what: string, quorum: number, tally: RoundTally): LockError {
+  const total = tally.nodes.length;
+  const message =
+    `${what} lock "${key}": no quorum (${quorum} of ${total} masters needed, ${tally.succeeded} succeeded, ` +
+    `${tally.refused} held by another owner, ${tally.failed} failed: ${describeFailures(tally.nodes)})`;
+  return new LockError(LockErrorCode.QUORUM_NOT_REACHED, message, { key, nodes: tally.nodes });
+}
+
+/**
+ * `LOCK_QUORUM_NOT_REACHED` because a majority granted the lock but too slowly: the round used up
+ * `ttl − drift`, so no validity was left (the TTL is too small for these masters' latency).
+ */
+export function validityExhaustedError(
+  key: string,
+  tally: RoundTally,
+  details: { ttlMs: number; elapsedMs: number; validityMs: number; rounds: number },
+): LockError {
+  const message =
+    `acquiring lock "${key}": validity exhausted — a majority granted it, but the round took ` +
+    `${details.elapsedMs.toFixed(1)} ms of a ${details.ttlMs} ms TTL, leaving ${details.validityMs.toFixed(1)} ms ` +
+    `after the drift margin (${details.rounds} round(s)); use a larger ttlMs or faster masters`;
+  return new LockError(LockErrorCode.QUORUM_NOT_REACHED, message, { key, nodes: tally.nodes });
+}

@@ -1,0 +1,113 @@
+/**
+ * Names of the contender znodes under a lock's znode, shared with the lock recipes of other languages.
+ *
+ * - Apache Curator `InterProcessMutex`: `_c_<uuid>-lock-<seq>`; `InterProcessReadWriteLock`:
+ *   `_c_<uuid>-__READ__<seq>` and `_c_<uuid>-__WRIT__<seq>` (the `_c_<uuid>-` prefix is Curator's
+ *   "protected" mode: it lets a create whose reply was lost be found again).
+ * - kazoo `Lock`: `<32 hex>__lock__<seq>`; kazoo `ReadLock`: `<32 hex>__rlock__<seq>`.
+ *
+ * Every child ending in one of these markers plus ZooKeeper's 10-digit sequence is a contender, and
+ * contenders are ordered by that sequence (all children of one parent share its counter). Readers
+ * (`__READ__`, `__rlock__`) only wait for writers; every other contender is exclusive.
+ */
+import type { LockMode } from '@fencelock/core';
+
+/** How this provider names its own contender nodes. */
+export type ContenderNaming = 'curator' | 'curator-read-write' | 'kazoo';
+
+/** One contender, parsed from a child name. */
+export interface Contender {
+  /** The child's name (not the full path). */
+  readonly name: string;
+  /** ZooKeeper's sequence number, from the 10-digit suffix. */
+  readonly sequence: number;
+  /** `shared` for read-lock nodes, `exclusive` for everything else. */
+  readonly mode: LockMode;
+  /** The owner id encoded in the name (a UUID for Curator and fencelock nodes), if any. */
+  readonly ownerId: string | undefined;
+}
+
+const CONTENDER = /^(.*?)(-lock-|__lock__|__READ__|__WRIT__|__rlock__)(\d{10})$/;
+const READ_MARKERS = new Set(['__READ__', '__rlock__']);
+const PROTECTED = /^_c_([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})-$/i;
+const KAZOO_ID = /^([0-9a-f]{32})$/i;
+
+/** Parses a child name; `undefined` when it is not a contender (ignored, as Curator and kazoo ignore them). */
+export function parseContender(name: string): Contender | undefined {
+  const match = CONTENDER.exec(name);
+  if (match === null) return undefined;
+  const [, prefix = '', marker = '', digits = ''] = match;
+  return {
+    name,
+    sequence: Number.parseInt(digits, 10),
+    mode: READ_MARKERS.has(marker) ? 'shared' : 'exclusive',
+    ownerId: ownerFromPrefix(prefix),
+  };
+}
+
+function ownerFromPrefix(prefix: string): string | undefined {
+  const guarded = PROTECTED.exec(prefix);
+  if (guarded !== null) return guarded[1]?.toLowerCase();
+  const hex = KAZOO_ID.exec(prefix)?.[1]?.toLowerCase();
+  if (hex === undefined) return undefined;
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
+}
+
+/** The contenders among `children`, in queue order (by sequence, then name for a wrapped counter). */
+export function sortedContenders(children: readonly string[]): Contender[] {
+  const contenders: Contender[] = [];
+  for (const child of children) {
+    const parsed = parseContender(child);
+    if (parsed !== undefined) contenders.push(parsed);
+  }
+  return contenders.sort((a, b) => a.sequence - b.sequence || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+}
+
+/**
+ * The contender `ours` must wait for, or `undefined` when it holds the lock (ZooKeeper's recipe):
+ * an exclusive node waits for the node just before it; a shared node for the last exclusive node
+ * before it. Watching only that one node means a release wakes exactly one waiter.
+ */
+export function blockerOf(contenders: readonly Contender[], ours: string): Contender | undefined | 'missing' {
+  const index = contenders.findIndex((c) => c.name === ours);
+  if (index < 0) return 'missing';
+  const self = contenders[index];
+  if (self === undefined) return 'missing';
+  if (self.mode === 'exclusive') return index === 0 ? undefined : contenders[index - 1];
+  for (let i = index - 1; i >= 0; i -= 1) {
+    const candidate = contenders[i];
+    if (candidate?.mode === 'exclusive') return candidate;
+  }
+  return undefined;
+}
+
+/** The holders in queue order: the first exclusive node alone, or every reader before the first writer. */
+export function holdersOf(contenders: readonly Contender[]): Contender[] {
+  const first = contenders[0];
+  if (first === undefined) return [];
+  if (first.mode === 'exclusive') return [first];
+  const holders: Contender[] = [];
+  for (const contender of contenders) {
+    if (contender.mode === 'exclusive') break;
+    holders.push(contender);
+  }
+  return holders;
+}
+
+/**
+ * The name prefix of our own node (ZooKeeper appends the sequence) and the unique part that finds it
+ * again after a lost reply.
+ */
+export function ownNodePrefix(naming: ContenderNaming, ownerId: string, mode: LockMode): { prefix: string; guid: string } {
+  if (mode === 'shared') return { prefix: `_c_${ownerId}-__READ__`, guid: `_c_${ownerId}-` };
+  switch (naming) {
+    case 'kazoo': {
+      const hex = ownerId.replaceAll('-', '').toLowerCase();
+      return { prefix: `${hex}__lock__`, guid: hex };
+    }
+    case 'curator-read-write':
+      return { prefix: `_c_${ownerId}-__WRIT__`, guid: `_c_${ownerId}-` };
+    case 'curator':
+      return { prefix: `_c_${ownerId}-lock-`, guid: `_c_${ownerId}-` };
+  }
+}
