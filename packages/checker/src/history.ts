@@ -128,20 +128,20 @@ const TOKEN_PATTERN = /^-?(0|[1-9][0-9]*)$/;
 
 type Fields = Readonly<Record<string, unknown>>;
 
-function fail(message: string): never {
+function refuse(message: string): never {
   throw new HistoryFormatError(message);
 }
 
 function stringField(record: Fields, name: string): string {
   const value = record[name];
-  if (typeof value !== 'string') fail(`"${name}" must be a string, got ${JSON.stringify(value) ?? 'nothing'}`);
+  if (typeof value !== 'string') refuse(`"${name}" must be a string, got ${JSON.stringify(value) ?? 'nothing'}`);
   return value;
 }
 
 function nullableString(record: Fields, name: string): string | null {
   const value = record[name];
   if (value === undefined || value === null) return null;
-  if (typeof value !== 'string') fail(`"${name}" must be a string or null, got ${JSON.stringify(value)}`);
+  if (typeof value !== 'string') refuse(`"${name}" must be a string or null, got ${JSON.stringify(value)}`);
   return value;
 }
 
@@ -149,7 +149,7 @@ function timeField(record: Fields, name: string, nullable: boolean): number | nu
   const value = record[name];
   if (nullable && (value === undefined || value === null)) return null;
   if (typeof value !== 'number' || !Number.isFinite(value) || value < 0) {
-    fail(`"${name}" must be a non-negative finite number of ns, got ${JSON.stringify(value) ?? 'nothing'}`);
+    refuse(`"${name}" must be a non-negative finite number of ns, got ${JSON.stringify(value) ?? 'nothing'}`);
   }
   return value;
 }
@@ -158,16 +158,16 @@ function tokenField(record: Fields): bigint | null {
   const value = record['token'];
   if (value === undefined || value === null) return null;
   if (typeof value !== 'string' || !TOKEN_PATTERN.test(value)) {
-    fail(`"token" must be a decimal string or null, got ${JSON.stringify(value)}`);
+    refuse(`"token" must be a decimal string or null, got ${JSON.stringify(value)}`);
   }
   return BigInt(value);
 }
 
 function nemesisField(value: unknown): NemesisDetail {
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) fail('"nemesis" must be an object');
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) refuse('"nemesis" must be an object');
   const detail = value as Fields;
   const target = detail['target'];
-  if (target !== undefined && typeof target !== 'string') fail('"nemesis.target" must be a string');
+  if (target !== undefined && typeof target !== 'string') refuse('"nemesis.target" must be a string');
   return {
     ...(target === undefined ? {} : { target }),
     ...(detail['value'] === undefined ? {} : { value: detail['value'] as JsonValue }),
@@ -176,12 +176,12 @@ function nemesisField(value: unknown): NemesisDetail {
 
 /** Validates one parsed JSON record and turns it into an event. */
 export function toHistoryEvent(json: unknown): HistoryEvent {
-  if (typeof json !== 'object' || json === null || Array.isArray(json)) fail('a record must be a JSON object');
+  if (typeof json !== 'object' || json === null || Array.isArray(json)) refuse('a record must be a JSON object');
   const record = json as Fields;
   const seq = record['seq'];
-  if (typeof seq !== 'number' || !Number.isSafeInteger(seq) || seq < 0) fail(`"seq" must be a non-negative integer`);
+  if (typeof seq !== 'number' || !Number.isSafeInteger(seq) || seq < 0) refuse(`"seq" must be a non-negative integer`);
   const type = stringField(record, 'type');
-  if (!TYPE_SET.has(type)) fail(`"type" must be one of ${OPERATION_TYPES.join(', ')}, got "${type}"`);
+  if (!TYPE_SET.has(type)) refuse(`"type" must be one of ${OPERATION_TYPES.join(', ')}, got "${type}"`);
   const base = {
     run: stringField(record, 'run'),
     seq,
@@ -204,10 +204,10 @@ export function toHistoryEvent(json: unknown): HistoryEvent {
       nemesis: nemesisField(record['nemesis']),
     };
   }
-  if (!FUNCTION_SET.has(f)) fail(`"f" must be one of ${CLIENT_FUNCTIONS.join(', ')} for a client event, got "${f}"`);
+  if (!FUNCTION_SET.has(f)) refuse(`"f" must be one of ${CLIENT_FUNCTIONS.join(', ')} for a client event, got "${f}"`);
   const ttlGranted = record['ttlGranted'];
   if (ttlGranted !== undefined && ttlGranted !== null && (typeof ttlGranted !== 'number' || !Number.isFinite(ttlGranted) || ttlGranted < 0)) {
-    fail(`"ttlGranted" must be a non-negative number of ms or null`);
+    refuse(`"ttlGranted" must be a non-negative number of ms or null`);
   }
   return {
     ...base,
