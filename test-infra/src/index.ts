@@ -6,6 +6,7 @@ export { topology, topologyEnv, SERVICE_NAMES, TOPOLOGY_ENV, DEFAULT_TOPOLOGY_EN
 export type { Topology, TopologyEnv, ServiceName, HostPort } from './topology.js';
 
 export { startRedisServer, startRedisMasters, redisServerSpec, redisPing } from './redis-server.js';
+export { startRedisCluster, type DedicatedRedisCluster, type RedisClusterOptions } from './redis-cluster.js';
 export type { RedisServer, RedisServerOptions, RedisRestartOptions, RedisSpecOptions } from './redis-server.js';
 
 export { startZooKeeperEnsemble, zooKeeperNodeSpec, ensembleLeader } from './zookeeper-ensemble.js';
@@ -47,4 +48,5 @@ export {
 } from './binaries.js';
 export { InfraError, logTail } from './errors.js';
 export { waitFor, sleep, withTimeout, WaitTimeoutError } from './wait.js';
+export * from './zookeeper-lock-peers.js';
 export type { WaitOptions } from './wait.js';

@@ -62,11 +62,11 @@ export class EtcdCalls {
    * One keepalive for `id` on a stream of its own, bounded by the request timeout. Resolves the
    * granted TTL in seconds; `0` (or less) means etcd no longer knows the lease.
    */
-  async leaseKeepAliveOnce(id: string): Promise<number> {
-    const stream = await this.client.leaseClient.leaseKeepAlive(this.#options());
+  async leaseKeepAliveOnce(id: string, timeoutMs = this.#requestTimeoutMs): Promise<number> {
+    const stream = await this.client.leaseClient.leaseKeepAlive({ deadline: new Date(Date.now() + timeoutMs) });
     return new Promise<number>((resolve, reject) => {
       let settled = false;
-      const timer = setTimeout(() => finish(new Error(`lease keepalive timed out after ${this.#requestTimeoutMs} ms`)), this.#requestTimeoutMs);
+      const timer = setTimeout(() => finish(new Error(`lease keepalive timed out after ${timeoutMs} ms`)), timeoutMs);
       const finish = (outcome: number | Error): void => {
         if (settled) return;
         settled = true;
@@ -109,6 +109,18 @@ export class EtcdCalls {
     } finally {
       clearTimeout(timer);
     }
+  }
+
+  /**
+   * Watches the deletion of `key` from `fromRevision` on, without waiting for etcd to confirm the
+   * watch (a past start revision is fine here: nothing is missed, only delivered a little later).
+   */
+  watchDeletionFrom(key: Buffer, fromRevision: bigint, onDelete: () => void): Watcher {
+    const watcher = this.client.watch().key(key).only('delete').startRevision(fromRevision.toString()).watcher();
+    watcher.on('delete', onDelete);
+    // A failed watch (e.g. compacted history) only costs this early warning; leases and extend still tell.
+    watcher.on('error', () => undefined);
+    return watcher;
   }
 }
 

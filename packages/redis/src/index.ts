@@ -1,3 +1,10 @@
 export type { RedisLockScript } from './scripts/redis-lock-script.js';
 export { redisLockScripts, defineRedisLockCommands } from './scripts/define-commands.js';
 export type { RedisLockCommands } from './scripts/define-commands.js';
+export { RedisLockProvider, createRedisLockProvider } from './redis-lock-provider.js';
+export type { RedisLockProviderOptions } from './redis-lock-options.js';
+export { DEFAULT_CHANNEL, DEFAULT_CLOCK_DRIFT_FACTOR, DEFAULT_COMMAND_TIMEOUT_MS } from './redis-lock-options.js';
+export { REDIS_CAPABILITIES, REDIS_MIN_TTL_MS } from './redis-capabilities.js';
+export { redisLockKeys, RESERVED_KEY_PATTERN } from './redis-keys.js';
+export type { RedisLockKeys } from './redis-keys.js';
+export { hashSlot } from './key-slot.js';

@@ -60,15 +60,20 @@ export async function closeRedisConnection(connection: RedisConnection, timeoutM
   const { client } = connection;
   if (client.status === 'end') return;
   let timer: NodeJS.Timeout | undefined;
+  // Resolves once the socket is really closed (QUIT answered and the server hung up, or disconnect()).
+  const ended = new Promise<void>((resolve) => client.once('end', () => resolve()));
   try {
     await Promise.race([
-      client.quit().catch(() => undefined),
+      client.quit().then(() => ended, () => undefined),
       new Promise<void>((resolve) => {
         timer = setTimeout(resolve, timeoutMs);
       }),
     ]);
   } finally {
     clearTimeout(timer);
-    client.disconnect();
+    if ((client.status as string) !== 'end') {
+      client.disconnect();
+      await Promise.race([ended, new Promise<void>((resolve) => setTimeout(resolve, 100).unref())]);
+    }
   }
 }

@@ -49,6 +49,8 @@ export class ReleaseSubscriber {
     set.add(waiter);
     let confirmed = this.#isSubscribed;
     const subscribing = confirmed ? undefined : this.#subscribe();
+    // A failed subscription only means polling; it is never an unhandled rejection.
+    subscribing?.catch(() => undefined);
     return {
       wait: (ms, signal) =>
         new Promise<void>((resolve, reject) => {

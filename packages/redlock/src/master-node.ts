@@ -26,6 +26,14 @@ export class NodeNotConnectedError extends Error {
 
 // ioredis states in which the connection is known down: a request would only wait in the offline queue.
 const DOWN_STATES = new Set(['reconnecting', 'close', 'end']);
+// States of a client that is still making its FIRST connection.
+const CONNECTING_STATES = new Set(['wait', 'connecting', 'connect']);
+/**
+ * How long a request waits for a client's first connection (TCP + ready check) before its per-node
+ * timeout starts, in ms. Establishing a connection is not part of a master's answer time; without
+ * this, the first round of a new provider on a busy machine would time out on every master.
+ */
+export const FIRST_CONNECT_WAIT_MS = 2_000;
 
 /**
  * One independent Redis master, as Redlock talks to it: every call is bounded by a per-node timeout
@@ -39,12 +47,33 @@ export class MasterNode {
   /** True when the provider created the client and must close it. */
   readonly owned: boolean;
   readonly #commands: RedisLockCommands;
+  #firstConnection: Promise<void> | undefined;
 
   constructor(name: string, client: Redis, owned: boolean) {
     this.name = name;
     this.client = client;
     this.owned = owned;
     this.#commands = defineRedisLockCommands(client);
+    if (CONNECTING_STATES.has(client.status)) {
+      this.#firstConnection = this.#settled(FIRST_CONNECT_WAIT_MS);
+      // A lazy client (`lazyConnect`) would otherwise wait for a first command that we hold back.
+      if (client.status === 'wait') client.connect().catch(() => undefined);
+    }
+  }
+
+  /** Resolves when the client is ready or has failed to connect, or after `boundMs`. */
+  #settled(boundMs: number): Promise<void> {
+    return new Promise((resolve) => {
+      const done = (): void => {
+        clearTimeout(timer);
+        for (const event of ['ready', 'close', 'end'] as const) this.client.off(event, done);
+        this.#firstConnection = undefined;
+        resolve();
+      };
+      const timer = setTimeout(done, boundMs);
+      timer.unref();
+      for (const event of ['ready', 'close', 'end'] as const) this.client.once(event, done);
+    });
   }
 
   /**
@@ -81,19 +110,39 @@ export class MasterNode {
     );
   }
 
+  /** True while the client's connection is up and ready. */
+  get connected(): boolean {
+    return this.client.status === 'ready';
+  }
+
+  /** Calls `listener` whenever the connection comes up or goes down; returns the unsubscribe function. */
+  onConnectionChange(listener: () => void): () => void {
+    const events = ['ready', 'close', 'end'] as const;
+    for (const event of events) this.client.on(event, listener);
+    return () => {
+      for (const event of events) this.client.off(event, listener);
+    };
+  }
+
   /** Closes the client if the provider owns it; a client it was handed is left alone. */
   close(): void {
     if (this.owned) this.client.disconnect();
   }
 
   async #call<T>(send: () => Promise<T>, timeoutMs: number, skipWhenDown: boolean): Promise<NodeReply<T>> {
+    if (this.#firstConnection !== undefined) await this.#firstConnection;
     if (skipWhenDown && DOWN_STATES.has(this.client.status)) {
       return { ok: false, error: new NodeNotConnectedError(`${this.name} is not connected (${this.client.status})`), unreachable: true };
     }
     let timer: NodeJS.Timeout | undefined;
+    let deferred: NodeJS.Immediate | undefined;
     const pending = Promise.resolve().then(send);
     const timeout = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new NodeTimeoutError(`${this.name} did not answer within ${timeoutMs} ms`)), timeoutMs);
+      // After an event-loop stall the timer phase runs before pending socket reads: give a reply that
+      // is already here one poll phase to be read (setImmediate runs after it) before calling it late.
+      timer = setTimeout(() => {
+        deferred = setImmediate(() => reject(new NodeTimeoutError(`${this.name} did not answer within ${timeoutMs} ms`)));
+      }, timeoutMs);
     });
     try {
       return { ok: true, value: await Promise.race([pending, timeout]) };
@@ -104,6 +153,7 @@ export class MasterNode {
       return { ok: false, error, unreachable };
     } finally {
       clearTimeout(timer);
+      clearImmediate(deferred);
     }
   }
 }

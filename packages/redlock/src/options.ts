@@ -33,7 +33,7 @@ export interface RedlockLockProviderOptions extends LockProviderOptions {
   readonly driftFactor?: number;
   /**
    * A fixed per-master timeout for every request, in ms. Without it the timeout is proportional to the
-   * TTL: `ttl × nodeTimeoutFactor`, kept within [20, 500] ms (50 ms for a 10 s TTL).
+   * TTL: `ttl × nodeTimeoutFactor`, kept within [50, 500] ms (50 ms for a 10 s TTL, 150 ms for 30 s).
    */
   readonly nodeTimeoutMs?: number;
   /** The per-master timeout as a share of the TTL, when `nodeTimeoutMs` is not set. From 0 to 0.5. @default 0.005 */
@@ -49,6 +49,13 @@ export interface RedlockLockProviderOptions extends LockProviderOptions {
    * @default 1000
    */
   readonly maxExtensions?: number;
+  /**
+   * How long acquire keeps trying while a majority of masters is not connected (refused, closed),
+   * in ms, before it fails with `LOCK_QUORUM_NOT_REACHED` — enough for clients to reconnect after a
+   * blip, far less than a typical wait. Bounded by the acquire's own wait; `tryAcquire` fails at once.
+   * `0` fails on the first such round. @default 1000
+   */
+  readonly unreachableGraceMs?: number;
   /** ioredis options for the clients the provider creates (not for clients you pass in). */
   readonly redisOptions?: RedisOptions;
 }
@@ -62,11 +69,12 @@ export interface ResolvedRedlockOptions {
   readonly nodeTimeoutFactor: number;
   readonly retry: Partial<RetryOptions> | undefined;
   readonly maxExtensions: number;
+  readonly unreachableGraceMs: number;
   readonly redisOptions: RedisOptions | undefined;
 }
 
 /** Per-node timeout bounds when it is derived from the TTL, in ms. */
-export const NODE_TIMEOUT_FLOOR_MS = 20;
+export const NODE_TIMEOUT_FLOOR_MS = 50;
 export const NODE_TIMEOUT_CEILING_MS = 500;
 /** The smallest TTL the provider accepts, in ms: below it the drift margin and one round leave nothing. */
 export const REDLOCK_MIN_TTL_MS = 10;
@@ -74,8 +82,9 @@ export const REDLOCK_MIN_TTL_MS = 10;
 const DEFAULT_DRIFT_FACTOR = 0.01;
 const DEFAULT_NODE_TIMEOUT_FACTOR = 0.005;
 const DEFAULT_MAX_EXTENSIONS = 1_000;
+const DEFAULT_UNREACHABLE_GRACE_MS = 1_000;
 const KNOWN_OPTIONS = new Set([
-  'masters', 'keyPrefix', 'driftFactor', 'nodeTimeoutMs', 'nodeTimeoutFactor', 'retry', 'maxExtensions',
+  'masters', 'keyPrefix', 'driftFactor', 'nodeTimeoutMs', 'nodeTimeoutFactor', 'retry', 'maxExtensions', 'unreachableGraceMs',
   'redisOptions', 'defaultTtlMs', 'defaultWaitMs',
 ]);
 
@@ -185,6 +194,10 @@ export function resolveRedlockOptions(options: RedlockLockProviderOptions): Reso
     nodeTimeoutFactor: fraction(options.nodeTimeoutFactor, 'options.nodeTimeoutFactor', DEFAULT_NODE_TIMEOUT_FACTOR, 0.5, false),
     retry,
     maxExtensions,
+    unreachableGraceMs:
+      options.unreachableGraceMs === undefined || options.unreachableGraceMs === 0
+        ? (options.unreachableGraceMs ?? DEFAULT_UNREACHABLE_GRACE_MS)
+        : validateDurationMs(options.unreachableGraceMs, 'options.unreachableGraceMs'),
     redisOptions: options.redisOptions,
   };
 }

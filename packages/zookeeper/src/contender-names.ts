@@ -29,7 +29,8 @@ export interface Contender {
 
 const CONTENDER = /^(.*?)(-lock-|__lock__|__READ__|__WRIT__|__rlock__)(\d{10})$/;
 const READ_MARKERS = new Set(['__READ__', '__rlock__']);
-const PROTECTED = /^_c_([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})-$/i;
+// Curator's protected prefix; its trailing '-' belongs to the `-lock-` marker in mutex names.
+const PROTECTED = /^_c_([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})-?$/i;
 const KAZOO_ID = /^([0-9a-f]{32})$/i;
 
 /** Parses a child name; `undefined` when it is not a contender (ignored, as Curator and kazoo ignore them). */

@@ -1,6 +1,7 @@
 import type { Cluster, Redis } from 'ioredis';
 import { acquireScript } from './acquire-script.js';
 import { extendScript } from './extend-script.js';
+import { inspectScript } from './inspect-script.js';
 import type { RedisLockScript } from './redis-lock-script.js';
 import { releaseScript } from './release-script.js';
 
@@ -31,14 +32,18 @@ export function variadicCommandName(script: RedisLockScript): string {
   return `${script.name}Variadic`;
 }
 
+/** The provider's own read script (see `inspect-script.ts`); registered with the others. */
+export { inspectScript };
+
 /**
- * Registers each script on `client` twice, once with its fixed `numberOfKeys` under `script.name` and
- * once variadic (number of keys as the first argument) under {@link variadicCommandName}; the Lua is
- * the same, so both share one SHA in the server's script cache. Idempotent.
+ * Registers each protocol script (and the inspect script) on `client` twice: with its fixed
+ * `numberOfKeys` under `script.name`, and variadic (number of keys as the first argument) under
+ * {@link variadicCommandName}, for the provider's optional side keys. The Lua is the same, so both
+ * share one SHA in the server's script cache. Idempotent.
  */
 export function registerRedisLockScripts(client: Redis | Cluster): void {
   const commands = client as unknown as Record<string, unknown>;
-  for (const script of Object.values(redisLockScripts)) {
+  for (const script of [...Object.values(redisLockScripts), inspectScript]) {
     if (typeof commands[script.name] !== 'function') {
       client.defineCommand(script.name, { numberOfKeys: script.numberOfKeys, lua: script.lua });
     }

@@ -1,0 +1,464 @@
+import {
+  type BackendAcquireRequest,
+  type BackendGrant,
+  type LockBackend,
+  type LockCapabilities,
+  type LockHolder,
+  type LockInfo,
+  LockError,
+  LockErrorCode,
+  backendUnavailableError,
+  backoffDelayMs,
+  isLockError,
+  lockLostError,
+  monotonicNow,
+  normalizeCapabilities,
+  sleep,
+} from '@fencelock/core';
+import { EtcdLeaseInvalidError, type IKeyValue, type Watcher } from 'etcd3';
+import { type EtcdCalls, createRevision } from './etcd-calls.js';
+import { type KeyEncoding, lockName } from './key-encoding.js';
+import { LeaseSession } from './lease-session.js';
+import { decodeLockValue, encodeLockValue } from './lock-value.js';
+import {
+  type LockRange,
+  cancelUncertain,
+  checkTurn,
+  deleteOwn,
+  enqueue,
+  listWaiters,
+  lockRange,
+  stillHeld,
+} from './revision-queue.js';
+
+/** What an etcd provider guarantees. */
+export const ETCD_CAPABILITIES: LockCapabilities = normalizeCapabilities({
+  // The create revision of the holder's own key: from etcd's raft log, increasing across the cluster.
+  fencing: 'global',
+  lossDetection: true,
+  extend: true,
+  notify: true,
+  fifo: true,
+  readWrite: true,
+  expiry: 'session',
+  // etcd leases are whole seconds, and etcd raises anything below 2 s to 2 s.
+  ttlResolutionMs: 1000,
+  minTtlMs: 2000,
+});
+
+/** The settings the backend runs with (validated by the provider). */
+export interface EtcdBackendSettings {
+  readonly calls: EtcdCalls;
+  readonly ownsClient: boolean;
+  readonly keyPrefix: string;
+  readonly keyEncoding: KeyEncoding;
+  readonly sessionTtlSeconds: number;
+  readonly recheckIntervalMs: number;
+}
+
+/** A lock this backend holds, by owner id: what a guarded etcd transaction compares on. */
+export interface HeldLock {
+  readonly key: string;
+  readonly waiterKey: string;
+  readonly createRevision: bigint;
+  readonly leaseId: string;
+}
+
+// Bounds on loops that are otherwise bounded by the deadline and the signal.
+const MAX_ROUNDS = 1_000;
+const MAX_WAIT_STEPS = 1_000_000;
+const CLEANUP_ATTEMPTS = 10;
+const RETRY = { initialDelayMs: 20, maxDelayMs: 1_000, factor: 2 };
+
+type WaitOutcome = 'granted' | 'requeue' | undefined;
+
+/**
+ * The etcd lock backend: etcd's `concurrency.Mutex` recipe (one lease per session, waiter keys
+ * ordered by create revision, each waiter watching only its predecessor), plus readers.
+ */
+export class EtcdBackend implements LockBackend {
+  readonly name = 'etcd';
+  readonly capabilities = ETCD_CAPABILITIES;
+  readonly #settings: EtcdBackendSettings;
+  readonly #calls: EtcdCalls;
+  readonly #held = new Map<string, HeldLock>();
+  readonly #sessions = new Set<LeaseSession>();
+  #session: LeaseSession | undefined;
+  #opening: Promise<LeaseSession> | undefined;
+  #closed = false;
+
+  constructor(settings: EtcdBackendSettings) {
+    this.#settings = settings;
+    this.#calls = settings.calls;
+  }
+
+  /** The etcd-side identity of a lock this backend holds for `ownerId`, if it still does. */
+  held(ownerId: string): HeldLock | undefined {
+    return this.#held.get(ownerId);
+  }
+
+  /** The lease of the current session, if one is open (for tests and diagnostics). */
+  get leaseId(): string | undefined {
+    return this.#session?.id;
+  }
+
+  async acquire(request: BackendAcquireRequest): Promise<BackendGrant | undefined> {
+    const range = lockRange(lockName(request.key, this.#settings.keyPrefix, this.#settings.keyEncoding));
+    let lastError: unknown;
+    for (let round = 0; round < MAX_ROUNDS; round += 1) {
+      if (request.signal.aborted) throw request.signal.reason;
+      try {
+        const outcome = await this.#attempt(request, range);
+        if (outcome !== 'requeue') return outcome;
+        lastError = undefined;
+      } catch (error) {
+        if (request.signal.aborted) throw request.signal.reason;
+        if (this.#closed || (isLockError(error) && error.code !== LockErrorCode.BACKEND_UNAVAILABLE)) throw error;
+        lastError = error;
+      }
+      // Transient failures and lost sessions are retried, with jittered backoff, until the deadline.
+      const remaining = request.deadline - monotonicNow();
+      if (remaining <= 0) break;
+      if (lastError !== undefined) await sleep(Math.min(backoffDelayMs(round, RETRY), remaining), request.signal);
+    }
+    if (lastError !== undefined) throw lastError;
+    return undefined;
+  }
+
+  async inspect(key: string): Promise<LockInfo | undefined> {
+    const range = lockRange(lockName(key, this.#settings.keyPrefix, this.#settings.keyEncoding));
+    const waiters = await listWaiters(this.#calls, range);
+    const first = waiters[0];
+    if (first === undefined) return undefined;
+    const firstValue = decodeLockValue(first.value);
+    // One exclusive holder (ours or foreign), or every reader before the first writer.
+    const holding: IKeyValue[] = [];
+    if (firstValue?.mode !== 'shared') holding.push(first);
+    else {
+      for (const kv of waiters) {
+        if (decodeLockValue(kv.value)?.mode !== 'shared') break;
+        holding.push(kv);
+      }
+    }
+    const remaining = new Map<string, number | undefined>();
+    await Promise.all(
+      [...new Set(holding.map((kv) => kv.lease))].map(async (lease) => {
+        if (lease === '0' || lease === '') return;
+        const seconds = await this.#calls.leaseTimeToLive(lease).catch(() => -1);
+        remaining.set(lease, seconds >= 0 ? seconds * 1000 : undefined);
+      }),
+    );
+    const holders: LockHolder[] = holding.map((kv) => {
+      const value = decodeLockValue(kv.value);
+      return {
+        // A foreign holder (etcd's Go Mutex stores an empty value) is named by its key.
+        ownerId: value?.ownerId ?? (kv.value.length > 0 ? kv.value.toString('utf8') : kv.key.toString('utf8')),
+        mode: value?.mode ?? 'exclusive',
+        fencingToken: createRevision(kv),
+        remainingMs: remaining.get(kv.lease),
+        metadata: value?.metadata,
+      };
+    });
+    return { key, holders };
+  }
+
+  async close(): Promise<void> {
+    this.#closed = true;
+    const opening = this.#opening;
+    if (opening !== undefined) await opening.catch(() => undefined);
+    await Promise.all([...this.#sessions].map((session) => session.close()));
+    this.#held.clear();
+    if (this.#settings.ownsClient) this.#calls.client.close();
+  }
+
+  async #openSession(): Promise<LeaseSession> {
+    if (this.#closed) throw new LockError(LockErrorCode.BACKEND_UNAVAILABLE, 'the etcd provider is closed');
+    const current = this.#session;
+    if (current?.alive) return current;
+    this.#opening ??= LeaseSession.open(this.#calls, this.#settings.sessionTtlSeconds, (ended) => {
+      this.#sessions.delete(ended);
+      if (this.#session === ended) this.#session = undefined;
+    })
+      .then(async (session) => {
+        this.#sessions.add(session);
+        if (this.#closed) {
+          await session.close();
+          throw new LockError(LockErrorCode.BACKEND_UNAVAILABLE, 'the etcd provider is closed');
+        }
+        this.#session = session;
+        return session;
+      })
+      .finally(() => {
+        this.#opening = undefined;
+      });
+    return this.#opening;
+  }
+
+  /** One enqueue-and-wait on the current session: a grant, `undefined` at the deadline, or `requeue`. */
+  async #attempt(request: BackendAcquireRequest, range: LockRange): Promise<BackendGrant | undefined | 'requeue'> {
+    const session = await this.#openSession();
+    const name = session.claimName(`${range.prefix.toString('utf8')}${session.hex}`);
+    const waiterKey = Buffer.from(name, 'utf8');
+    const value = encodeLockValue({ ownerId: request.ownerId, mode: request.mode, metadata: request.metadata });
+    let revision: bigint | undefined;
+    let granted = false;
+    let uncertain = false;
+    try {
+      let enqueued;
+      try {
+        enqueued = await enqueue(this.#calls, range, waiterKey, value, session.id, request.mode);
+      } catch (error) {
+        if (error instanceof EtcdLeaseInvalidError) {
+          // Refused outright (nothing applied): our lease is gone. Start again on a new one.
+          session.abandon();
+          return 'requeue';
+        }
+        // The put may have been applied although we saw no reply.
+        uncertain = true;
+        throw error;
+      }
+      if (!enqueued.created) {
+        // A leftover of ours (or its tombstone) holds this name: keep the name burnt, take another.
+        uncertain = true;
+        return 'requeue';
+      }
+      revision = enqueued.revision;
+      let outcome: WaitOutcome = enqueued.blocker === undefined ? 'granted' : undefined;
+      if (outcome === undefined) {
+        request.contended();
+        if (request.deadline <= monotonicNow()) return undefined;
+        outcome = await this.#waitTurn(request, session, range, waiterKey, revision, enqueued.blocker);
+      }
+      if (outcome !== 'granted') return outcome;
+      granted = true;
+      return this.#grant(request, session, name, waiterKey, revision);
+    } finally {
+      if (!granted) await this.#cleanup(session, name, waiterKey, revision, uncertain);
+    }
+  }
+
+  /**
+   * Waits until nobody blocks us: watches only the deletion of the blocking key (no herd), then
+   * re-checks. The watch starts at "now" (a watch from a past revision is served by etcd's slower
+   * unsynced path), so after it is confirmed we re-check that the blocker still exists.
+   */
+  async #waitTurn(
+    request: BackendAcquireRequest,
+    session: LeaseSession,
+    range: LockRange,
+    waiterKey: Buffer,
+    revision: bigint,
+    firstBlocker: IKeyValue | undefined,
+  ): Promise<WaitOutcome> {
+    let blocker = firstBlocker;
+    for (let step = 0; step < MAX_WAIT_STEPS && blocker !== undefined; step += 1) {
+      let wake = (): void => undefined;
+      const woken = new Promise<void>((resolve) => {
+        wake = resolve;
+      });
+      let watcher: Watcher | undefined;
+      try {
+        // Without a watch (it could not be created in time) we still re-check on the poll interval.
+        watcher = await this.#calls.watchDeletion(blocker.key, () => wake()).catch(() => undefined);
+        let turn = await checkTurn(this.#calls, range, waiterKey, revision, request.mode);
+        if (turn.gone) return this.#keyGone(session);
+        if (!session.alive) return 'requeue';
+        if (turn.blocker !== undefined && turn.blocker.key.equals(blocker.key) && turn.blocker.create_revision === blocker.create_revision) {
+          const leave = session.join({ lost: () => wake() });
+          try {
+            await this.#sleepUntil(woken, request);
+          } finally {
+            leave();
+          }
+          if (!session.alive) return 'requeue';
+          if (request.deadline <= monotonicNow()) return undefined;
+          turn = await checkTurn(this.#calls, range, waiterKey, revision, request.mode);
+          if (turn.gone) return this.#keyGone(session);
+          if (!session.alive) return 'requeue';
+        }
+        blocker = turn.blocker;
+      } finally {
+        // Never awaited: the hand-off must not wait for etcd to confirm the cancellation.
+        if (watcher !== undefined) void watcher.cancel().catch(() => undefined);
+      }
+    }
+    return blocker === undefined ? 'granted' : undefined;
+  }
+
+  /**
+   * Our waiter key vanished: almost always because our lease ended (expired, revoked). Ask etcd now,
+   * so the next attempt runs on a new lease instead of failing on the dead one.
+   */
+  async #keyGone(session: LeaseSession): Promise<'requeue'> {
+    await session.keepAlive().catch(() => undefined);
+    return 'requeue';
+  }
+
+  /** Resolves when woken, at the re-check interval, or at the deadline; rejects on abort. */
+  #sleepUntil(woken: Promise<void>, request: BackendAcquireRequest): Promise<void> {
+    return new Promise<void>((resolve, reject) => {
+      if (request.signal.aborted) {
+        reject(request.signal.reason);
+        return;
+      }
+      let timer: NodeJS.Timeout | undefined;
+      const finish = (): void => {
+        clearTimeout(timer);
+        request.signal.removeEventListener('abort', onAbort);
+      };
+      const onAbort = (): void => {
+        finish();
+        reject(request.signal.reason);
+      };
+      request.signal.addEventListener('abort', onAbort, { once: true });
+      const recheckAt = monotonicNow() + this.#settings.recheckIntervalMs;
+      const wakeAt = Math.min(request.deadline, recheckAt);
+      const arm = (): void => {
+        timer = setTimeout(() => {
+          // Timers may fire a fraction of a ms early: re-arm until the moment has really come.
+          if (monotonicNow() < wakeAt) return arm();
+          finish();
+          resolve();
+        }, Math.max(0, Math.ceil(wakeAt - monotonicNow())));
+      };
+      arm();
+      woken.then(() => {
+        finish();
+        resolve();
+      }, reject);
+    });
+  }
+
+  #grant(request: BackendAcquireRequest, session: LeaseSession, name: string, waiterKey: Buffer, revision: bigint): BackendGrant {
+    const { key, ownerId, observer } = request;
+    const calls = this.#calls;
+    const held: HeldLock = { key, waiterKey: name, createRevision: revision, leaseId: session.id };
+    this.#held.set(ownerId, held);
+    let settled = false;
+    let watcher: Watcher | undefined;
+    const forget = (): void => {
+      settled = true;
+      if (this.#held.get(ownerId) === held) this.#held.delete(ownerId);
+      leave();
+      // Never awaited: a release must not wait for etcd to confirm the cancellation.
+      void watcher?.cancel().catch(() => undefined);
+    };
+    const leave = session.join({
+      lost: () => {
+        if (settled) return;
+        forget();
+        session.releaseName(name);
+        observer.lost(lockLostError(key, 'session-lost'));
+      },
+      uncertain: () => observer.uncertain(),
+      recovered: () => observer.recovered(),
+      renewed: (validUntil) => observer.renewed(validUntil),
+    });
+    // Our key deleted behind our back (an operator's `etcdctl del`, or the lease ending before our
+    // keepalives noticed): ask about the lease first, so an ended lease is reported as such.
+    if (!settled) watcher = this.#calls.watchDeletionFrom(waiterKey, revision + 1n, () => {
+      if (settled) return;
+      void session
+        .keepAlive()
+        .catch(() => undefined)
+        .then(() => {
+          if (settled) return;
+          forget();
+          session.releaseName(name);
+          observer.lost(lockLostError(key, 'taken-over'));
+        });
+    });
+    return {
+      fencingToken: revision,
+      validUntil: session.validUntil,
+      extend: async (): Promise<number> => {
+        if (settled) throw lockLostError(key, 'taken-over');
+        // One keepalive now; the session's TTL is fixed, so `ttlMs` cannot change it.
+        const [renewal, exists] = await Promise.allSettled([session.keepAlive(), stillHeld(calls, waiterKey, revision)]);
+        if (renewal.status === 'rejected') {
+          if (!session.alive) throw lockLostError(key, 'session-lost', renewal.reason);
+          throw backendUnavailableError(`extending lock "${key}" failed`, renewal.reason, key);
+        }
+        if (exists.status === 'rejected') throw backendUnavailableError(`extending lock "${key}" failed`, exists.reason, key);
+        if (!exists.value) {
+          forget();
+          session.releaseName(name);
+          throw lockLostError(key, 'taken-over');
+        }
+        return renewal.value;
+      },
+      release: async (): Promise<boolean> => {
+        if (settled) return false;
+        forget();
+        if (!session.alive) {
+          session.releaseName(name);
+          return false;
+        }
+        try {
+          const deleted = await deleteOwn(calls, waiterKey, revision);
+          session.releaseName(name);
+          return deleted;
+        } catch (error) {
+          // Our key would block everyone for as long as the session lives: keep trying in the background.
+          this.#retryCleanup(session, name, waiterKey, revision, false);
+          throw backendUnavailableError(`releasing lock "${key}" failed`, error, key);
+        }
+      },
+    };
+  }
+
+  /** Removes what a failed, timed-out or aborted attempt created. Never rejects. */
+  async #cleanup(session: LeaseSession, name: string, waiterKey: Buffer, revision: bigint | undefined, uncertain: boolean): Promise<void> {
+    if (!session.alive) {
+      // The lease is gone or being revoked: its keys go with it.
+      session.releaseName(name);
+      return;
+    }
+    try {
+      await this.#cleanupOnce(session, name, waiterKey, revision, uncertain);
+    } catch (error) {
+      if (error instanceof EtcdLeaseInvalidError) {
+        session.abandon();
+        session.releaseName(name);
+        return;
+      }
+      this.#retryCleanup(session, name, waiterKey, revision, uncertain);
+    }
+  }
+
+  async #cleanupOnce(session: LeaseSession, name: string, waiterKey: Buffer, revision: bigint | undefined, uncertain: boolean): Promise<void> {
+    if (uncertain || revision === undefined) {
+      // The name stays reserved: its tombstone lives with the lease.
+      await cancelUncertain(this.#calls, waiterKey, session.id);
+      return;
+    }
+    await deleteOwn(this.#calls, waiterKey, revision);
+    session.releaseName(name);
+  }
+
+  // Bounded: after CLEANUP_ATTEMPTS failures the session is given up (and revoked, best effort),
+  // since a key we cannot delete must not outlive our interest in it.
+  #retryCleanup(session: LeaseSession, name: string, waiterKey: Buffer, revision: bigint | undefined, uncertain: boolean): void {
+    void (async () => {
+      for (let attempt = 0; attempt < CLEANUP_ATTEMPTS; attempt += 1) {
+        await sleep(backoffDelayMs(attempt, RETRY));
+        if (this.#closed || !session.alive) {
+          session.releaseName(name);
+          return;
+        }
+        try {
+          await this.#cleanupOnce(session, name, waiterKey, revision, uncertain);
+          return;
+        } catch (error) {
+          // A lease etcd no longer knows has no keys left to clean.
+          if (error instanceof EtcdLeaseInvalidError) {
+            session.abandon();
+            session.releaseName(name);
+            return;
+          }
+        }
+      }
+      session.abandon();
+    })();
+  }
+}

@@ -1,0 +1,157 @@
+import type { LockMode } from '@fencelock/core';
+import { CompareResult, CompareTarget, type IKeyValue, type IRangeRequest, SortOrder, SortTarget } from 'etcd3';
+import { type EtcdCalls, createRevision } from './etcd-calls.js';
+import { isReader } from './lock-value.js';
+import { prefixRange } from './key-encoding.js';
+
+/**
+ * The protocol steps of etcd's `concurrency.Mutex`, extended to readers and writers, one function each.
+ * Order is by create revision among EVERY key under `<lock>/` (as Go does), so foreign holders count.
+ */
+
+/** Where one lock's waiters live. */
+export interface LockRange {
+  /** `<lock>/`, the prefix of every waiter key. */
+  readonly prefix: Buffer;
+  readonly start: Buffer;
+  readonly end: Buffer;
+}
+
+/** Builds the waiter range of lock `name`. */
+export function lockRange(name: string): LockRange {
+  const prefix = Buffer.from(`${name}/`, 'utf8');
+  return { prefix, ...prefixRange(prefix) };
+}
+
+/**
+ * Where a cancelled attempt leaves a tombstone (under its lease): outside every lock's range, since
+ * it starts with NUL. An enqueue refuses to run once its tombstone exists, so a put that was still
+ * in flight when we gave up can never land after our cleanup.
+ */
+export function tombstoneKey(waiterKey: Buffer): Buffer {
+  return Buffer.concat([Buffer.from('\u0000fencelock-cancelled/', 'utf8'), waiterKey]);
+}
+
+/** Who a waiter must wait for: a writer waits for the key just before it; a reader for the last earlier writer. */
+export function findBlocker(earlier: readonly IKeyValue[], mode: LockMode): IKeyValue | undefined {
+  // `earlier` is sorted by create revision, newest first.
+  if (mode === 'exclusive') return earlier[0];
+  return earlier.find((kv) => !isReader(kv.value));
+}
+
+function earlierRange(range: LockRange, mode: LockMode, maxCreateRevision?: bigint): IRangeRequest {
+  return {
+    key: range.start,
+    range_end: range.end,
+    sort_target: SortTarget.Create,
+    sort_order: SortOrder.Descend,
+    // A writer needs only its predecessor; a reader scans back to the last writer.
+    limit: mode === 'exclusive' ? (maxCreateRevision === undefined ? 2 : 1) : 0,
+    ...(maxCreateRevision === undefined ? {} : { max_create_revision: maxCreateRevision.toString() }),
+  };
+}
+
+/** The outcome of {@link enqueue}. */
+export type EnqueueOutcome =
+  | { readonly created: true; readonly revision: bigint; readonly blocker: IKeyValue | undefined }
+  | { readonly created: false };
+
+/**
+ * Puts our waiter key with the session lease, if neither it nor its tombstone exists, and in the
+ * same transaction reads who is ahead of us (Go: put + getOwner in one txn). Our key has the
+ * greatest create revision in the range, so everything else the range returns is earlier.
+ */
+export async function enqueue(
+  calls: EtcdCalls,
+  range: LockRange,
+  waiterKey: Buffer,
+  value: Buffer,
+  leaseId: string,
+  mode: LockMode,
+): Promise<EnqueueOutcome> {
+  const response = await calls.txn({
+    compare: [
+      { key: waiterKey, target: CompareTarget.Create, result: CompareResult.Equal, create_revision: 0 },
+      { key: tombstoneKey(waiterKey), target: CompareTarget.Create, result: CompareResult.Equal, create_revision: 0 },
+    ],
+    success: [{ request_put: { key: waiterKey, value, lease: leaseId } }, { request_range: earlierRange(range, mode) }],
+    failure: [],
+  });
+  if (!response.succeeded) return { created: false };
+  const revision = BigInt(response.header.revision);
+  const kvs = response.responses[1]?.response_range.kvs ?? [];
+  const earlier = kvs.filter((kv) => createRevision(kv) < revision);
+  return { created: true, revision, blocker: findBlocker(earlier, mode) };
+}
+
+/** The outcome of {@link checkTurn}: our key is gone (lease lost, or deleted), or who still blocks us. */
+export type TurnOutcome = { readonly gone: true } | { readonly gone: false; readonly blocker: IKeyValue | undefined };
+
+/**
+ * Re-checks, in one linearizable transaction, that our key still exists with its create revision
+ * (so our lease is alive at this revision: Jepsen found etcd 3.4.3's lock API granting to a waiter
+ * whose lease had expired) and who is now ahead of us.
+ */
+export async function checkTurn(
+  calls: EtcdCalls,
+  range: LockRange,
+  waiterKey: Buffer,
+  revision: bigint,
+  mode: LockMode,
+): Promise<TurnOutcome> {
+  const response = await calls.txn({
+    compare: [{ key: waiterKey, target: CompareTarget.Create, result: CompareResult.Equal, create_revision: revision.toString() }],
+    success: [{ request_range: earlierRange(range, mode, revision - 1n) }],
+    failure: [],
+  });
+  if (!response.succeeded) return { gone: true };
+  const earlier = response.responses[0]?.response_range.kvs ?? [];
+  return { gone: false, blocker: findBlocker(earlier, mode) };
+}
+
+/** True while our key still exists with this create revision. */
+export async function stillHeld(calls: EtcdCalls, waiterKey: Buffer, revision: bigint): Promise<boolean> {
+  const response = await calls.txn({
+    compare: [{ key: waiterKey, target: CompareTarget.Create, result: CompareResult.Equal, create_revision: revision.toString() }],
+    success: [],
+    failure: [],
+  });
+  return response.succeeded;
+}
+
+/** Deletes our key only if it is still the one we created; resolves whether it was. */
+export async function deleteOwn(calls: EtcdCalls, waiterKey: Buffer, revision: bigint): Promise<boolean> {
+  const response = await calls.txn({
+    compare: [{ key: waiterKey, target: CompareTarget.Create, result: CompareResult.Equal, create_revision: revision.toString() }],
+    success: [{ request_delete_range: { key: waiterKey } }],
+    failure: [],
+  });
+  return response.succeeded;
+}
+
+/**
+ * Cleans up after an attempt whose enqueue may or may not have been applied (its reply was lost):
+ * writes the tombstone (so a late enqueue is refused) and deletes the key, in one transaction.
+ * Waiter names are unique to our lease, so no other client's key can be deleted.
+ */
+export async function cancelUncertain(calls: EtcdCalls, waiterKey: Buffer, leaseId: string): Promise<void> {
+  await calls.txn({
+    compare: [],
+    success: [
+      { request_put: { key: tombstoneKey(waiterKey), value: Buffer.alloc(0), lease: leaseId } },
+      { request_delete_range: { key: waiterKey } },
+    ],
+    failure: [],
+  });
+}
+
+/** Every key of a lock, oldest first (for `inspect`). */
+export async function listWaiters(calls: EtcdCalls, range: LockRange): Promise<IKeyValue[]> {
+  const response = await calls.range({
+    key: range.start,
+    range_end: range.end,
+    sort_target: SortTarget.Create,
+    sort_order: SortOrder.Ascend,
+  });
+  return response.kvs;
+}

@@ -1,0 +1,89 @@
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+/**
+ * Runs the real `etcdctl lock NAME -- sh -c '…'` (etcd's Go `concurrency.Mutex`, from Debian's
+ * etcd-client) as an interop peer. The shell prints `held` once etcdctl holds the lock and keeps it
+ * until we write to a FIFO (etcdctl gives its command no stdin), at most 60 s; then etcdctl unlocks
+ * and exits. Only this process is ever signalled, by PID.
+ */
+export class EtcdctlLock {
+  readonly #child: ChildProcess;
+  readonly #exited: Promise<number | null>;
+  #stdout = '';
+  #held: Promise<void>;
+  readonly #dir: string;
+  readonly #fifo: string;
+
+  constructor(endpoints: readonly string[], name: string, options: { holdUntilFinished: boolean; ttlSeconds?: number }) {
+    this.#dir = mkdtempSync(join(tmpdir(), 'fencelock-etcdctl-'));
+    this.#fifo = join(this.#dir, 'release');
+    execFileSync('mkfifo', [this.#fifo]);
+    const command = options.holdUntilFinished ? `echo held; timeout 60 cat '${this.#fifo}' >/dev/null; echo done` : 'echo held';
+    this.#child = spawn(
+      'etcdctl',
+      [`--endpoints=${endpoints.join(',')}`, 'lock', name, `--ttl=${options.ttlSeconds ?? 10}`, '--', 'sh', '-c', command],
+      { env: { ...process.env, ETCDCTL_API: '3' }, stdio: ['pipe', 'pipe', 'pipe'] },
+    );
+    this.#exited = new Promise((resolve) =>
+      this.#child.once('exit', (code) => {
+        rmSync(this.#dir, { recursive: true, force: true });
+        resolve(code);
+      }),
+    );
+    this.#held = new Promise((resolve, reject) => {
+      this.#child.stdout?.on('data', (chunk: Buffer) => {
+        this.#stdout += chunk.toString();
+        if (this.#stdout.includes('held')) resolve();
+      });
+      this.#exited.then((code) => reject(new Error(`etcdctl exited (${String(code)}) before holding: ${this.#stdout}`)));
+    });
+    this.#held.catch(() => undefined);
+  }
+
+  /** True once the command runs under the lock. */
+  get holding(): boolean {
+    return this.#stdout.includes('held');
+  }
+
+  get exitedAlready(): boolean {
+    return this.#child.exitCode !== null || this.#child.signalCode !== null;
+  }
+
+  /** Resolves once etcdctl holds the lock (rejects after `ms`). */
+  held(ms: number): Promise<void> {
+    return bounded(this.#held, ms, 'etcdctl to hold the lock');
+  }
+
+  /** Lets the held command finish (etcdctl then unlocks) and resolves etcdctl's exit code. */
+  finish(ms: number): Promise<number | null> {
+    // The reader is open (the command runs), so opening the FIFO for writing does not block.
+    if (!this.exitedAlready) writeFileSync(this.#fifo, 'release\n');
+    return bounded(this.#exited, ms, 'etcdctl to exit');
+  }
+
+  /** Resolves the exit code (rejects after `ms`). */
+  exit(ms: number): Promise<number | null> {
+    return bounded(this.#exited, ms, 'etcdctl to exit');
+  }
+
+  /** SIGKILLs this etcdctl process (etcdctl never revokes its lease: the lock lives until the lease TTL). */
+  async kill(): Promise<void> {
+    if (this.exitedAlready) return;
+    const { pid } = this.#child;
+    if (pid !== undefined) process.kill(pid, 'SIGKILL');
+    await bounded(this.#exited, 5_000, 'etcdctl to die');
+  }
+}
+
+function bounded<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  return Promise.race([
+    promise,
+    new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`timed out after ${ms} ms waiting for ${what}`)), ms);
+    }),
+  ]).finally(() => clearTimeout(timer));
+}

@@ -1,0 +1,155 @@
+import { abortedWithin, describeLockProvider, within } from '@fencelock/conformance';
+import { type LockProvider, isLockError, monotonicNow } from '@fencelock/core';
+import { type EtcdCluster, sleep, startEtcdCluster, waitFor } from '@fencelock/test-infra';
+import { Etcd3 } from 'etcd3';
+import { randomUUID } from 'node:crypto';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { EtcdLockProvider, type EtcdLockProviderOptions } from '../src/index.js';
+
+// One dedicated 3-member cluster for this file: members are killed and paused here.
+let cluster: EtcdCluster;
+beforeAll(async () => {
+  cluster = await startEtcdCluster();
+}, 60_000);
+afterAll(async () => {
+  await cluster?.stop();
+});
+
+const SESSION_TTL_MS = 2_000;
+const clients = new WeakMap<LockProvider, Etcd3>();
+
+/** A provider on a client of its own (closed with it), so that a "crash" can cut the client off. */
+class OwnClientProvider extends EtcdLockProvider {
+  readonly #client: Etcd3;
+  constructor(client: Etcd3, options: Omit<EtcdLockProviderOptions, 'client' | 'connection'> = {}) {
+    super({ client, sessionTtlMs: SESSION_TTL_MS, requestTimeoutMs: 1_000, keyPrefix: 'fencelock-faults/', ...options });
+    this.#client = client;
+  }
+  override async close(): Promise<void> {
+    try {
+      await super.close();
+    } finally {
+      this.#client.close();
+    }
+  }
+}
+
+function makeProvider(options?: Omit<EtcdLockProviderOptions, 'client' | 'connection'>): OwnClientProvider {
+  const client = new Etcd3({ hosts: [...cluster.endpoints] });
+  const provider = new OwnClientProvider(client, options);
+  clients.set(provider, client);
+  return provider;
+}
+
+async function waitHealthy(): Promise<void> {
+  await cluster.leaderIndex({ timeoutMs: 20_000 });
+}
+
+// The suite's fault cases, with every harness power, on the dedicated cluster.
+describeLockProvider({
+  name: 'etcd (dedicated cluster, all fault powers)',
+  createProvider: () => makeProvider(),
+  keyPrefix: `faults-suite:`,
+  harness: {
+    pauseBackend: async (ms) => {
+      await Promise.all(cluster.nodes.map((node) => node.pause()));
+      try {
+        await sleep(ms);
+      } finally {
+        await Promise.all(cluster.nodes.map((node) => node.resume()));
+      }
+      await waitHealthy();
+    },
+    restartBackend: async () => {
+      await Promise.all(cluster.nodes.map((node) => node.kill()));
+      await Promise.all(cluster.nodes.map((node) => node.restart()));
+      await waitHealthy();
+    },
+    crashProvider: async (provider) => {
+      clients.get(provider)?.close();
+    },
+  },
+});
+
+describe('etcd faults on a dedicated cluster', () => {
+  const open: LockProvider[] = [];
+  const provider = (options?: Omit<EtcdLockProviderOptions, 'client' | 'connection'>): OwnClientProvider => {
+    const made = makeProvider(options);
+    open.push(made);
+    return made;
+  };
+  afterEach(async () => {
+    // Whatever a case paused or killed comes back before the next case.
+    await Promise.all(cluster.nodes.map((node) => (node.paused ? node.resume() : undefined)));
+    await Promise.all(cluster.nodes.map((node) => (node.running ? undefined : node.restart())));
+    await Promise.allSettled(open.splice(0).map((p) => p.close()));
+    await waitHealthy();
+  });
+
+  it('leader killed while a lock is held: the lock survives the election, others still wait, hand-off works after', async () => {
+    // 3 s rather than 2 s: the election alone takes about a second here (1 s election timeout).
+    const [a, b] = [provider({ sessionTtlMs: 3_000 }), provider({ sessionTtlMs: 3_000 })];
+    const key = `leader-kill:${randomUUID()}`;
+    const lock = await a.acquire(key);
+    const leader = await cluster.leaderIndex();
+    const node = cluster.nodes[leader]!;
+    await node.kill();
+    // Well past one session TTL with the leader gone: keepalives reach the new leader.
+    await sleep(3_000 * 2);
+    expect(lock.signal.aborted).toBe(false);
+    expect(lock.isHeld()).toBe(true);
+    expect(await b.tryAcquire(key)).toBeUndefined();
+    const waiting = b.acquire(key, { waitMs: 20_000 });
+    await sleep(200);
+    expect(await lock.release()).toBe(true);
+    const next = await within(waiting, 20_000, 'the waiter after the election');
+    expect(next.fencingToken! > lock.fencingToken!).toBe(true);
+    await next.release();
+    // The member comes back on its own data dir and rejoins.
+    await node.restart();
+    await waitHealthy();
+    const again = await a.acquire(key, { waitMs: 10_000 });
+    expect(again.fencingToken! > next.fencingToken!).toBe(true);
+    await again.release();
+  }, 60_000);
+
+  it('two of three members paused: nobody acquires, the holder loses by its own deadline, and nothing is left behind', async () => {
+    const [a, b, c] = [provider(), provider(), provider()];
+    const key = `minority:${randomUUID()}`;
+    // b opens its session first, so that its enqueue is what hangs (and may land late).
+    await (await b.acquire(`${key}:warm-up`)).release();
+    const lock = await a.acquire(key);
+    const leader = await cluster.leaderIndex();
+    const paused = [leader, (leader + 1) % 3].map((index) => cluster.nodes[index]!);
+    await Promise.all(paused.map((node) => node.pause()));
+    const attempt = b.acquire(key, { waitMs: 3_000 }).then(
+      (handle) => ({ handle }),
+      (error: unknown) => ({ error }),
+    );
+    const reason = await abortedWithin(lock.signal, SESSION_TTL_MS + 2_000, "the holder's loss signal without quorum");
+    expect(reason).toMatchObject({ code: 'LOCK_LOST' });
+    expect(monotonicNow()).toBeGreaterThanOrEqual(lock.validUntil);
+    const outcome = await within(attempt, 20_000, 'the minority acquire to give up');
+    expect('handle' in outcome).toBe(false);
+    expect(isLockError((outcome as { error: unknown }).error)).toBe(true);
+    await Promise.all(paused.map((node) => node.resume()));
+    await waitHealthy();
+    const next = await c.acquire(key, { waitMs: 20_000 });
+    expect(next.fencingToken! > lock.fencingToken!).toBe(true);
+    await next.release();
+    // No orphan waiter keys: a's lease was revoked or expired, b's late enqueue (if any) was cancelled.
+    const inspector = new Etcd3({ hosts: [...cluster.endpoints] });
+    try {
+      const left = await waitFor(
+        async () => {
+          const keys = await inspector.getAll().prefix(`fencelock-faults/${key.replaceAll('/', '%2F')}/`).keys();
+          return keys.length === 0 ? keys : undefined;
+        },
+        { what: 'the lock range to empty', timeoutMs: 20_000, intervalMs: 200 },
+      );
+      expect(left).toEqual([]);
+    } finally {
+      inspector.close();
+    }
+  }, 90_000);
+});

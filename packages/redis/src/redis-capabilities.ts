@@ -1,0 +1,26 @@
+import { normalizeCapabilities, type LockCapabilities } from '@fencelock/core';
+
+/** The smallest TTL the provider accepts, in ms (see {@link REDIS_CAPABILITIES}). */
+export const REDIS_MIN_TTL_MS = 100;
+
+/**
+ * What `@fencelock/redis` guarantees.
+ * - `fencing: 'per-key'`: one primary's counter per key (see the acquire script for why it never goes
+ *   backwards, and the README for what that assumes).
+ * - `notify`: releases are published; waiters wake at once (expiry is found by polling).
+ * - `fifo: false`: after a release, every waiter tries and the fastest wins.
+ * - `ttlResolutionMs: 1`: `PX` takes milliseconds.
+ * - `minTtlMs: 100`: below that, a round trip and the drift margin eat most of the validity and
+ *   automatic extension (every third of the TTL) would hammer the server.
+ */
+export const REDIS_CAPABILITIES: LockCapabilities = normalizeCapabilities({
+  fencing: 'per-key',
+  lossDetection: true,
+  extend: true,
+  notify: true,
+  fifo: false,
+  readWrite: false,
+  expiry: 'per-lock',
+  ttlResolutionMs: 1,
+  minTtlMs: REDIS_MIN_TTL_MS,
+});

@@ -1,0 +1,238 @@
+import {
+  LockErrorCode,
+  backendUnavailableError,
+  isLockError,
+  lockLostError,
+  monotonicNow,
+  sleep,
+  waitForGrant,
+  type BackendAcquireRequest,
+  type BackendGrant,
+  type GrantObserver,
+  type LockBackend,
+  type LockInfo,
+} from '@fencelock/core';
+import { REDIS_CAPABILITIES } from './redis-capabilities.js';
+import { closeRedisConnection, type RedisConnection } from './redis-connection.js';
+import { redisLockKeys, type RedisLockKeys } from './redis-keys.js';
+import type { ResolvedRedisLockOptions } from './redis-lock-options.js';
+import { ReleaseSubscriber } from './release-subscriber.js';
+import { inspectScript, redisLockScripts, registerRedisLockScripts, scriptCall, variadicCommandName } from './scripts/define-commands.js';
+
+/** A lock this backend granted and has not seen end yet: watched across reconnects. */
+interface ActiveLock {
+  readonly key: string;
+  readonly keys: RedisLockKeys;
+  readonly ownerId: string;
+  readonly observer: GrantObserver;
+}
+
+// Cleanup of an indeterminate acquire or a failed release: a few tries, never past the lock's TTL.
+const CLEANUP_ATTEMPTS = 3;
+
+/**
+ * The `LockBackend` over one ioredis `Redis` or `Cluster`: one script call per acquire / extend /
+ * release, a shared subscriber for release notifications, connection events mapped to the handles'
+ * `uncertain` / `recovered` / `lost` states.
+ */
+export class RedisLockBackend implements LockBackend {
+  readonly name = 'redis';
+  readonly capabilities = REDIS_CAPABILITIES;
+  readonly #connection: RedisConnection;
+  readonly #options: ResolvedRedisLockOptions;
+  readonly #subscriber: ReleaseSubscriber;
+  readonly #active = new Set<ActiveLock>();
+  readonly #cleanups = new Set<Promise<void>>();
+  readonly #acquireCall: (...args: (string | number)[]) => Promise<unknown>;
+  readonly #releaseCall: (...args: (string | number)[]) => Promise<unknown>;
+  readonly #extendCall: (...args: (string | number)[]) => Promise<unknown>;
+  readonly #inspectCall: (...args: (string | number)[]) => Promise<unknown>;
+  readonly #onClose = (): void => {
+    for (const lock of this.#active) lock.observer.uncertain();
+  };
+  readonly #onReady = (): void => {
+    for (const lock of [...this.#active]) void this.#recheck(lock);
+  };
+
+  constructor(connection: RedisConnection, options: ResolvedRedisLockOptions) {
+    this.#connection = connection;
+    this.#options = options;
+    const { client } = connection;
+    registerRedisLockScripts(client);
+    this.#acquireCall = scriptCall(client, variadicCommandName(redisLockScripts.acquire));
+    this.#releaseCall = scriptCall(client, variadicCommandName(redisLockScripts.release));
+    this.#extendCall = scriptCall(client, variadicCommandName(redisLockScripts.extend));
+    this.#inspectCall = scriptCall(client, inspectScript.name);
+    this.#subscriber = new ReleaseSubscriber(client, options.channel);
+    client.on('close', this.#onClose);
+    client.on('ready', this.#onReady);
+  }
+
+  async acquire(request: BackendAcquireRequest): Promise<BackendGrant | undefined> {
+    const keys = redisLockKeys(this.#options.keyPrefix, request.key);
+    if (request.deadline <= monotonicNow()) return this.#attempt(request, keys);
+    // While waiting, a failed attempt (a reconnect, a timed-out request) is retried like a held key
+    // until the deadline; only if the last attempt failed is the failure reported.
+    let lastError: unknown;
+    const grant = await waitForGrant(
+      { deadline: request.deadline, signal: request.signal, contended: () => undefined },
+      async () => {
+        try {
+          const granted = await this.#attempt(request, keys);
+          lastError = undefined;
+          return granted;
+        } catch (error) {
+          if (isLockError(error) && error.code !== LockErrorCode.BACKEND_UNAVAILABLE) throw error;
+          lastError = error;
+          return undefined;
+        }
+      },
+      { retry: this.#options.retry, wakeup: () => this.#subscriber.wakeup(keys.lock) },
+    );
+    if (grant === undefined && lastError !== undefined) throw lastError;
+    return grant;
+  }
+
+  async inspect(key: string): Promise<LockInfo | undefined> {
+    const keys = redisLockKeys(this.#options.keyPrefix, key);
+    const reply = await this.#timed(this.#inspectCall(keys.lock, keys.meta), `inspecting lock "${key}"`);
+    if (!Array.isArray(reply)) return undefined;
+    const [value, pttlReply, owner, token, metadata] = reply as (string | number | null)[];
+    if (typeof value !== 'string') return undefined;
+    const pttl = Number(pttlReply);
+    // The metadata hash describes our holder only while its owner is the lock's value; a foreign
+    // SET-NX holder shows its value as the owner id, with no token.
+    const ours = owner === value;
+    return {
+      key,
+      holders: [
+        {
+          ownerId: value,
+          mode: 'exclusive',
+          fencingToken: ours && typeof token === 'string' ? BigInt(token) : undefined,
+          remainingMs: Number.isFinite(pttl) && pttl >= 0 ? pttl : undefined,
+          metadata: ours && typeof metadata === 'string' ? metadata : undefined,
+        },
+      ],
+    };
+  }
+
+  async close(): Promise<void> {
+    const { client } = this.#connection;
+    client.off('close', this.#onClose);
+    client.off('ready', this.#onReady);
+    this.#subscriber.close();
+    this.#active.clear();
+    await Promise.allSettled([...this.#cleanups]);
+    await closeRedisConnection(this.#connection, this.#options.commandTimeoutMs);
+  }
+
+  /** One SET NX attempt. Resolves the grant, or `undefined` when the key is held. */
+  async #attempt(request: BackendAcquireRequest, keys: RedisLockKeys): Promise<BackendGrant | undefined> {
+    const { key, ownerId, ttlMs, metadata } = request;
+    const sent = monotonicNow();
+    const args: (string | number)[] = [3, keys.lock, keys.fence, keys.meta, ownerId, ttlMs];
+    if (metadata !== undefined) args.push(metadata);
+    let reply: unknown;
+    try {
+      reply = await this.#timed(this.#acquireCall(...args), `acquiring lock "${key}"`);
+    } catch (error) {
+      // Indeterminate: the server may have applied it (or may still, if it is paused). Release with
+      // our own owner id, which can only ever delete this attempt's lock.
+      this.#cleanUp(keys, ownerId, sent, ttlMs);
+      throw backendUnavailableError(`acquiring lock "${key}" failed`, error, key);
+    }
+    if (reply === null || reply === undefined) {
+      request.contended();
+      return undefined;
+    }
+    const fencingToken = BigInt(String(reply));
+    const lock: ActiveLock = { key, keys, ownerId, observer: request.observer };
+    this.#active.add(lock);
+    return {
+      fencingToken,
+      validUntil: this.#validUntil(sent, ttlMs),
+      extend: (nextTtlMs) => this.#extend(lock, nextTtlMs),
+      release: () => this.#release(lock),
+    };
+  }
+
+  async #extend(lock: ActiveLock, ttlMs: number): Promise<number> {
+    const sent = monotonicNow();
+    let reply: unknown;
+    try {
+      reply = await this.#timed(this.#extendCall(2, lock.keys.lock, lock.keys.meta, lock.ownerId, ttlMs), `extending lock "${lock.key}"`);
+    } catch (error) {
+      throw backendUnavailableError(`extending lock "${lock.key}" failed`, error, lock.key);
+    }
+    if (Number(reply) !== 1) {
+      this.#active.delete(lock);
+      throw lockLostError(lock.key, 'taken-over');
+    }
+    return this.#validUntil(sent, ttlMs);
+  }
+
+  async #release(lock: ActiveLock): Promise<boolean> {
+    this.#active.delete(lock);
+    const sent = monotonicNow();
+    try {
+      return await this.#releaseOnce(lock.keys, lock.ownerId);
+    } catch (error) {
+      this.#cleanUp(lock.keys, lock.ownerId, sent, this.#options.commandTimeoutMs * CLEANUP_ATTEMPTS);
+      throw backendUnavailableError(`releasing lock "${lock.key}" failed`, error, lock.key);
+    }
+  }
+
+  async #releaseOnce(keys: RedisLockKeys, ownerId: string): Promise<boolean> {
+    const reply = await this.#timed(this.#releaseCall(2, keys.lock, keys.meta, ownerId, this.#options.channel), 'releasing a lock');
+    return Number(reply) === 1;
+  }
+
+  /** Releases `ownerId`'s lock in the background, a few times at most, and not past `sent + ttlMs`. */
+  #cleanUp(keys: RedisLockKeys, ownerId: string, sent: number, ttlMs: number): void {
+    const run = async (): Promise<void> => {
+      for (let attempt = 0; attempt < CLEANUP_ATTEMPTS && monotonicNow() < sent + ttlMs; attempt += 1) {
+        try {
+          await this.#releaseOnce(keys, ownerId);
+          return;
+        } catch {
+          await sleep(Math.min(this.#options.commandTimeoutMs, 100 * 2 ** attempt));
+        }
+      }
+    };
+    const cleanup = run().finally(() => this.#cleanups.delete(cleanup));
+    this.#cleanups.add(cleanup);
+  }
+
+  /** After a reconnect: is each lock still ours? */
+  async #recheck(lock: ActiveLock): Promise<void> {
+    try {
+      const value = await this.#timed(this.#connection.client.get(lock.keys.lock), `checking lock "${lock.key}"`);
+      if (!this.#active.has(lock)) return;
+      if (value === lock.ownerId) {
+        lock.observer.recovered();
+      } else {
+        this.#active.delete(lock);
+        lock.observer.lost(lockLostError(lock.key, 'taken-over'));
+      }
+    } catch {
+      // Still unreachable: the handle stays uncertain and its deadline decides.
+    }
+  }
+
+  // Redis expires keys by its own clock, which may run a little faster than ours: keep a margin
+  // (as Redlock does: 1% of the TTL + 2 ms).
+  #validUntil(sent: number, ttlMs: number): number {
+    return sent + ttlMs - Math.ceil(ttlMs * this.#options.clockDriftFactor) - 2;
+  }
+
+  /** Bounds a request by `commandTimeoutMs`, whatever the client's own settings are. */
+  #timed<T>(request: Promise<T>, what: string): Promise<T> {
+    const timeoutMs = this.#options.commandTimeoutMs;
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`${what} timed out after ${timeoutMs} ms`)), timeoutMs);
+    });
+    return Promise.race([request, timeout]).finally(() => clearTimeout(timer));
+  }
+}

@@ -1,0 +1,42 @@
+import { BaseLockProvider, validateDurationMs, validateWaitMs } from '@fencelock/core';
+import type { Cluster, Redis } from 'ioredis';
+import { REDIS_CAPABILITIES } from './redis-capabilities.js';
+import { openRedisConnection } from './redis-connection.js';
+import { RedisLockBackend } from './redis-lock-backend.js';
+import { resolveRedisLockOptions, type RedisLockProviderOptions } from './redis-lock-options.js';
+
+/**
+ * Locks on a single Redis (or a Redis Cluster through an ioredis `Cluster`): `SET key owner NX PX ttl`
+ * plus a per-key fencing token in one Lua script, owner-checked release and extend, release
+ * notifications on one shared pub/sub connection, and a loss signal from the validity deadline.
+ * Build it with {@link createRedisLockProvider}.
+ */
+export class RedisLockProvider extends BaseLockProvider {
+  /** The ioredis client the provider uses (the one given, or the one it opened and will close). */
+  readonly client: Redis | Cluster;
+
+  constructor(options: RedisLockProviderOptions) {
+    const resolved = resolveRedisLockOptions(options);
+    // Check what the base class checks before a connection is opened, so bad options leak nothing.
+    if (options.defaultTtlMs !== undefined) validateDurationMs(options.defaultTtlMs, 'defaultTtlMs', REDIS_CAPABILITIES.minTtlMs);
+    if (options.defaultWaitMs !== undefined) validateWaitMs(options.defaultWaitMs, 'defaultWaitMs');
+    const connection = openRedisConnection(options, resolved);
+    super(new RedisLockBackend(connection, resolved), options);
+    this.client = connection.client;
+  }
+}
+
+/**
+ * Creates a Redis lock provider.
+ *
+ * ```ts
+ * const locks = createRedisLockProvider({ connection: 'redis://127.0.0.1:6379' });
+ * await using lock = await locks.acquire('orders:42', { ttlMs: 10_000 });
+ * await db.write(row, { fence: lock.fencingToken });
+ * ```
+ *
+ * @throws `LOCK_INVALID_ARGUMENT` (`LockTypeError` / `LockRangeError`) for bad options, before connecting.
+ */
+export function createRedisLockProvider(options: RedisLockProviderOptions): RedisLockProvider {
+  return new RedisLockProvider(options);
+}

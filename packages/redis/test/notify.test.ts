@@ -1,0 +1,74 @@
+import type { LockProvider } from '@fencelock/core';
+import { nextEvent, within } from '@fencelock/conformance';
+import { redisCommand, topology, waitFor } from '@fencelock/test-infra';
+import { randomUUID } from 'node:crypto';
+import { afterEach, describe, expect, it } from 'vitest';
+import { createRedisLockProvider, type RedisLockProviderOptions } from '../src/index.js';
+import { clusterNode } from './helpers.js';
+
+const { redisUrl, redisClusterUrls } = topology();
+
+// Polling so slow (a minute between attempts) that only a release notification can wake a waiter in time.
+const NO_POLLING = { initialDelayMs: 60_000, maxDelayMs: 60_000, factor: 1 };
+
+const targets: [string, (channel: string) => RedisLockProviderOptions, number][] = [
+  ['single', (channel) => ({ connection: redisUrl, channel, retry: NO_POLLING }), Number(new URL(redisUrl).port)],
+  [
+    'cluster',
+    (channel) => ({ clusterNodes: redisClusterUrls.map(clusterNode), channel, retry: NO_POLLING }),
+    clusterNode(redisClusterUrls[0] ?? '').port,
+  ],
+];
+
+describe.each(targets)('release notifications (%s)', (_label, options, port) => {
+  const open: LockProvider[] = [];
+  const provider = (channel: string): LockProvider => {
+    const made = createRedisLockProvider(options(channel));
+    open.push(made);
+    return made;
+  };
+  afterEach(async () => {
+    await Promise.allSettled(open.splice(0).map((p) => p.close()));
+  });
+
+  it('wakes a waiter at the release, not at its next poll', async () => {
+    const channel = `fencelock:test:${randomUUID()}`;
+    const [a, b] = [provider(channel), provider(channel)];
+    const key = `notify:${randomUUID()}`;
+    const holder = await a.acquire(key);
+    const contended = nextEvent(b, 'contended', (e) => e.key === key, 5_000);
+    const waiting = b.acquire(key, { waitMs: 30_000 });
+    await contended;
+    await holder.release();
+    const lock = await within(waiting, 10_000, 'the notified waiter');
+    expect(lock.isHeld()).toBe(true);
+    await lock.release();
+  }, 30_000);
+
+  it('serves many waiters on many keys with one subscriber connection per provider', async () => {
+    const channel = `fencelock:test:${randomUUID()}`;
+    const [a, b] = [provider(channel), provider(channel)];
+    const keys = Array.from({ length: 20 }, () => `notify-many:${randomUUID()}`);
+    const holders = await Promise.all(keys.map((key) => a.acquire(key)));
+    const contended = keys.map((key) => nextEvent(b, 'contended', (e) => e.key === key, 5_000));
+    const waiting = keys.map((key) => b.acquire(key, { waitMs: 30_000 }));
+    await Promise.all(contended);
+    // PUBSUB NUMSUB counts subscribers on the node asked; on a cluster the subscriber may sit on any node.
+    // The subscription is made by the first wait (after the first attempt), so wait for it to appear.
+    const subscribers = async (): Promise<number> => {
+      const ports = _label === 'cluster' ? redisClusterUrls.map((url) => clusterNode(url).port) : [port];
+      const counts = await Promise.all(
+        ports.map(async (p) => Number(((await redisCommand(p, ['PUBSUB', 'NUMSUB', channel])) as [string, number])[1])),
+      );
+      return counts.reduce((sum, n) => sum + n, 0);
+    };
+    const count = await waitFor(async () => {
+      const n = await subscribers();
+      return n > 0 ? n : undefined;
+    }, { timeoutMs: 5_000, what: 'the subscriber connection' });
+    expect(count).toBe(1);
+    await Promise.all(holders.map((holder) => holder.release()));
+    const locks = await within(Promise.all(waiting), 10_000, 'every notified waiter');
+    await Promise.all(locks.map((lock) => lock.release()));
+  }, 30_000);
+});

@@ -1,0 +1,3 @@
+export { RedlockLockProvider, createRedlockLockProvider } from './redlock-lock-provider.js';
+export type { RedlockLockProviderOptions, RedlockMaster } from './options.js';
+export { REDLOCK_CAPABILITIES } from './redlock-backend.js';

@@ -1,0 +1,263 @@
+import {
+  type BackendAcquireRequest,
+  type BackendGrant,
+  type GrantObserver,
+  type LockBackend,
+  type LockHolder,
+  type LockInfo,
+  backoffDelayMs,
+  lockLostError,
+  monotonicNow,
+  normalizeCapabilities,
+  sleep,
+  waitForGrant,
+} from '@fencelock/core';
+import { type AcquireRound, acquireRound } from './acquire-round.js';
+import { extendRound } from './extend-round.js';
+import { decodeLockValue, encodeLockValue } from './lock-value.js';
+import type { MasterNode } from './master-node.js';
+import { tally } from './node-outcomes.js';
+import { REDLOCK_MIN_TTL_MS, type ResolvedRedlockOptions, nodeTimeoutFor } from './options.js';
+import { quorumOf } from './quorum.js';
+import { quorumNotReachedError, validityExhaustedError } from './redlock-errors.js';
+import { releaseOnAll } from './release-round.js';
+
+/** Redlock's honest capabilities. */
+export const REDLOCK_CAPABILITIES = normalizeCapabilities({
+  // No safe monotonic token can come out of N independent counters (Kleppmann, "How to do
+  // distributed locking"): a restarted master or a clock jump breaks any of them. Fence elsewhere.
+  fencing: 'none',
+  // The handle's validity deadline ends the lock on its own, with or without a word from the masters.
+  lossDetection: true,
+  extend: true,
+  notify: false,
+  fifo: false,
+  readWrite: false,
+  expiry: 'per-lock',
+  ttlResolutionMs: 1,
+  minTtlMs: REDLOCK_MIN_TTL_MS,
+});
+
+// A round whose majority came back after the TTL minus drift is retried this many times in a row,
+// then the acquire fails: the TTL is too short for these masters, and retrying forever hides that.
+const MAX_EXHAUSTED_ROUNDS = 3;
+// Rounds one extend() may take when masters fail to answer (each bounded by the per-node timeout).
+const MAX_EXTEND_ROUNDS = 3;
+
+/** A lock this backend granted and has not seen end. */
+interface HeldLock {
+  readonly key: string;
+  readonly value: string;
+  readonly userKey: string;
+  readonly ttlMs: number;
+  readonly observer: GrantObserver;
+}
+
+/** The Redlock algorithm over N masters, as core's one backend primitive. */
+export class RedlockBackend implements LockBackend {
+  readonly name = 'redlock';
+  readonly capabilities = REDLOCK_CAPABILITIES;
+  readonly #masters: readonly MasterNode[];
+  readonly #options: ResolvedRedlockOptions;
+  readonly #quorum: number;
+  /** Held locks, for connection-state reports: owner value → what to tell and how to check. */
+  readonly #held = new Map<string, HeldLock>();
+  readonly #unsubscribe: (() => void)[];
+  #majorityConnected = true;
+
+  constructor(masters: readonly MasterNode[], options: ResolvedRedlockOptions) {
+    this.#masters = masters;
+    this.#options = options;
+    this.#quorum = quorumOf(masters.length);
+    this.#unsubscribe = masters.map((m) => m.onConnectionChange(() => this.#connectionChanged()));
+  }
+
+  /**
+   * Fewer than a majority of connections up: every held lock is `uncertain` (it may still be valid
+   * until its deadline). A majority back: each lock is checked — `recovered` if a majority still
+   * holds our value, `lost` (taken-over) if a majority says it does not.
+   */
+  #connectionChanged(): void {
+    const connected = this.#masters.filter((m) => m.connected).length >= this.#quorum;
+    if (connected === this.#majorityConnected) return;
+    this.#majorityConnected = connected;
+    for (const held of this.#held.values()) {
+      if (!connected) held.observer.uncertain();
+      else void this.#recheck(held);
+    }
+  }
+
+  async #recheck(held: HeldLock): Promise<void> {
+    const replies = await Promise.all(this.#masters.map((m) => m.read(held.key, nodeTimeoutFor(this.#options, held.ttlMs))));
+    if (!this.#held.has(held.value) || !this.#majorityConnected) return;
+    const ours = replies.filter((r) => r.ok && r.value.value === held.value).length;
+    const notOurs = replies.filter((r) => r.ok && r.value.value !== held.value).length;
+    if (ours >= this.#quorum) held.observer.recovered();
+    else if (this.#masters.length - notOurs < this.#quorum) {
+      this.#held.delete(held.value);
+      held.observer.lost(lockLostError(held.userKey, 'taken-over'));
+    }
+  }
+
+  /**
+   * Rounds until granted or the deadline, with a jittered backoff between them (core's
+   * `waitForGrant`). Every failed round has released on every master before the wait starts.
+   * - contention (another owner holds, or votes split): keep waiting; at the deadline, not acquired.
+   * - a majority of masters NOT CONNECTED (refused, closed): fail fast with LOCK_QUORUM_NOT_REACHED
+   *   once that has lasted `unreachableGraceMs` (1 s; at once for tryAcquire), since waiting cannot
+   *   help until an operator brings them back; the grace lets clients reconnect after a blip.
+   * - a majority FAILING otherwise (timeouts, error replies): transient, keep trying; if the deadline
+   *   comes while that is still so, LOCK_QUORUM_NOT_REACHED instead of a plain timeout.
+   * - validity exhausted: retried up to 3 rounds in a row, then LOCK_QUORUM_NOT_REACHED.
+   */
+  async acquire(request: BackendAcquireRequest): Promise<BackendGrant | undefined> {
+    const key = this.#options.keyPrefix + request.key;
+    const value = encodeLockValue(request.ownerId, request.metadata);
+    const input = {
+      key,
+      value,
+      ttlMs: request.ttlMs,
+      driftFactor: this.#options.driftFactor,
+      nodeTimeoutMs: nodeTimeoutFor(this.#options, request.ttlMs),
+    };
+    let last: AcquireRound | undefined;
+    let exhaustedInARow = 0;
+    let unreachableSince: number | undefined;
+    const exhausted = (round: Extract<AcquireRound, { kind: 'validity-exhausted' }>) =>
+      validityExhaustedError(request.key, round.tally, { ttlMs: request.ttlMs, elapsedMs: round.elapsedMs, validityMs: round.validityMs, rounds: exhaustedInARow });
+    // `contended` is reported for real contention only, not for rounds that failed on errors.
+    const loop = { deadline: request.deadline, signal: request.signal, contended: () => undefined };
+    const granted = await waitForGrant(
+      loop,
+      async () => {
+        const round = await acquireRound(this.#masters, input);
+        last = round;
+        if (round.kind === 'acquired') return round;
+        if (round.kind === 'contended') request.contended();
+        if (round.kind === 'unreachable') {
+          unreachableSince ??= monotonicNow();
+          if (monotonicNow() - unreachableSince >= this.#options.unreachableGraceMs) {
+            throw quorumNotReachedError(request.key, 'acquiring', this.#quorum, round.tally);
+          }
+        } else {
+          unreachableSince = undefined;
+        }
+        exhaustedInARow = round.kind === 'validity-exhausted' ? exhaustedInARow + 1 : 0;
+        if (round.kind === 'validity-exhausted' && exhaustedInARow >= MAX_EXHAUSTED_ROUNDS) throw exhausted(round);
+        return undefined;
+      },
+      this.#options.retry === undefined ? {} : { retry: this.#options.retry },
+    );
+    if (granted !== undefined) return this.#grant(request, key, value, granted.validUntil);
+    const final = last as AcquireRound | undefined;
+    if (final?.kind === 'failing' || final?.kind === 'unreachable') throw quorumNotReachedError(request.key, 'acquiring', this.#quorum, final.tally);
+    if (final?.kind === 'validity-exhausted') throw exhausted(final);
+    return undefined;
+  }
+
+  /**
+   * The holder a majority of masters agree on, with the remaining TTL the majority still has
+   * (the quorum-th largest `PTTL`). A key present on a minority only is reported free.
+   */
+  async inspect(userKey: string): Promise<LockInfo | undefined> {
+    const key = this.#options.keyPrefix + userKey;
+    const timeoutMs = nodeTimeoutFor(this.#options, 10_000);
+    const replies = await Promise.all(this.#masters.map((m) => m.read(key, timeoutMs)));
+    const answered = replies.filter((r) => r.ok).length;
+    if (answered < this.#quorum) {
+      const counted = tally(this.#masters, replies.map((r) => (r.ok ? { ok: true as const, value: true } : r)));
+      throw quorumNotReachedError(userKey, 'inspecting', this.#quorum, counted);
+    }
+    const byValue = new Map<string, number[]>();
+    for (const reply of replies) {
+      if (!reply.ok || reply.value.value === null) continue;
+      const ttls = byValue.get(reply.value.value) ?? [];
+      ttls.push(reply.value.pttlMs);
+      byValue.set(reply.value.value, ttls);
+    }
+    for (const [value, ttls] of byValue) {
+      if (ttls.length < this.#quorum) continue;
+      const { ownerId, metadata } = decodeLockValue(value);
+      const sorted = ttls.sort((a, b) => b - a);
+      const majorityTtl = sorted[this.#quorum - 1];
+      const holder: LockHolder = {
+        ownerId,
+        mode: 'exclusive',
+        fencingToken: undefined,
+        remainingMs: majorityTtl === undefined || majorityTtl < 0 ? undefined : majorityTtl,
+        metadata,
+      };
+      return { key: userKey, holders: [holder] };
+    }
+    return undefined;
+  }
+
+  async close(): Promise<void> {
+    for (const unsubscribe of this.#unsubscribe) unsubscribe();
+    this.#held.clear();
+    for (const master of this.#masters) master.close();
+  }
+
+  #grant(request: BackendAcquireRequest, key: string, value: string, firstValidUntil: number): BackendGrant {
+    const masters = this.#masters;
+    const options = this.#options;
+    const quorum = this.#quorum;
+    const heldLocks = this.#held;
+    heldLocks.set(value, { key, value, userKey: request.key, ttlMs: request.ttlMs, observer: request.observer });
+    const forget = (): void => {
+      heldLocks.delete(value);
+    };
+    let validUntil = firstValidUntil;
+    let extensions = 0;
+    return {
+      fencingToken: undefined,
+      validUntil: firstValidUntil,
+      async extend(ttlMs: number): Promise<number> {
+        // The bound on extensions: the hold ends as if maxHoldMs were reached (core then releases).
+        if (extensions >= options.maxExtensions) {
+          forget();
+          throw lockLostError(request.key, 'max-hold');
+        }
+        // A round that failed for want of answers (a slow master) is retried a few times while the
+        // lock is still valid, after a short jittered pause; "not ours" and "expired" are final.
+        for (let attempt = 0; ; attempt += 1) {
+          const round = await extendRound(masters, {
+            key,
+            value,
+            ttlMs,
+            driftFactor: options.driftFactor,
+            nodeTimeoutMs: nodeTimeoutFor(options, ttlMs),
+            validUntil,
+          });
+          switch (round.kind) {
+            case 'extended':
+              extensions += 1;
+              validUntil = round.validUntil;
+              // A majority just confirmed the lock: whatever the connections did, it is held.
+              request.observer.recovered();
+              return validUntil;
+            case 'lost':
+              forget();
+              throw lockLostError(request.key, 'taken-over');
+            case 'expired':
+              forget();
+              throw lockLostError(request.key, 'expired');
+            default: {
+              const pauseMs = backoffDelayMs(attempt);
+              if (attempt + 1 >= MAX_EXTEND_ROUNDS || monotonicNow() + pauseMs >= validUntil) {
+                throw quorumNotReachedError(request.key, 'extending', quorum, round.tally);
+              }
+              await sleep(pauseMs);
+            }
+          }
+        }
+      },
+      async release(): Promise<boolean> {
+        forget();
+        const replies = await releaseOnAll(masters, key, value, nodeTimeoutFor(options, request.ttlMs));
+        // It was still held if a majority still had it: fewer copies could not have been a valid lock.
+        return replies.filter((r) => r.ok && r.value).length >= quorum;
+      },
+    };
+  }
+}

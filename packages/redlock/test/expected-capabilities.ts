@@ -1,0 +1,14 @@
+import type { LockCapabilities } from '@fencelock/core';
+
+/** What the redlock provider must report (an assertion in the suite, never a switch). */
+export const REDLOCK_EXPECTED_CAPABILITIES: Partial<LockCapabilities> = {
+  fencing: 'none',
+  lossDetection: true,
+  extend: true,
+  notify: false,
+  fifo: false,
+  readWrite: false,
+  expiry: 'per-lock',
+  ttlResolutionMs: 1,
+  minTtlMs: 10,
+};

@@ -1,0 +1,256 @@
+/**
+ * Redlock-specific behaviour on the shared masters: construction checks, client ownership, the
+ * validity formula, progress under contention, validity exhaustion, and exclusion with a
+ * node-redlock-style lock (plain SET NX PX of a random value on every master).
+ */
+import { nextEvent, within } from '@fencelock/conformance';
+import { type LockError, type LockProvider, isLockError, monotonicNow, withLock } from '@fencelock/core';
+import { type TcpProxy, freePort, redisCommand, startTcpProxy, topology } from '@fencelock/test-infra';
+import { Redis } from 'ioredis';
+import { randomBytes, randomUUID } from 'node:crypto';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { createRedlockLockProvider } from '../src/index.js';
+
+const { redlockUrls, servers } = topology();
+const ports = servers.redlock.map((e) => e.port);
+const opened: LockProvider[] = [];
+const open = (options: Partial<Parameters<typeof createRedlockLockProvider>[0]> = {}): LockProvider => {
+  const provider = createRedlockLockProvider({ masters: redlockUrls, ...options });
+  opened.push(provider);
+  return provider;
+};
+afterEach(async () => {
+  await Promise.all(opened.splice(0).map((p) => p.close()));
+});
+
+describe('construction', () => {
+  const refused = (options: unknown, code = 'LOCK_INVALID_ARGUMENT'): void => {
+    expect(() => createRedlockLockProvider(options as never)).toThrow(expect.objectContaining({ code }) as Error);
+  };
+
+  it('needs an odd number of at least three masters', () => {
+    refused({ masters: [] });
+    refused({ masters: redlockUrls.slice(0, 1) });
+    refused({ masters: redlockUrls.slice(0, 2) });
+    refused({ masters: redlockUrls.slice(0, 4) });
+    refused({ masters: 'redis://127.0.0.1:7001' });
+  });
+
+  it('refuses the same server twice, however it is spelled (host case, localhost, default port, database)', () => {
+    refused({ masters: ['redis://127.0.0.1:7001', 'redis://localhost:7001', 'redis://127.0.0.1:7002'] });
+    refused({ masters: ['redis://127.0.0.1:7001/0', 'redis://127.0.0.1:7001/3', 'redis://127.0.0.1:7002'] });
+    refused({ masters: ['redis://127.0.0.1', 'redis://127.0.0.1:6379', 'redis://127.0.0.1:7002'] });
+    refused({ masters: [{ host: 'LOCALHOST', port: 7001 }, 'redis://127.0.0.1:7001', 'redis://127.0.0.1:7002'] });
+  });
+
+  it('refuses bad option values, unknown options and non-masters', () => {
+    refused({ masters: ['http://127.0.0.1:7001', 'redis://127.0.0.1:7002', 'redis://127.0.0.1:7003'] });
+    refused({ masters: [42, 'redis://127.0.0.1:7002', 'redis://127.0.0.1:7003'] });
+    refused({ masters: redlockUrls.slice(0, 3), driftFactor: -0.1 });
+    refused({ masters: redlockUrls.slice(0, 3), driftFactor: Number.NaN });
+    refused({ masters: redlockUrls.slice(0, 3), driftFactor: '0.01' });
+    refused({ masters: redlockUrls.slice(0, 3), nodeTimeoutMs: 0 });
+    refused({ masters: redlockUrls.slice(0, 3), maxExtensions: 1.5 });
+    refused({ masters: redlockUrls.slice(0, 3), retry: { factor: 0.5 } });
+    refused({ masters: redlockUrls.slice(0, 3), defaultTtlMs: 5 });
+    refused({ masters: redlockUrls.slice(0, 3), ttl: 1000 });
+  });
+
+  it('does not need a reachable majority to construct; acquiring then says which masters failed', async () => {
+    const dead = await Promise.all([freePort(), freePort(), freePort()]);
+    const provider = open({ masters: dead.map((p) => `redis://127.0.0.1:${p}`), unreachableGraceMs: 0 });
+    const error = (await provider.tryAcquire(`dead:${randomUUID()}`).catch((e: unknown) => e)) as LockError;
+    expect(isLockError(error, 'LOCK_QUORUM_NOT_REACHED')).toBe(true);
+    expect(error.nodes?.map((n) => n.node)).toEqual(dead.map((p) => `127.0.0.1:${p}`));
+    expect(error.nodes?.every((n) => n.outcome === 'error')).toBe(true);
+  });
+});
+
+describe('client ownership', () => {
+  it('never closes clients it was handed; closes the ones it created', async () => {
+    const clients = redlockUrls.map((url) => new Redis(url));
+    try {
+      const handed = createRedlockLockProvider({ masters: clients });
+      await (await handed.acquire(`own:${randomUUID()}`)).release();
+      await handed.close();
+      expect(await Promise.all(clients.map((c) => c.ping()))).toEqual(clients.map(() => 'PONG'));
+    } finally {
+      for (const client of clients) client.disconnect();
+    }
+  });
+});
+
+describe('the algorithm', () => {
+  it('validUntil = start + ttl − elapsed − (ttl × driftFactor + 2 ms), and the key lives on every master', async () => {
+    const provider = open({ driftFactor: 0.1 });
+    const key = `validity:${randomUUID()}`;
+    const ttlMs = 5_000;
+    const before = monotonicNow();
+    const lock = await provider.acquire(key, { ttlMs, autoExtend: false });
+    const after = monotonicNow();
+    expect(lock.validUntil).toBeLessThanOrEqual(after + ttlMs - (ttlMs * 0.1 + 2));
+    expect(lock.validUntil).toBeGreaterThan(before + ttlMs - (ttlMs * 0.1 + 2) - (after - before) * 2);
+    expect(lock.fencingToken).toBeUndefined();
+    for (const port of ports) {
+      expect(await redisCommand(port, ['GET', key])).toBe(lock.ownerId);
+      expect(Number(await redisCommand(port, ['PTTL', key]))).toBeLessThanOrEqual(ttlMs);
+    }
+    expect(await lock.release()).toBe(true);
+    for (const port of ports) expect(await redisCommand(port, ['EXISTS', key])).toBe(0);
+  });
+
+  it('waiters make progress under contention on five masters (partial grants are released at once)', async () => {
+    const providers = Array.from({ length: 8 }, () => open());
+    const key = `progress:${randomUUID()}`;
+    let inside = 0;
+    let overlaps = 0;
+    let done = 0;
+    await within(
+      Promise.all(
+        providers.map(async (provider) => {
+          for (let round = 0; round < 5; round += 1) {
+            await withLock(provider, key, async () => {
+              inside += 1;
+              if (inside > 1) overlaps += 1;
+              await new Promise((resolve) => setTimeout(resolve, 2));
+              inside -= 1;
+              done += 1;
+            }, { waitMs: 30_000 });
+          }
+        }),
+      ),
+      40_000,
+      'every waiter to finish its rounds',
+    );
+    expect(overlaps).toBe(0);
+    expect(done).toBe(40);
+    for (const port of ports) expect(await redisCommand(port, ['EXISTS', key])).toBe(0);
+  }, 60_000);
+
+  it('tryAcquire resolves undefined (not an error) when another owner holds a majority', async () => {
+    const [a, b] = [open(), open()];
+    const key = `contention:${randomUUID()}`;
+    const lock = await a.acquire(key);
+    expect(await b.tryAcquire(key)).toBeUndefined();
+    await expect(b.acquire(key, { waitMs: 100 })).rejects.toMatchObject({ code: 'LOCK_TIMEOUT' });
+    await lock.release();
+  });
+
+  it('inspect reports the majority holder with its metadata and remaining TTL', async () => {
+    const provider = open();
+    const key = `inspect:${randomUUID()}`;
+    const lock = await provider.acquire(key, { ttlMs: 5_000, metadata: 'worker\u00007 é' });
+    const info = await provider.inspect(key);
+    expect(info?.holders[0]).toMatchObject({ ownerId: lock.ownerId, metadata: 'worker\u00007 é', fencingToken: undefined });
+    expect(info?.holders[0]?.remainingMs).toBeLessThanOrEqual(5_000);
+    await lock.release();
+  });
+
+  it('extension is bounded by maxExtensions: the next one loses the lock (max-hold) and frees the key', async () => {
+    const [a, b] = [open({ maxExtensions: 2 }), open()];
+    const key = `max-extensions:${randomUUID()}`;
+    const lock = await a.acquire(key, { autoExtend: false });
+    await lock.extend();
+    await lock.extend();
+    await expect(lock.extend()).rejects.toMatchObject({ code: 'LOCK_LOST', reason: 'max-hold' });
+    expect(lock.isHeld()).toBe(false);
+    const next = await b.acquire(key, { waitMs: 5_000 });
+    await next.release();
+  });
+
+  it('extend on a majority that lost the key (taken over) rejects with LOCK_LOST', async () => {
+    const provider = open();
+    const key = `taken-over:${randomUUID()}`;
+    const lock = await provider.acquire(key, { autoExtend: false });
+    for (const port of ports.slice(0, 3)) await redisCommand(port, ['SET', key, 'someone-else', 'PX', '5000']);
+    await expect(lock.extend()).rejects.toMatchObject({ code: 'LOCK_LOST', reason: 'taken-over' });
+    expect(lock.signal.aborted).toBe(true);
+    expect(await lock.release()).toBe(false);
+    for (const port of ports.slice(0, 3)) expect(await redisCommand(port, ['GET', key])).toBe('someone-else');
+    for (const port of ports) await redisCommand(port, ['DEL', key]);
+  });
+});
+
+describe('validity exhausted', () => {
+  const proxies: TcpProxy[] = [];
+  afterAll(async () => {
+    await Promise.all(proxies.map((p) => p.close()));
+  });
+
+  it('a majority that grants too slowly for the TTL is not a lock: LOCK_QUORUM_NOT_REACHED, nothing left behind', async () => {
+    for (const port of ports) {
+      const proxy = await startTcpProxy({ targetPort: port });
+      proxies.push(proxy);
+    }
+    const provider = open({ masters: proxies.map((p) => `redis://127.0.0.1:${p.port}`), nodeTimeoutMs: 1_000 });
+    const key = `exhausted:${randomUUID()}`;
+    // Warm the connections up, then slow every master down past the TTL.
+    expect(await provider.inspect(key)).toBeUndefined();
+    for (const proxy of proxies) {
+      proxy.setDelayMs(30);
+      proxy.setMode('delay');
+    }
+    const error = (await provider.acquire(key, { ttlMs: 20, waitMs: 5_000 }).catch((e: unknown) => e)) as LockError;
+    expect(isLockError(error, 'LOCK_QUORUM_NOT_REACHED')).toBe(true);
+    expect(error.message).toContain('validity exhausted');
+    expect(error.nodes?.every((n) => n.outcome === 'granted')).toBe(true);
+    for (const proxy of proxies) proxy.setMode('pass');
+    for (const port of ports) expect(await redisCommand(port, ['EXISTS', key])).toBe(0);
+  });
+});
+
+describe('connection loss and return', () => {
+  const proxies: TcpProxy[] = [];
+  afterAll(async () => {
+    await Promise.all(proxies.map((p) => p.close()));
+  });
+
+  it('a majority of connections reset: the handle turns uncertain, then recovered once they are back and the key is still ours', async () => {
+    for (const port of ports) proxies.push(await startTcpProxy({ targetPort: port }));
+    const provider = open({ masters: proxies.map((p) => `redis://127.0.0.1:${p.port}`) });
+    const lock = await provider.acquire(`uncertain:${randomUUID()}`, { ttlMs: 10_000 });
+    const uncertain = nextEvent(provider, 'uncertain', (e) => e.ownerId === lock.ownerId, 5_000);
+    for (const proxy of proxies.slice(0, 3)) proxy.setMode('reset');
+    await uncertain;
+    expect(lock.state).toBe('uncertain');
+    expect(lock.isHeld()).toBe(true);
+    const recovered = nextEvent(provider, 'recovered', (e) => e.ownerId === lock.ownerId, 10_000);
+    for (const proxy of proxies.slice(0, 3)) proxy.setMode('pass');
+    await recovered;
+    expect(lock.state).toBe('held');
+    expect(await lock.release()).toBe(true);
+  }, 30_000);
+});
+
+describe('interop with node-redlock-style locks (SET NX PX of a random value on each master)', () => {
+  const foreignLock = async (key: string, targets: readonly number[]): Promise<string> => {
+    const value = randomBytes(16).toString('hex');
+    for (const port of targets) await redisCommand(port, ['SET', key, value, 'NX', 'PX', '10000']);
+    return value;
+  };
+
+  it('a foreign lock on a majority excludes us; inspect shows its value as the owner', async () => {
+    const provider = open();
+    const key = `interop-foreign:${randomUUID()}`;
+    const value = await foreignLock(key, ports);
+    expect(await provider.tryAcquire(key)).toBeUndefined();
+    expect((await provider.inspect(key))?.holders[0]?.ownerId).toBe(value);
+    // Our failed round released only our own grants: the foreign value is untouched everywhere.
+    for (const port of ports) expect(await redisCommand(port, ['GET', key])).toBe(value);
+    for (const port of ports) await redisCommand(port, ['DEL', key]);
+    const lock = await provider.acquire(key);
+    await lock.release();
+  });
+
+  it('our lock excludes a foreign SET NX on every master, and our release leaves a foreign key alone', async () => {
+    const provider = open();
+    const key = `interop-ours:${randomUUID()}`;
+    const lock = await provider.acquire(key);
+    for (const port of ports) expect(await redisCommand(port, ['SET', key, 'foreign', 'NX', 'PX', '10000'])).toBeNull();
+    expect(await lock.release()).toBe(true);
+    const value = await foreignLock(key, ports);
+    expect(await lock.release()).toBe(false);
+    for (const port of ports) expect(await redisCommand(port, ['GET', key])).toBe(value);
+    for (const port of ports) await redisCommand(port, ['DEL', key]);
+  });
+});

@@ -1,0 +1,227 @@
+/**
+ * Redlock on five DEDICATED masters (started once for this file): the conformance suite with two of
+ * five killed, a majority down (fail fast, nothing left behind), and the F16 negative control —
+ * a master of the holder's majority restarted empty at once gives two holders; a restart delayed
+ * past the TTL does not.
+ */
+import { abortedWithin, describeLockProvider, nextEvent, within } from '@fencelock/conformance';
+import { type LockError, type LockProvider, isLockError } from '@fencelock/core';
+import { type RedisServer, redisCommand, startRedisMasters } from '@fencelock/test-infra';
+import { Redis } from 'ioredis';
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createRedlockLockProvider } from '../src/index.js';
+import { REDLOCK_EXPECTED_CAPABILITIES } from './expected-capabilities.js';
+import { providerFactory } from './helpers.js';
+
+let masters: RedisServer[] = [];
+const urls = (): string[] => masters.map((m) => m.url);
+
+beforeAll(async () => {
+  masters = await startRedisMasters(5);
+}, 30_000);
+afterAll(async () => {
+  await Promise.all(masters.map((m) => m.stop()));
+});
+
+const live = (): RedisServer[] => masters.filter((m) => m.running);
+
+describe('two of five masters killed', () => {
+  const factory = providerFactory(urls);
+  beforeAll(async () => {
+    await Promise.all([masters[3]!.kill(), masters[4]!.kill()]);
+  });
+  afterAll(() => factory.closeAll());
+
+  describeLockProvider({
+    name: 'redlock (5 dedicated masters, 2 killed)',
+    createProvider: factory.createProvider,
+    expectCapabilities: REDLOCK_EXPECTED_CAPABILITIES,
+    shortTtlMs: 400,
+    harness: {
+      // Freeze enough of the live masters that no majority is left, as a partition would.
+      async pauseBackend(ms) {
+        const frozen = live().slice(0, live().length - 2);
+        await Promise.all(frozen.map((m) => m.pause()));
+        await new Promise((resolve) => setTimeout(resolve, ms));
+        await Promise.all(frozen.map((m) => m.resume()));
+      },
+      // kill -9 and restart every live master (no persistence: the data is gone, as it would be).
+      async restartBackend() {
+        await Promise.all(live().map((m) => m.restart()));
+      },
+      crashProvider: factory.crashProvider,
+    },
+  });
+});
+
+describe('three of five masters down', () => {
+  let provider: LockProvider;
+  beforeAll(async () => {
+    await masters[2]!.kill();
+    provider = createRedlockLockProvider({ masters: urls() });
+  });
+  afterAll(async () => {
+    await provider.close();
+  });
+
+  it('acquire fails fast with LOCK_QUORUM_NOT_REACHED naming each master, and leaves no key on the live ones', async () => {
+    const key = `down3:${randomUUID()}`;
+    const error = (await within(
+      provider.acquire(key, { waitMs: 30_000 }).catch((e: unknown) => e),
+      10_000,
+      'acquire to fail fast',
+    )) as LockError;
+    expect(isLockError(error, 'LOCK_QUORUM_NOT_REACHED')).toBe(true);
+    expect(error.key).toBe(key);
+    expect(error.nodes).toHaveLength(5);
+    expect(error.nodes!.map((n) => n.outcome)).toEqual(['granted', 'granted', 'error', 'error', 'error']);
+    for (const node of error.nodes!.filter((n) => n.outcome === 'error')) expect(node.error).toBeInstanceOf(Error);
+    for (const master of live()) expect(await redisCommand(master.port, ['EXISTS', key])).toBe(0);
+  });
+
+  it('tryAcquire fails at once with the same error; inspect too', async () => {
+    const key = `down3-try:${randomUUID()}`;
+    await expect(provider.tryAcquire(key)).rejects.toMatchObject({ code: 'LOCK_QUORUM_NOT_REACHED' });
+    await expect(provider.inspect(key)).rejects.toMatchObject({ code: 'LOCK_QUORUM_NOT_REACHED' });
+    for (const master of live()) expect(await redisCommand(master.port, ['EXISTS', key])).toBe(0);
+  });
+
+  it('a holder whose majority goes down loses the lock at its validity deadline', async () => {
+    for (const master of masters.filter((m) => !m.running)) await master.restart();
+    const holderProvider = createRedlockLockProvider({ masters: urls() });
+    try {
+      const lock = await holderProvider.acquire(`down3-holder:${randomUUID()}`, { ttlMs: 600, waitMs: 5_000 });
+      await Promise.all([masters[0]!.kill(), masters[1]!.kill(), masters[2]!.kill()]);
+      const reason = await within(
+        new Promise((resolve) => lock.signal.addEventListener('abort', () => resolve(lock.signal.reason), { once: true })),
+        5_000,
+        'the loss signal',
+      );
+      expect(reason).toMatchObject({ code: 'LOCK_LOST' });
+      expect(performance.now()).toBeGreaterThanOrEqual(lock.validUntil);
+    } finally {
+      await holderProvider.close();
+      for (const master of masters.filter((m) => !m.running)) await master.restart();
+    }
+  }, 30_000);
+});
+
+describe('F16: a master of the holder\'s majority restarts empty', () => {
+  const opened: LockProvider[] = [];
+  const open = (): LockProvider => {
+    const made = createRedlockLockProvider({ masters: urls() });
+    opened.push(made);
+    return made;
+  };
+  beforeAll(async () => {
+    for (const master of masters.filter((m) => !m.running)) await master.restart();
+  });
+  afterAll(async () => {
+    await Promise.all(opened.map((p) => p.close()));
+  });
+
+  /** A holds `key` on masters 0, 1, 2 exactly (3 and 4 are down while it acquires), then 3 and 4 come back empty. */
+  async function holderOnThree(key: string, ttlMs: number) {
+    await Promise.all([masters[3]!.kill(), masters[4]!.kill()]);
+    const a = open();
+    const lock = await a.acquire(key, { ttlMs, autoExtend: false, waitMs: 5_000 });
+    await Promise.all([masters[3]!.restart(), masters[4]!.restart()]);
+    for (const index of [0, 1, 2]) expect(await redisCommand(masters[index]!.port, ['EXISTS', key])).toBe(1);
+    return lock;
+  }
+
+  it('restarted AT ONCE without persistence: a second client acquires while the first still holds (two holders)', async () => {
+    const key = `f16-immediate:${randomUUID()}`;
+    const first = await holderOnThree(key, 10_000);
+    await masters[0]!.restart();
+    const second = await open().tryAcquire(key, { ttlMs: 10_000 });
+    // The negative control: Redlock's safety needs persistence or a delayed restart, and here has neither.
+    expect(first.isHeld()).toBe(true);
+    expect(second?.isHeld()).toBe(true);
+    await Promise.all([first.release(), second?.release()]);
+  });
+
+  it('restarted only after the TTL: the second client cannot acquire while the first holds', async () => {
+    const key = `f16-delayed:${randomUUID()}`;
+    const ttlMs = 1_000;
+    const first = await holderOnThree(key, ttlMs);
+    await masters[0]!.kill();
+    const b = open();
+    expect(await b.tryAcquire(key)).toBeUndefined();
+    // Keep trying while master 0 is down; restart it once the holder's TTL is over.
+    const waiting = b.acquire(key, { waitMs: 10_000 });
+    await within(
+      new Promise((resolve) => first.signal.addEventListener('abort', resolve, { once: true })),
+      ttlMs + 2_000,
+      'the holder to lose the lock at its validity deadline',
+    );
+    await masters[0]!.restart();
+    const second = await within(waiting, 10_000, 'the second client after the TTL');
+    expect(second.acquiredAt).toBeGreaterThanOrEqual(first.validUntil);
+    await second.release();
+  }, 30_000);
+
+  it('restarted at once WITH appendfsync always: the lock survives and the second client cannot acquire', async () => {
+    await masters[0]!.restart({ persistence: true });
+    try {
+      const key = `f16-aof:${randomUUID()}`;
+      const first = await holderOnThree(key, 10_000);
+      await masters[0]!.restart();
+      expect(await redisCommand(masters[0]!.port, ['EXISTS', key])).toBe(1);
+      expect(await open().tryAcquire(key)).toBeUndefined();
+      expect(first.isHeld()).toBe(true);
+      expect(await first.release()).toBe(true);
+    } finally {
+      await masters[0]!.restart({ persistence: false });
+    }
+  }, 30_000);
+});
+
+describe('a majority of masters restarted empty under a holder', () => {
+  it('the holder turns uncertain, then learns the lock is gone (LOCK_LOST taken-over) once they are back', async () => {
+    for (const master of masters.filter((m) => !m.running)) await master.restart();
+    const provider = createRedlockLockProvider({ masters: urls(), redisOptions: { retryStrategy: (n) => Math.min(n * 20, 200) } });
+    try {
+      const lock = await provider.acquire(`restart-empty:${randomUUID()}`, { ttlMs: 10_000, waitMs: 5_000 });
+      const uncertain = nextEvent(provider, 'uncertain', (e) => e.ownerId === lock.ownerId, 5_000);
+      await Promise.all(masters.slice(0, 3).map((m) => m.kill()));
+      await uncertain;
+      await Promise.all(masters.slice(0, 3).map((m) => m.restart()));
+      const reason = await abortedWithin(lock.signal, 10_000, 'the loss signal after the empty restart');
+      expect(reason).toMatchObject({ code: 'LOCK_LOST', reason: 'taken-over' });
+      expect(performance.now()).toBeLessThan(lock.validUntil);
+    } finally {
+      await provider.close();
+    }
+  }, 30_000);
+});
+
+describe('F9: a majority paused during acquire', () => {
+  it('fails with LOCK_QUORUM_NOT_REACHED at the deadline, and the late SETs are undone once the masters resume', async () => {
+    for (const master of masters.filter((m) => !m.running)) await master.restart();
+    const clients = urls().map((url) => new Redis(url, { maxRetriesPerRequest: 0 }));
+    const provider = createRedlockLockProvider({ masters: clients });
+    const key = `f9:${randomUUID()}`;
+    try {
+      expect(await provider.inspect(key)).toBeUndefined();
+      const paused = masters.slice(0, 3);
+      await Promise.all(paused.map((m) => m.pause()));
+      let error: unknown;
+      try {
+        error = await provider.acquire(key, { waitMs: 500 }).catch((e: unknown) => e);
+      } finally {
+        await Promise.all(paused.map((m) => m.resume()));
+      }
+      expect(error).toMatchObject({ code: 'LOCK_QUORUM_NOT_REACHED' });
+      expect((error as LockError).nodes?.slice(0, 3).map((n) => n.outcome)).toEqual(['error', 'error', 'error']);
+      // The resumed masters apply every queued SET and then the release queued behind it: a PING on
+      // the same connections returns once all of them were processed.
+      await within(Promise.all(clients.map((c) => c.ping())), 10_000, 'the queued requests to drain');
+      for (const master of masters) expect(await redisCommand(master.port, ['EXISTS', key])).toBe(0);
+    } finally {
+      await provider.close();
+      for (const client of clients) client.disconnect();
+    }
+  }, 30_000);
+});

@@ -1,0 +1,256 @@
+/**
+ * One acquisition attempt: ZooKeeper's lock recipe with Curator's protected names.
+ *
+ * Guarantees:
+ * - One EPHEMERAL_SEQUENTIAL contender node per attempt. A create whose reply was lost (connection
+ *   loss, no reply in time) is found again by its unique prefix instead of being left behind, and a
+ *   second node with our prefix (a create the client retried by itself) is deleted.
+ * - The attempt holds the lock when no contender it must wait for precedes it (see `blockerOf`);
+ *   otherwise it watches only that one predecessor (no herd effect) and re-checks when woken.
+ * - Whatever the attempt created is deleted before it resolves `undefined` or rejects, including a
+ *   create answered after we stopped waiting for it.
+ */
+import { type BackendAcquireRequest, LockError, LockErrorCode, monotonicNow } from '@fencelock/core';
+import { CreateMode, Exception, type Stat } from 'node-zookeeper-client';
+import { type ContenderNaming, blockerOf, ownNodePrefix, sortedContenders } from './contender-names.js';
+import { ensureLockParent } from './lock-parent.js';
+import { ZooKeeperTimeoutError, type ZooKeeperSession, zooKeeperCode } from './zookeeper-session.js';
+
+/** What a successful attempt holds. */
+export interface HeldNode {
+  /** Full path of our contender node. */
+  readonly nodePath: string;
+  /** Its czxid: the zxid of the transaction that created it (global, monotonic). */
+  readonly czxid: bigint;
+}
+
+/** Where the attempt runs. */
+export interface AttemptSettings {
+  readonly session: ZooKeeperSession;
+  readonly root: string;
+  readonly lockPath: string;
+  readonly naming: ContenderNaming;
+}
+
+// Each round is one wake-up (a watch, the deadline, a session change): far more than any real wait needs.
+const MAX_ROUNDS = 100_000;
+const MAX_CREATE_ATTEMPTS = 5;
+
+/** The czxid of a `Stat`, exactly (a signed 64-bit zxid, 8 bytes big-endian). */
+export function czxidOf(stat: Stat): bigint {
+  return stat.czxid.readBigInt64BE(0);
+}
+
+export class LockAttempt {
+  readonly #settings: AttemptSettings;
+  readonly #request: BackendAcquireRequest;
+  readonly #prefix: string;
+  readonly #guid: string;
+  #nodeName: string | undefined;
+  #createUnknown = false;
+  #finished = false;
+  #watchFired = false;
+  #onWatchFired: (() => void) | undefined;
+  // A watch from an earlier round (another predecessor) may fire late: that only costs one re-check.
+  readonly #watcher = (): void => {
+    this.#watchFired = true;
+    this.#onWatchFired?.();
+  };
+
+  constructor(settings: AttemptSettings, request: BackendAcquireRequest) {
+    this.#settings = settings;
+    this.#request = request;
+    const names = ownNodePrefix(settings.naming, request.ownerId, request.mode);
+    this.#prefix = names.prefix;
+    this.#guid = names.guid;
+  }
+
+  /** Runs the attempt; resolves the held node, or `undefined` when the deadline passed while held by others. */
+  async run(): Promise<HeldNode | undefined> {
+    let held: HeldNode | undefined;
+    try {
+      held = await this.#acquire();
+      return held;
+    } finally {
+      this.#finished = true;
+      if (held === undefined) await this.#cleanup();
+    }
+  }
+
+  get #session(): ZooKeeperSession {
+    return this.#settings.session;
+  }
+
+  #path(name: string): string {
+    return `${this.#settings.lockPath}/${name}`;
+  }
+
+  async #acquire(): Promise<HeldNode | undefined> {
+    const { signal } = this.#request;
+    await this.#create();
+    let contended = false;
+    for (let round = 0; round < MAX_ROUNDS; round += 1) {
+      if (signal.aborted) throw signal.reason;
+      const ours = this.#nodeName;
+      if (ours === undefined) throw new Error('unreachable: no contender node');
+      // Pipelined with the listing: on a free lock the node's stat (for the czxid) is needed at once.
+      const statRequest = round === 0 ? this.#stat(ours) : undefined;
+      statRequest?.catch(() => undefined);
+      const children = await this.#session.request<string[]>('listing lock contenders', (done) =>
+        this.#session.client.getChildren(this.#settings.lockPath, (error, list) => done(error, list)),
+      );
+      for (const child of children) {
+        if (child !== ours && child.startsWith(this.#guid)) this.#removeQuietly(this.#path(child));
+      }
+      const blocker = blockerOf(sortedContenders(children), ours);
+      if (blocker === 'missing') {
+        throw new LockError(LockErrorCode.BACKEND_UNAVAILABLE, `the contender node of lock "${this.#request.key}" disappeared`, {
+          key: this.#request.key,
+        });
+      }
+      if (blocker === undefined) {
+        const stat = await (statRequest ?? this.#stat(ours));
+        if (stat === null) continue;
+        return { nodePath: this.#path(ours), czxid: czxidOf(stat) };
+      }
+      if (!contended) {
+        contended = true;
+        this.#request.contended();
+      }
+      if (monotonicNow() >= this.#request.deadline) return undefined;
+      await this.#waitForDeletion(this.#path(blocker.name));
+    }
+    return undefined;
+  }
+
+  #stat(name: string): Promise<Stat | null> {
+    return this.#session.request<Stat | null>('reading the lock node', (done) =>
+      this.#session.client.exists(this.#path(name), (error, value) => done(error, value ?? null)),
+    );
+  }
+
+  /** Creates our contender node, finding it again if the reply was lost. */
+  async #create(): Promise<void> {
+    const { signal, metadata } = this.#request;
+    const data = metadata === undefined ? undefined : Buffer.from(metadata, 'utf8');
+    for (let attempt = 0; attempt < MAX_CREATE_ATTEMPTS; attempt += 1) {
+      if (signal.aborted) throw signal.reason;
+      try {
+        const created = await this.#session.request<string>(
+          'creating the contender node',
+          (done) => {
+            const path = this.#path(this.#prefix);
+            if (data === undefined) this.#session.client.create(path, CreateMode.EPHEMERAL_SEQUENTIAL, done);
+            else this.#session.client.create(path, data, CreateMode.EPHEMERAL_SEQUENTIAL, done);
+          },
+          (late) => this.#adoptLateCreate(late),
+        );
+        this.#nodeName = created.slice(created.lastIndexOf('/') + 1);
+        this.#createUnknown = false;
+        return;
+      } catch (error) {
+        const code = zooKeeperCode(error);
+        if (code === Exception.NO_NODE) {
+          await ensureLockParent(this.#session, this.#settings.root, this.#settings.lockPath);
+          continue;
+        }
+        if (code !== Exception.CONNECTION_LOSS && !(error instanceof ZooKeeperTimeoutError)) throw error;
+        // The create may have been applied: look for our node by its unique prefix once connected.
+        this.#createUnknown = true;
+        await this.#session.ready(signal);
+        const found = await this.#findOwn();
+        if (found !== undefined) {
+          this.#nodeName = found;
+          this.#createUnknown = false;
+          return;
+        }
+      }
+    }
+    throw new LockError(LockErrorCode.BACKEND_UNAVAILABLE, `could not create a contender node for lock "${this.#request.key}"`, {
+      key: this.#request.key,
+    });
+  }
+
+  // A create answered after we stopped waiting: keep it if we still have no node, else delete it.
+  #adoptLateCreate(path: string): void {
+    const name = path.slice(path.lastIndexOf('/') + 1);
+    if (this.#nodeName === undefined && !this.#finished) {
+      this.#nodeName = name;
+      this.#createUnknown = false;
+      return;
+    }
+    if (name !== this.#nodeName || this.#finished) this.#removeQuietly(path);
+  }
+
+  async #findOwn(): Promise<string | undefined> {
+    try {
+      const children = await this.#session.request<string[]>('looking for our contender node', (done) =>
+        this.#session.client.getChildren(this.#settings.lockPath, (error, list) => done(error, list)),
+      );
+      return children.find((child) => child.startsWith(this.#guid));
+    } catch (error) {
+      if (zooKeeperCode(error) === Exception.NO_NODE) return undefined;
+      throw error;
+    }
+  }
+
+  /** Waits until `path` is deleted (one watch), the deadline passes, the session changes, or abort. */
+  async #waitForDeletion(path: string): Promise<void> {
+    const { signal, deadline } = this.#request;
+    this.#watchFired = false;
+    // getData (not exists) so that no watch is left behind when the node is already gone. One watcher
+    // function per attempt: the client keeps one registration per path and function.
+    try {
+      await this.#session.request<null>('watching the predecessor', (done) =>
+        this.#session.client.getData(path, this.#watcher, (error) => done(error, null)),
+      );
+    } catch (error) {
+      if (zooKeeperCode(error) === Exception.NO_NODE) return;
+      throw error;
+    }
+    await new Promise<void>((resolve, reject) => {
+      let timer: NodeJS.Timeout | undefined;
+      const finish = (error?: unknown): void => {
+        clearTimeout(timer);
+        signal.removeEventListener('abort', onAbort);
+        unsubscribe();
+        this.#onWatchFired = undefined;
+        if (error === undefined) resolve();
+        else reject(error);
+      };
+      const onAbort = (): void => finish(signal.reason);
+      const unsubscribe = this.#session.onChange(() => finish());
+      if (signal.aborted) return finish(signal.reason);
+      if (this.#watchFired) return finish();
+      this.#onWatchFired = () => finish();
+      if (Number.isFinite(deadline)) timer = setTimeout(() => finish(), Math.max(0, Math.ceil(deadline - monotonicNow())));
+      signal.addEventListener('abort', onAbort, { once: true });
+    });
+  }
+
+  /** Deletes whatever this attempt created (bounded by the operation timeout). */
+  async #cleanup(): Promise<void> {
+    const session = this.#session;
+    // A dead session's ephemeral nodes go with it.
+    if (!session.alive) return;
+    try {
+      if (this.#nodeName === undefined && this.#createUnknown) {
+        this.#nodeName = await this.#findOwn();
+      }
+      if (this.#nodeName !== undefined) {
+        await session.request<null>('deleting the contender node', (done) =>
+          session.client.remove(this.#path(this.#nodeName ?? ''), -1, (error) => {
+            done(zooKeeperCode(error) === Exception.NO_NODE ? null : error, null);
+          }),
+        );
+      }
+    } catch {
+      // Unreachable server: the delete stays queued in the client, and the session's expiry is the backstop.
+    }
+  }
+
+  #removeQuietly(path: string): void {
+    if (!this.#session.alive) return;
+    this.#session.client.remove(path, -1, () => undefined);
+  }
+}

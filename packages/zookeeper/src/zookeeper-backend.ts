@@ -1,0 +1,265 @@
+/**
+ * The fencelock backend for ZooKeeper: sessions, the lock recipe, grants and inspection.
+ *
+ * Guarantees: a grant's `validUntil` is its session's deadline (last answered request's send time
+ * + session timeout − margin) and is renewed by the session's heartbeats; the grant is reported
+ * uncertain on disconnection, recovered on reconnection within the session, and lost on session
+ * expiry or when the deadline passes without an answer. Its fencing token is the czxid of its own
+ * node. Release deletes only our own node (its path carries our sequence number and unique prefix).
+ */
+import {
+  type BackendAcquireRequest,
+  type BackendGrant,
+  type LockBackend,
+  type LockCapabilities,
+  type LockHolder,
+  type LockInfo,
+  LockError,
+  LockErrorCode,
+  backendUnavailableError,
+  isLockError,
+  lockLostError,
+  monotonicNow,
+  normalizeCapabilities,
+} from '@fencelock/core';
+import { Exception, type Stat } from 'node-zookeeper-client';
+import { holdersOf, sortedContenders } from './contender-names.js';
+import { encodeKeySegment } from './key-encoding.js';
+import { LockAttempt, czxidOf } from './lock-attempt.js';
+import { removeLockParentIfEmpty } from './lock-parent.js';
+import { MIN_SESSION_TIMEOUT_MS, type ResolvedOptions } from './options.js';
+import { type SessionGrant, ZooKeeperSession, zooKeeperCode } from './zookeeper-session.js';
+
+// A queued attempt whose session died (expiry, deadline) re-queues in a new session this many times.
+const MAX_SESSION_RESTARTS = 3;
+// An emptied lock znode is removed this long after its last contender left, unless this provider
+// uses the key again first: a hot key does not pay two extra writes per acquisition (Curator's
+// container nodes get the same effect from the server's periodic sweep).
+const PARENT_REMOVAL_DELAY_MS = 1_000;
+
+/** The capabilities of a provider with these options. */
+export function zooKeeperCapabilities(options: ResolvedOptions): LockCapabilities {
+  return normalizeCapabilities({
+    // czxid: the zxid of the creating transaction, from the ensemble's one linearizable log.
+    fencing: 'global',
+    lossDetection: true,
+    // extend() verifies the node is still ours and refreshes validity by one session timeout.
+    extend: true,
+    notify: true,
+    fifo: true,
+    readWrite: true,
+    expiry: 'session',
+    // Validity advances in heartbeat steps.
+    ttlResolutionMs: options.heartbeatIntervalMs,
+    minTtlMs: MIN_SESSION_TIMEOUT_MS,
+  });
+}
+
+export class ZooKeeperBackend implements LockBackend {
+  readonly name = 'zookeeper';
+  readonly capabilities: LockCapabilities;
+  readonly #options: ResolvedOptions;
+  #session: ZooKeeperSession | undefined;
+  #closed = false;
+  readonly #background = new Set<Promise<void>>();
+  readonly #parentRemovals = new Map<string, { timer: NodeJS.Timeout; session: ZooKeeperSession }>();
+
+  constructor(options: ResolvedOptions) {
+    this.#options = options;
+    this.capabilities = zooKeeperCapabilities(options);
+  }
+
+  /** The session in use (opened on first use), for tests and diagnostics. */
+  get currentSession(): ZooKeeperSession | undefined {
+    return this.#session;
+  }
+
+  async acquire(request: BackendAcquireRequest): Promise<BackendGrant | undefined> {
+    const lockPath = this.#lockPath(request.key);
+    this.#cancelParentRemoval(lockPath);
+    for (let restart = 0; ; restart += 1) {
+      const session = await this.#ready(request.signal, request.key);
+      try {
+        const held = await new LockAttempt(
+          { session, root: this.#options.root, lockPath, naming: this.#options.naming },
+          request,
+        ).run();
+        if (held === undefined) {
+          this.#removeParentLater(session, lockPath);
+          return undefined;
+        }
+        if (session.alive) return this.#grant(session, request, lockPath, held.nodePath, held.czxid);
+      } catch (error) {
+        if (request.signal.aborted) throw request.signal.reason;
+        if (session.alive || !session.owned || restart >= MAX_SESSION_RESTARTS) throw this.#wrap(error, request.key);
+      }
+      // The session died under the attempt (its node with it): queue again in a new session.
+      if (monotonicNow() >= request.deadline && restart > 0) return undefined;
+      if (restart >= MAX_SESSION_RESTARTS) {
+        throw new LockError(LockErrorCode.BACKEND_UNAVAILABLE, `ZooKeeper sessions kept ending while acquiring "${request.key}"`, {
+          key: request.key,
+        });
+      }
+    }
+  }
+
+  async inspect(key: string): Promise<LockInfo | undefined> {
+    const session = await this.#ready(new AbortController().signal, key);
+    const lockPath = this.#lockPath(key);
+    let children: string[];
+    try {
+      children = await session.request<string[]>('listing lock contenders', (done) =>
+        session.client.getChildren(lockPath, (error, list) => done(error, list)),
+      );
+    } catch (error) {
+      if (zooKeeperCode(error) === Exception.NO_NODE) return undefined;
+      throw this.#wrap(error, key);
+    }
+    const holders = await Promise.all(
+      holdersOf(sortedContenders(children)).map(async (contender): Promise<LockHolder | undefined> => {
+        try {
+          const { data, stat } = await session.request<{ data: Buffer | undefined; stat: Stat }>('reading a lock holder', (done) =>
+            session.client.getData(`${lockPath}/${contender.name}`, (error, value, stat) => done(error, { data: value, stat })),
+          );
+          return {
+            ownerId: contender.ownerId ?? contender.name,
+            mode: contender.mode,
+            fencingToken: czxidOf(stat),
+            remainingMs: undefined,
+            metadata: data !== undefined && data !== null && data.length > 0 ? data.toString('utf8') : undefined,
+          };
+        } catch (error) {
+          // Released between the listing and the read.
+          if (zooKeeperCode(error) === Exception.NO_NODE) return undefined;
+          throw this.#wrap(error, key);
+        }
+      }),
+    );
+    const present = holders.filter((holder): holder is LockHolder => holder !== undefined);
+    return present.length === 0 ? undefined : { key, holders: present };
+  }
+
+  async close(): Promise<void> {
+    this.#closed = true;
+    for (const [lockPath, { timer, session }] of this.#parentRemovals) {
+      clearTimeout(timer);
+      this.#track(removeLockParentIfEmpty(session, lockPath));
+    }
+    this.#parentRemovals.clear();
+    await Promise.allSettled([...this.#background]);
+    await this.#session?.close();
+  }
+
+  /** @internal For tests: the current session drops its connection as a crashed process would. */
+  dropConnectionForTesting(): void {
+    const session = this.#session;
+    if (session === undefined) throw new Error('no ZooKeeper session was opened yet');
+    session.dropConnectionForTesting();
+  }
+
+  #lockPath(key: string): string {
+    return `${this.#options.root}/${encodeKeySegment(key)}`;
+  }
+
+  async #ready(signal: AbortSignal, key: string): Promise<ZooKeeperSession> {
+    if (this.#closed) throw new LockError(LockErrorCode.BACKEND_UNAVAILABLE, 'the ZooKeeper provider is closed', { key });
+    let session = this.#session;
+    if (session === undefined || !session.alive) {
+      const settings = { heartbeatIntervalMs: this.#options.heartbeatIntervalMs, operationTimeoutMs: this.#options.operationTimeoutMs };
+      if (this.#options.client !== undefined) {
+        // A given client's session cannot be renewed: once it ended, so has this provider.
+        if (session !== undefined) {
+          throw new LockError(
+            LockErrorCode.BACKEND_UNAVAILABLE,
+            `the ZooKeeper session of the client given to this provider ended (${session.end ?? 'closed'}); pass a new client`,
+            { key },
+          );
+        }
+        session = new ZooKeeperSession(this.#options.client, false, settings);
+      } else {
+        session = ZooKeeperSession.open(this.#options.connectionString ?? '', this.#options.sessionTimeoutMs, this.#options.spinDelayMs, settings);
+      }
+      this.#session = session;
+    }
+    try {
+      await session.ready(signal);
+    } catch (error) {
+      if (signal.aborted) throw signal.reason;
+      throw this.#wrap(error, key);
+    }
+    return session;
+  }
+
+  #grant(session: ZooKeeperSession, request: BackendAcquireRequest, lockPath: string, nodePath: string, czxid: bigint): BackendGrant {
+    const { key } = request;
+    const entry: SessionGrant = { key, nodePath, observer: request.observer };
+    session.addGrant(entry);
+    const wrap = (error: unknown): LockError => this.#wrap(error, key);
+    return {
+      fencingToken: czxid,
+      validUntil: session.validUntil(),
+      async extend(): Promise<number> {
+        if (!session.hasGrant(entry)) throw lockLostError(key, 'session-lost');
+        let stat: Stat | null;
+        try {
+          stat = await session.request<Stat | null>('checking the lock node', (done) =>
+            session.client.exists(nodePath, (error, value) => done(error, value ?? null)),
+          );
+        } catch (error) {
+          throw wrap(error);
+        }
+        if (stat === null || !stat.ephemeralOwner.equals(session.sessionId)) {
+          session.removeGrant(entry);
+          throw lockLostError(key, 'taken-over');
+        }
+        // The answer renewed the session deadline from the send time of this request.
+        return session.validUntil();
+      },
+      release: async (): Promise<boolean> => {
+        session.removeGrant(entry);
+        if (!session.alive) return false;
+        try {
+          await session.request<null>('deleting the lock node', (done) => session.client.remove(nodePath, -1, (error) => done(error, null)));
+          return true;
+        } catch (error) {
+          if (zooKeeperCode(error) === Exception.NO_NODE) return false;
+          throw wrap(error);
+        } finally {
+          this.#removeParentLater(session, lockPath);
+        }
+      },
+    };
+  }
+
+  #removeParentLater(session: ZooKeeperSession, lockPath: string): void {
+    if (!this.#options.removeEmptyParents) return;
+    this.#cancelParentRemoval(lockPath);
+    if (this.#closed) {
+      this.#track(removeLockParentIfEmpty(session, lockPath));
+      return;
+    }
+    const timer = setTimeout(() => {
+      this.#parentRemovals.delete(lockPath);
+      this.#track(removeLockParentIfEmpty(session, lockPath));
+    }, PARENT_REMOVAL_DELAY_MS);
+    timer.unref();
+    this.#parentRemovals.set(lockPath, { timer, session });
+  }
+
+  #cancelParentRemoval(lockPath: string): void {
+    const pending = this.#parentRemovals.get(lockPath);
+    if (pending === undefined) return;
+    clearTimeout(pending.timer);
+    this.#parentRemovals.delete(lockPath);
+  }
+
+  #track(work: Promise<void>): void {
+    this.#background.add(work);
+    void work.finally(() => this.#background.delete(work));
+  }
+
+  #wrap(error: unknown, key: string): LockError {
+    if (isLockError(error)) return error;
+    return backendUnavailableError(`ZooKeeper request for lock "${key}" failed`, error, key);
+  }
+}

@@ -1,0 +1,47 @@
+import { describeLockProvider } from '@fencelock/conformance';
+import type { LockProvider } from '@fencelock/core';
+import { topology } from '@fencelock/test-infra';
+import { it } from 'vitest';
+import { ZooKeeperLockProvider, createZooKeeperLockProvider } from '../src/index.js';
+import { dropConnectionForTesting } from '../src/zookeeper-lock-provider.js';
+import { expectNoOrphans, rawClient } from './znodes.js';
+
+const { zkConnectionString } = topology();
+// Short sessions keep the expiry cases quick; the shared ensemble runs tickTime 500 (sessions 1–60 s).
+const SESSION_TIMEOUT_MS = 3_000;
+const ROOT = '/fencelock-conformance';
+
+describeLockProvider({
+  name: 'zookeeper (shared 3-node ensemble)',
+  createProvider: () =>
+    createZooKeeperLockProvider({ connectionString: zkConnectionString, sessionTimeoutMs: SESSION_TIMEOUT_MS, root: ROOT }),
+  expectCapabilities: {
+    fencing: 'global',
+    lossDetection: true,
+    extend: true,
+    notify: true,
+    fifo: true,
+    readWrite: true,
+    expiry: 'session',
+    ttlResolutionMs: SESSION_TIMEOUT_MS / 6,
+    minTtlMs: 1_000,
+  },
+  harness: {
+    // A crashed process: the socket goes away, the session is never closed, the server expires it.
+    async crashProvider(provider: LockProvider) {
+      if (!(provider instanceof ZooKeeperLockProvider)) throw new Error('not a ZooKeeperLockProvider');
+      dropConnectionForTesting(provider);
+    },
+  },
+});
+
+// Registered after the suite, so it runs once every case (and its providers) has finished: every lock
+// znode is gone within a session timeout (a crashed client's node waits for its session's expiry).
+it('leaves no lock znodes behind (FAULTS.md L3)', async () => {
+  const client = await rawClient(zkConnectionString);
+  try {
+    await expectNoOrphans(client, ROOT, SESSION_TIMEOUT_MS + 2_000);
+  } finally {
+    client.close();
+  }
+}, 30_000);

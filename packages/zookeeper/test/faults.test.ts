@@ -1,0 +1,176 @@
+/**
+ * Fault cases on a dedicated 3-node ensemble (tickTime 500): the conformance suite with every harness
+ * power, a holder process stopped past its session timeout, the leader killed under a held lock, and
+ * two of three servers paused.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+import { describeLockProvider, abortedWithin, within } from '@fencelock/conformance';
+import { type LockProvider, monotonicNow } from '@fencelock/core';
+import { type ZooKeeperEnsemble, startZooKeeperEnsemble } from '@fencelock/test-infra';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ZooKeeperLockProvider, createZooKeeperLockProvider } from '../src/index.js';
+import { dropConnectionForTesting } from '../src/zookeeper-lock-provider.js';
+
+const SESSION_TIMEOUT_MS = 3_000;
+const ROOT = '/fencelock-faults';
+let ensemble: ZooKeeperEnsemble | undefined;
+
+function zk(): ZooKeeperEnsemble {
+  if (ensemble === undefined) throw new Error('the ensemble did not start');
+  return ensemble;
+}
+
+const providers: LockProvider[] = [];
+function provider(options: { sessionTimeoutMs?: number; connectionString?: string } = {}): ZooKeeperLockProvider {
+  const made = createZooKeeperLockProvider({
+    connectionString: options.connectionString ?? zk().connectionString,
+    sessionTimeoutMs: options.sessionTimeoutMs ?? SESSION_TIMEOUT_MS,
+    root: ROOT,
+  });
+  providers.push(made);
+  return made;
+}
+
+beforeAll(async () => {
+  ensemble = await startZooKeeperEnsemble({ size: 3, tickTime: 500, maxSessionTimeout: 20_000 });
+}, 60_000);
+
+afterAll(async () => {
+  await Promise.allSettled(providers.map((p) => p.close()));
+  await ensemble?.stop();
+}, 30_000);
+
+describeLockProvider({
+  name: 'zookeeper (dedicated ensemble, every harness power)',
+  createProvider: () => provider(),
+  harness: {
+    async pauseBackend(ms) {
+      const nodes = zk().nodes;
+      await Promise.all(nodes.map((node) => node.pause()));
+      await new Promise((resolve) => setTimeout(resolve, ms));
+      await Promise.all(nodes.map((node) => node.resume()));
+    },
+    async restartBackend() {
+      const nodes = zk().nodes;
+      await Promise.all(nodes.map((node) => node.kill()));
+      await Promise.all(nodes.map((node) => node.restart()));
+      await zk().leaderIndex({ timeoutMs: 30_000 });
+    },
+    async crashProvider(crashed) {
+      if (!(crashed instanceof ZooKeeperLockProvider)) throw new Error('not a ZooKeeperLockProvider');
+      dropConnectionForTesting(crashed);
+    },
+  },
+});
+
+/** A holder in a child process (see fixtures/holder-process.ts), so it can be stopped with SIGSTOP. */
+function startHolderProcess(key: string): { child: ChildProcess; lines: AsyncIterator<string> } {
+  const script = fileURLToPath(new URL('./fixtures/holder-process.ts', import.meta.url));
+  const child = spawn(
+    process.execPath,
+    ['--conditions=@fencelock/source', '--import', 'tsx', script, zk().connectionString, ROOT, key, String(SESSION_TIMEOUT_MS)],
+    { stdio: ['pipe', 'pipe', 'inherit'] },
+  );
+  const lines = createInterface({ input: child.stdout! })[Symbol.asyncIterator]();
+  return { child, lines };
+}
+
+async function nextLine(lines: AsyncIterator<string>, ms: number, what: string): Promise<string> {
+  const next = await within(lines.next(), ms, what);
+  if (next.done === true) throw new Error(`the holder process ended before ${what}`);
+  return next.value;
+}
+
+describe('zookeeper faults (dedicated ensemble)', () => {
+  it('a holder process stopped past its session timeout: another client takes the lock with a larger czxid, and the stopped one learns it lost on resume', async () => {
+    const key = `stopped-holder:${crypto.randomUUID()}`;
+    const { child, lines } = startHolderProcess(key);
+    try {
+      const held = await nextLine(lines, 30_000, 'the holder to acquire');
+      expect(held).toMatch(/^held \d+$/);
+      const holderToken = BigInt(held.slice('held '.length));
+      child.kill('SIGSTOP');
+      const other = provider();
+      const next = await other.acquire(key, { waitMs: SESSION_TIMEOUT_MS * 3 + 5_000 });
+      expect(next.fencingToken! > holderToken).toBe(true);
+      child.kill('SIGCONT');
+      // On resume its deadline has passed: the signal aborts before anything else can happen.
+      expect(await nextLine(lines, 5_000, 'the resumed holder to report the loss')).toBe('lost LOCK_LOST');
+      expect((await other.inspect(key))?.holders[0]?.ownerId).toBe(next.ownerId);
+      await next.release();
+    } finally {
+      child.kill('SIGCONT');
+      child.kill('SIGKILL');
+    }
+  }, 60_000);
+
+  it('the leader killed while a lock is held: the lock survives, the handle goes uncertain and then recovers', async () => {
+    // A longer session than an election takes, so the session survives the failover.
+    const holder = provider({ sessionTimeoutMs: 10_000 });
+    const other = provider();
+    const key = `leader-kill:${crypto.randomUUID()}`;
+    const lock = await holder.acquire(key);
+    const seen: string[] = [];
+    const uncertain = new Promise<void>((resolve) =>
+      holder.on('uncertain', (event) => {
+        if (event.ownerId === lock.ownerId) {
+          seen.push('uncertain');
+          resolve();
+        }
+      }),
+    );
+    const recovered = new Promise<void>((resolve) =>
+      holder.on('recovered', (event) => {
+        if (event.ownerId === lock.ownerId) {
+          seen.push('recovered');
+          resolve();
+        }
+      }),
+    );
+    const leader = zk().nodes[await zk().leaderIndex()];
+    if (leader === undefined) throw new Error('no leader');
+    await leader.kill();
+    try {
+      await within(uncertain, 10_000, 'the uncertain event');
+      await within(recovered, 20_000, 'the recovered event');
+      expect(seen).toEqual(['uncertain', 'recovered']);
+      expect(lock.state).toBe('held');
+      expect(lock.signal.aborted).toBe(false);
+      expect(await other.tryAcquire(key)).toBeUndefined();
+      expect((await other.inspect(key))?.holders[0]?.fencingToken).toBe(lock.fencingToken);
+    } finally {
+      await leader.restart();
+    }
+    expect(await lock.release()).toBe(true);
+    await zk().leaderIndex({ timeoutMs: 30_000 });
+  }, 60_000);
+
+  it('two of three servers paused: nobody acquires, the holder loses the lock by its own deadline, and the lock is usable after resume', async () => {
+    const nodes = zk().nodes;
+    const [first, second] = [nodes[0], nodes[1]];
+    if (first === undefined || second === undefined) throw new Error('ensemble too small');
+    // The holder only knows a server that will be paused: its connection goes silent (no event at all).
+    const holder = provider({ connectionString: `127.0.0.1:${first.port}` });
+    const other = provider();
+    const key = `minority:${crypto.randomUUID()}`;
+    const lock = await holder.acquire(key);
+    await other.inspect(key);
+    const deadline = lock.validUntil;
+    await Promise.all([first.pause(), second.pause()]);
+    try {
+      const reason = await abortedWithin(lock.signal, SESSION_TIMEOUT_MS + 1_000, 'the loss by the holder\'s own deadline');
+      expect(reason).toMatchObject({ code: 'LOCK_LOST' });
+      expect(monotonicNow()).toBeGreaterThanOrEqual(deadline);
+      // The minority side (the one running server) serves nobody.
+      await expect(other.acquire(key, { waitMs: 1_000 })).rejects.toMatchObject({ code: expect.stringMatching(/^LOCK_/) });
+    } finally {
+      await Promise.all([first.resume(), second.resume()]);
+    }
+    await zk().leaderIndex({ timeoutMs: 30_000 });
+    const next = await other.acquire(key, { waitMs: 30_000 });
+    expect(next.fencingToken! > lock.fencingToken!).toBe(true);
+    await next.release();
+  }, 90_000);
+});

@@ -1,0 +1,79 @@
+/**
+ * No herd effect: with 20 waiters queued on one lock, each release sends exactly one watch
+ * notification (to the next waiter), counted at the client as the server delivers them.
+ * Also exercises providers built on a client the caller owns.
+ */
+import { randomUUID } from 'node:crypto';
+import { nextEvent, within } from '@fencelock/conformance';
+import { topology } from '@fencelock/test-infra';
+import { type Client, createClient } from 'node-zookeeper-client';
+import { afterAll, expect, it } from 'vitest';
+import { type ZooKeeperLockProvider, createZooKeeperLockProvider } from '../src/index.js';
+
+const { zkConnectionString } = topology();
+const WAITERS = 20;
+const clients: Client[] = [];
+
+/** A connected client whose delivered watch notifications are counted. */
+async function countingClient(): Promise<{ client: Client; notifications: () => number }> {
+  const client = createClient(zkConnectionString, { sessionTimeout: 5_000, spinDelay: 200 });
+  clients.push(client);
+  let count = 0;
+  // Every notification the server sends passes through the watcher manager, wanted or not.
+  const manager = (client as unknown as { connectionManager: { watcherManager: { emit: (event: unknown) => void } } }).connectionManager
+    .watcherManager;
+  const emit = manager.emit.bind(manager);
+  manager.emit = (event) => {
+    count += 1;
+    emit(event);
+  };
+  const connected = new Promise<void>((resolve) => client.once('connected', () => resolve()));
+  client.connect();
+  await within(connected, 10_000, 'a ZooKeeper connection');
+  return { client, notifications: () => count };
+}
+
+afterAll(() => {
+  for (const client of clients) client.close();
+});
+
+it(`one release wakes exactly one of ${WAITERS} waiters (one watch notification per release)`, async () => {
+  const key = `herd:${randomUUID()}`;
+  const members = await Promise.all(
+    Array.from({ length: WAITERS + 1 }, async () => {
+      const { client, notifications } = await countingClient();
+      const provider = createZooKeeperLockProvider({ client, root: '/fencelock-herd' });
+      return { provider, notifications };
+    }),
+  );
+  const providers: ZooKeeperLockProvider[] = members.map((m) => m.provider);
+  try {
+    const [first, ...waiters] = providers as [ZooKeeperLockProvider, ...ZooKeeperLockProvider[]];
+    const holder = await first.acquire(key);
+    const order: number[] = [];
+    const done: Promise<void>[] = [];
+    for (const [index, waiter] of waiters.entries()) {
+      const queued = nextEvent(waiter, 'contended', (e) => e.key === key, 10_000);
+      done.push(
+        waiter.acquire(key, { waitMs: 60_000 }).then(async (lock) => {
+          order.push(index);
+          await lock.release();
+        }),
+      );
+      await queued;
+    }
+    const before = members.map((m) => m.notifications());
+    expect(before.every((count) => count === 0)).toBe(true);
+    await holder.release();
+    await within(Promise.all(done), 60_000, 'every waiter to acquire and release');
+    expect(order).toEqual(waiters.map((_, index) => index));
+    const perClient = members.map((m) => m.notifications());
+    // 21 releases; the 20 that had a waiter behind them each notified exactly that one waiter.
+    expect(perClient[0]).toBe(0);
+    expect(perClient.slice(1)).toEqual(waiters.map(() => 1));
+    const total = perClient.reduce((a, b) => a + b, 0);
+    console.log(`watch notifications: ${total} for ${WAITERS} releases with a waiter (${total / WAITERS} per release)`);
+  } finally {
+    await Promise.allSettled(providers.map((p) => p.close()));
+  }
+}, 120_000);

@@ -1,0 +1,34 @@
+// Test helper: a raw node-zookeeper-client client to look at the tree the provider leaves behind.
+import { waitFor, withTimeout } from '@fencelock/test-infra';
+import { type Client, createClient } from 'node-zookeeper-client';
+
+/** A connected raw client (10 s session); close it when done. */
+export async function rawClient(connectionString: string): Promise<Client> {
+  const client = createClient(connectionString, { sessionTimeout: 10_000, spinDelay: 200 });
+  const connected = new Promise<void>((resolve) => client.once('connected', () => resolve()));
+  client.connect();
+  await withTimeout(connected, 10_000, 'a ZooKeeper connection');
+  return client;
+}
+
+/** The children of `path` (empty when it does not exist). */
+export function childrenOf(client: Client, path: string): Promise<string[]> {
+  return new Promise((resolve, reject) => {
+    client.getChildren(path, (error, list) => {
+      if (error === null) resolve(list);
+      else if ((error as { code?: number }).code === -101) resolve([]);
+      else reject(error);
+    });
+  });
+}
+
+/** Waits (≤ `timeoutMs`) until `path` has no children left: no orphan lock znodes (FAULTS.md L3). */
+export async function expectNoOrphans(client: Client, path: string, timeoutMs: number): Promise<void> {
+  let left: string[] = [];
+  await waitFor(async () => ((left = await childrenOf(client, path)).length === 0 ? true : undefined), {
+    what: `no lock znodes left under ${path}`,
+    timeoutMs,
+    intervalMs: 100,
+    describe: () => `left: ${left.join(', ')}`,
+  });
+}
