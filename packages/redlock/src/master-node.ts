@@ -14,12 +14,18 @@ export type NodeReply<T> =
       readonly unreachable: boolean;
     };
 
-/** A master did not answer within the per-node timeout. The request may still be applied later. */
+/**
+ * In `LockError.nodes[i].error`: the master did not answer within the per-node timeout (slow,
+ * paused, partitioned). The request may still be applied later; the provider releases after it.
+ */
 export class NodeTimeoutError extends Error {
   override readonly name = 'NodeTimeoutError';
 }
 
-/** A master's client is disconnected (reconnecting or closed): nothing was sent. */
+/**
+ * In `LockError.nodes[i].error`: the master's client was disconnected (reconnecting or closed), so
+ * nothing was sent to it. Connection errors from ioredis (refused, closed) mean the same.
+ */
 export class NodeNotConnectedError extends Error {
   override readonly name = 'NodeNotConnectedError';
 }

@@ -16,8 +16,8 @@ export interface RoundTally {
 }
 
 /**
- * Counts replies. `refusedAs` names what a "no" means for the error report: on acquire the key is
- * `held` by another owner; on extend it is not ours any more (also reported as `held`).
+ * Counts replies. A "no" is reported as `held`: on acquire the key is another owner's; on extend or
+ * release it is not ours any more.
  */
 export function tally(masters: readonly MasterNode[], replies: readonly NodeReply<boolean>[]): RoundTally {
   let succeeded = 0;

@@ -22,7 +22,11 @@ import { quorumOf } from './quorum.js';
 import { quorumNotReachedError, validityExhaustedError } from './redlock-errors.js';
 import { releaseOnAll } from './release-round.js';
 
-/** Redlock's honest capabilities. */
+/**
+ * What a Redlock provider guarantees: `fencing: 'none'` (no token), loss detection by its validity
+ * deadline, extension on a majority, polling waiters (no notify, no FIFO), exclusive locks only,
+ * per-lock TTLs at 1 ms resolution, TTLs of at least 10 ms.
+ */
 export const REDLOCK_CAPABILITIES = normalizeCapabilities({
   // No safe monotonic token can come out of N independent counters (Kleppmann, "How to do
   // distributed locking"): a restarted master or a clock jump breaks any of them. Fence elsewhere.
@@ -157,7 +161,8 @@ export class RedlockBackend implements LockBackend {
 
   /**
    * The holder a majority of masters agree on, with the remaining TTL the majority still has
-   * (the quorum-th largest `PTTL`). A key present on a minority only is reported free.
+   * (the quorum-th largest `PTTL`). A key present on a minority only is reported free (no one can
+   * hold it); one present on a majority under differing values shows the most frequent value.
    */
   async inspect(userKey: string): Promise<LockInfo | undefined> {
     const key = this.#options.keyPrefix + userKey;
@@ -175,21 +180,24 @@ export class RedlockBackend implements LockBackend {
       ttls.push(reply.value.pttlMs);
       byValue.set(reply.value.value, ttls);
     }
-    for (const [value, ttls] of byValue) {
-      if (ttls.length < this.#quorum) continue;
-      const { ownerId, metadata } = decodeLockValue(value);
-      const sorted = ttls.sort((a, b) => b - a);
-      const majorityTtl = sorted[this.#quorum - 1];
-      const holder: LockHolder = {
-        ownerId,
-        mode: 'exclusive',
-        fencingToken: undefined,
-        remainingMs: majorityTtl === undefined || majorityTtl < 0 ? undefined : majorityTtl,
-        metadata,
-      };
-      return { key: userKey, holders: [holder] };
-    }
-    return undefined;
+    // The holder a majority agrees on; failing that, a key present on a majority under differing
+    // values (foreign locks taken per master) is still held: report its most frequent value.
+    let best: [string, number[]] | undefined;
+    for (const entry of byValue) if (best === undefined || entry[1].length > best[1].length) best = entry;
+    const present = [...byValue.values()].reduce((sum, ttls) => sum + ttls.length, 0);
+    if (best === undefined || present < this.#quorum) return undefined;
+    const [value, ttls] = best;
+    const { ownerId, metadata } = decodeLockValue(value);
+    // The remaining TTL the majority still has: the quorum-th largest PTTL among the agreeing masters.
+    const majorityTtl = ttls.length >= this.#quorum ? ttls.sort((a, b) => b - a)[this.#quorum - 1] : undefined;
+    const holder: LockHolder = {
+      ownerId,
+      mode: 'exclusive',
+      fencingToken: undefined,
+      remainingMs: majorityTtl === undefined || majorityTtl < 0 ? undefined : majorityTtl,
+      metadata,
+    };
+    return { key: userKey, holders: [holder] };
   }
 
   async close(): Promise<void> {

@@ -1,36 +1,28 @@
 import { describeLockProvider } from '@fencelock/conformance';
-import type { LockProvider } from '@fencelock/core';
 import { topology } from '@fencelock/test-infra';
-import { Redis } from 'ioredis';
+import { afterAll } from 'vitest';
 import { createRedlockLockProvider } from '../src/index.js';
 import { REDLOCK_EXPECTED_CAPABILITIES } from './expected-capabilities.js';
+import { providerFactory } from './helpers.js';
 
 const { redlockUrls } = topology();
 
-// crashProvider needs the provider's connections: providers made for the suite get clients we keep,
-// so a "crash" can drop them without releasing anything (the provider never closes clients it was handed).
-const clientsOf = new WeakMap<LockProvider, Redis[]>();
+// Handed-in clients, so the crash harness can drop a provider's connections without any release.
+const handed = providerFactory(() => redlockUrls);
+afterAll(() => handed.closeAll());
 
 describeLockProvider({
-  name: 'redlock (5 shared masters)',
-  createProvider: () => {
-    const clients = redlockUrls.map((url) => new Redis(url, { maxRetriesPerRequest: 0, autoResendUnfulfilledCommands: false }));
-    for (const client of clients) client.on('error', () => undefined);
-    const provider = createRedlockLockProvider({ masters: clients, defaultTtlMs: 3_000 });
-    clientsOf.set(provider, clients);
-    const close = provider.close.bind(provider);
-    // The suite closes every provider it made: close the clients we handed it too.
-    provider.close = async () => {
-      await close();
-      for (const client of clients) client.disconnect();
-    };
-    return provider;
-  },
+  name: 'redlock (5 shared masters, clients handed in)',
+  createProvider: handed.createProvider,
   expectCapabilities: REDLOCK_EXPECTED_CAPABILITIES,
   shortTtlMs: 400,
-  harness: {
-    async crashProvider(provider) {
-      for (const client of clientsOf.get(provider) ?? []) client.disconnect();
-    },
-  },
+  harness: { crashProvider: handed.crashProvider },
+});
+
+// The path most users take: URLs, clients created, owned and closed by the provider.
+describeLockProvider({
+  name: 'redlock (5 shared masters, owned clients from URLs)',
+  createProvider: () => createRedlockLockProvider({ masters: redlockUrls, defaultTtlMs: 3_000 }),
+  expectCapabilities: REDLOCK_EXPECTED_CAPABILITIES,
+  shortTtlMs: 400,
 });

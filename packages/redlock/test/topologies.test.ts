@@ -10,7 +10,7 @@ import { type RedisServer, redisCommand, startRedisMasters } from '@fencelock/te
 import { Redis } from 'ioredis';
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createRedlockLockProvider } from '../src/index.js';
+import { NodeTimeoutError, createRedlockLockProvider } from '../src/index.js';
 import { REDLOCK_EXPECTED_CAPABILITIES } from './expected-capabilities.js';
 import { providerFactory } from './helpers.js';
 
@@ -215,6 +215,7 @@ describe('F9: a majority paused during acquire', () => {
       }
       expect(error).toMatchObject({ code: 'LOCK_QUORUM_NOT_REACHED' });
       expect((error as LockError).nodes?.slice(0, 3).map((n) => n.outcome)).toEqual(['error', 'error', 'error']);
+      for (const node of (error as LockError).nodes!.slice(0, 3)) expect(node.error).toBeInstanceOf(NodeTimeoutError);
       // The resumed masters apply every queued SET and then the release queued behind it: a PING on
       // the same connections returns once all of them were processed.
       await within(Promise.all(clients.map((c) => c.ping())), 10_000, 'the queued requests to drain');
