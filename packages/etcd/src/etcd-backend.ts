@@ -68,6 +68,7 @@ export interface HeldLock {
 const MAX_ROUNDS = 1_000;
 const MAX_WAIT_STEPS = 1_000_000;
 const CLEANUP_ATTEMPTS = 10;
+const MAX_LATE_REQUEUES = 3;
 const RETRY = { initialDelayMs: 20, maxDelayMs: 1_000, factor: 2 };
 
 type WaitOutcome = 'granted' | 'requeue' | undefined;
@@ -97,19 +98,17 @@ export class EtcdBackend implements LockBackend {
     return this.#held.get(ownerId);
   }
 
-  /** The lease of the current session, if one is open (for tests and diagnostics). */
-  get leaseId(): string | undefined {
-    return this.#session?.id;
-  }
-
   async acquire(request: BackendAcquireRequest): Promise<BackendGrant | undefined> {
     const range = lockRange(lockName(request.key, this.#settings.keyPrefix, this.#settings.keyEncoding));
     let lastError: unknown;
+    let lateRequeues = 0;
     for (let round = 0; round < MAX_ROUNDS; round += 1) {
       if (request.signal.aborted) throw request.signal.reason;
+      let requeue = false;
       try {
         const outcome = await this.#attempt(request, range);
         if (outcome !== 'requeue') return outcome;
+        requeue = true;
         lastError = undefined;
       } catch (error) {
         if (request.signal.aborted) throw request.signal.reason;
@@ -118,6 +117,12 @@ export class EtcdBackend implements LockBackend {
       }
       // Transient failures and lost sessions are retried, with jittered backoff, until the deadline.
       const remaining = request.deadline - monotonicNow();
+      // A re-queue (our lease ended under us) is not contention: even a single try gets a few more
+      // attempts on a fresh lease rather than reporting the key as held.
+      if (requeue && remaining <= 0 && lateRequeues < MAX_LATE_REQUEUES) {
+        lateRequeues += 1;
+        continue;
+      }
       if (remaining <= 0) break;
       if (lastError !== undefined) await sleep(Math.min(backoffDelayMs(round, RETRY), remaining), request.signal);
     }
@@ -230,6 +235,8 @@ export class EtcdBackend implements LockBackend {
         outcome = await this.#waitTurn(request, session, range, waiterKey, revision, enqueued.blocker);
       }
       if (outcome !== 'granted') return outcome;
+      // Never hand out a lock on a lease we already gave up on: re-queue on a new one instead.
+      if (!session.alive) return 'requeue';
       granted = true;
       return this.#grant(request, session, name, waiterKey, revision);
     } finally {
@@ -335,13 +342,10 @@ export class EtcdBackend implements LockBackend {
     const held: HeldLock = { key, waiterKey: name, createRevision: revision, leaseId: session.id };
     this.#held.set(ownerId, held);
     let settled = false;
-    let watcher: Watcher | undefined;
     const forget = (): void => {
       settled = true;
       if (this.#held.get(ownerId) === held) this.#held.delete(ownerId);
       leave();
-      // Never awaited: a release must not wait for etcd to confirm the cancellation.
-      void watcher?.cancel().catch(() => undefined);
     };
     const leave = session.join({
       lost: () => {
@@ -353,20 +357,6 @@ export class EtcdBackend implements LockBackend {
       uncertain: () => observer.uncertain(),
       recovered: () => observer.recovered(),
       renewed: (validUntil) => observer.renewed(validUntil),
-    });
-    // Our key deleted behind our back (an operator's `etcdctl del`, or the lease ending before our
-    // keepalives noticed): ask about the lease first, so an ended lease is reported as such.
-    if (!settled) watcher = this.#calls.watchDeletionFrom(waiterKey, revision + 1n, () => {
-      if (settled) return;
-      void session
-        .keepAlive()
-        .catch(() => undefined)
-        .then(() => {
-          if (settled) return;
-          forget();
-          session.releaseName(name);
-          observer.lost(lockLostError(key, 'taken-over'));
-        });
     });
     return {
       fencingToken: revision,

@@ -110,18 +110,6 @@ export class EtcdCalls {
       clearTimeout(timer);
     }
   }
-
-  /**
-   * Watches the deletion of `key` from `fromRevision` on, without waiting for etcd to confirm the
-   * watch (a past start revision is fine here: nothing is missed, only delivered a little later).
-   */
-  watchDeletionFrom(key: Buffer, fromRevision: bigint, onDelete: () => void): Watcher {
-    const watcher = this.client.watch().key(key).only('delete').startRevision(fromRevision.toString()).watcher();
-    watcher.on('delete', onDelete);
-    // A failed watch (e.g. compacted history) only costs this early warning; leases and extend still tell.
-    watcher.on('error', () => undefined);
-    return watcher;
-  }
 }
 
 /** The create revision of a key-value, as a bigint. */

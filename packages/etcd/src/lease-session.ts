@@ -21,8 +21,10 @@ const KEEPALIVE_FRACTION = 1 / 3;
 // hang for the whole request timeout while the lease runs out.
 const KEEPALIVE_TIMEOUT_FRACTION = 1 / 6;
 const MIN_KEEPALIVE_TIMEOUT_MS = 200;
-// After a failed keepalive, retry soon (a different member, likely) until the validity runs out.
+// After a failed keepalive, retry soon (a different member, likely), backing off up to a tenth of
+// the TTL, until the validity runs out.
 const KEEPALIVE_RETRY_MS = 50;
+const KEEPALIVE_RETRY_MAX_FRACTION = 1 / 10;
 const GRANT_ATTEMPTS = 3;
 
 /** A random positive int64 lease id, as etcd's decimal string. */
@@ -59,6 +61,7 @@ export class LeaseSession {
   #validUntil: number;
   #state: 'alive' | 'lost' | 'closed' = 'alive';
   #failing = false;
+  #failures = 0;
   #keepaliveTimer: NodeJS.Timeout | undefined;
   #deadlineTimer: NodeJS.Timeout | undefined;
   #inFlight: Promise<number> | undefined;
@@ -190,14 +193,19 @@ export class LeaseSession {
     if (this.#state !== 'alive') return;
     this.#keepaliveTimer = setTimeout(() => {
       this.keepAlive().then(
-        () => this.#scheduleKeepalive(this.ttlMs * KEEPALIVE_FRACTION),
+        () => {
+          this.#failures = 0;
+          this.#scheduleKeepalive(this.ttlMs * KEEPALIVE_FRACTION);
+        },
         () => {
           if (this.#state !== 'alive') return;
           if (!this.#failing) {
             this.#failing = true;
             for (const member of [...this.#members]) member.uncertain?.();
           }
-          this.#scheduleKeepalive(KEEPALIVE_RETRY_MS);
+          const backoff = KEEPALIVE_RETRY_MS * 2 ** Math.min(this.#failures, 10);
+          this.#failures += 1;
+          this.#scheduleKeepalive(Math.min(backoff, Math.max(KEEPALIVE_RETRY_MS, this.ttlMs * KEEPALIVE_RETRY_MAX_FRACTION)));
         },
       );
     }, Math.max(1, Math.floor(delayMs)));

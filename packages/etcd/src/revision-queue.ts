@@ -58,8 +58,10 @@ export type EnqueueOutcome =
 
 /**
  * Puts our waiter key with the session lease, if neither it nor its tombstone exists, and in the
- * same transaction reads who is ahead of us (Go: put + getOwner in one txn). Our key has the
- * greatest create revision in the range, so everything else the range returns is earlier.
+ * same transaction reads who is ahead of us over the WHOLE `<lock>/` range. Go reads the owner (the
+ * first key by create revision); we read from the newest end instead: our key has the greatest
+ * create revision in the range, so a writer owns the lock exactly when nothing older exists, and the
+ * key just before ours — the one to watch — comes in the same read (Go needs a second one).
  */
 export async function enqueue(
   calls: EtcdCalls,

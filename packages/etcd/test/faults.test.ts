@@ -1,4 +1,4 @@
-import { abortedWithin, describeLockProvider, within } from '@fencelock/conformance';
+import { abortedWithin, describeLockProvider, freezeThread, within } from '@fencelock/conformance';
 import { type LockProvider, isLockError, monotonicNow } from '@fencelock/core';
 import { type EtcdCluster, sleep, startEtcdCluster, waitFor } from '@fencelock/test-infra';
 import { Etcd3 } from 'etcd3';
@@ -111,6 +111,36 @@ describe('etcd faults on a dedicated cluster', () => {
     const again = await a.acquire(key, { waitMs: 10_000 });
     expect(again.fencingToken! > next.fencingToken!).toBe(true);
     await again.release();
+  }, 60_000);
+
+  it('a waiter paused past its lease (F4) is never granted on the dead lease: it re-queues and acquires on a new one', async () => {
+    const [a, b] = [provider(), provider()];
+    const key = `paused-waiter:${randomUUID()}`;
+    const lock = await a.acquire(key);
+    const queued = new Promise<void>((resolve) => {
+      const off = b.on('contended', () => {
+        off();
+        resolve();
+      });
+    });
+    const waiting = b.acquire(key, { waitMs: 20_000 });
+    await queued;
+    // This whole process stops (both clients), past both leases; etcd expires them meanwhile.
+    freezeThread(SESSION_TTL_MS + 1_500);
+    const next = await within(waiting, 20_000, 'the waiter after the pause');
+    expect(lock.signal.aborted).toBe(true);
+    expect(next.fencingToken! > lock.fencingToken!).toBe(true);
+    // Its grant stands on a live lease and its own key exists.
+    const own = b.ownership(next);
+    const inspector = new Etcd3({ hosts: [...cluster.endpoints] });
+    try {
+      const lease = await inspector.leaseClient.leaseTimeToLive({ ID: own.leaseId });
+      expect(Number(lease.TTL)).toBeGreaterThan(0);
+      expect(await inspector.get(own.etcdKey).exec()).toMatchObject({ kvs: [expect.objectContaining({ lease: own.leaseId })] });
+    } finally {
+      inspector.close();
+    }
+    await next.release();
   }, 60_000);
 
   it('two of three members paused: nobody acquires, the holder loses by its own deadline, and nothing is left behind', async () => {

@@ -91,6 +91,19 @@ describe('interop with etcdctl lock (Go concurrency.Mutex)', () => {
     expect(await peer.exit(10_000)).toBe(0);
   }, 40_000);
 
+  it('with the default escape encoding, a plain key is just <keyPrefix><key>: etcdctl lock on that name excludes us', async () => {
+    const key = `job-${randomUUID()}`;
+    const escaped = createEtcdLockProvider({ connection: { hosts: endpoints }, keyPrefix: 'fencelock-interop/', sessionTtlMs: 3_000 });
+    providers.push(escaped);
+    const peer = etcdctl(`fencelock-interop/${key}`, { holdUntilFinished: true });
+    await peer.held(10_000);
+    expect(await escaped.tryAcquire(key)).toBeUndefined();
+    expect(await peer.finish(10_000)).toBe(0);
+    const lock = await escaped.acquire(key, { waitMs: 10_000 });
+    expect(escaped.ownership(lock).etcdKey.startsWith(`fencelock-interop/${key}/`)).toBe(true);
+    await lock.release();
+  }, 40_000);
+
   it('our readers also exclude etcdctl, and etcdctl excludes our readers', async () => {
     const name = `fencelock-interop-${randomUUID()}`;
     const [r1, r2] = [provider(), provider()];

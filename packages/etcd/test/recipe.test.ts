@@ -1,4 +1,4 @@
-import { abortedWithin, within } from '@fencelock/conformance';
+import { within } from '@fencelock/conformance';
 import { type LockHandle, monotonicNow } from '@fencelock/core';
 import { topology } from '@fencelock/test-infra';
 import { Etcd3 } from 'etcd3';
@@ -232,6 +232,18 @@ describe('safety', () => {
     await next.release();
   });
 
+  it('a try on a lease that ended behind our back starts a new lease instead of reporting the key held', async () => {
+    const a = provider();
+    const first = await a.acquire(uniqueKey('warm'));
+    const { leaseId } = a.ownership(first);
+    await raw.leaseClient.leaseRevoke({ ID: leaseId });
+    const lock = await a.tryAcquire(uniqueKey('fresh'));
+    expect(lock?.isHeld()).toBe(true);
+    expect(a.ownership(lock!).leaseId).not.toBe(leaseId);
+    expect(first.signal.reason).toMatchObject({ code: 'LOCK_LOST', reason: 'session-lost' });
+    await lock!.release();
+  });
+
   it('extend is one keepalive now: validity from its send time plus the granted TTL', async () => {
     const a = provider();
     const lock = await a.acquire(uniqueKey('extend'));
@@ -239,15 +251,12 @@ describe('safety', () => {
     await lock.extend();
     expect(lock.validUntil).toBeGreaterThanOrEqual(sent + 3_000);
     expect(lock.validUntil).toBeLessThanOrEqual(monotonicNow() + 3_000);
-    // A key deleted behind the holder's back is found by extend: lost, taken over.
-    const second = await a.acquire(uniqueKey('extend-deleted'));
+    // A key deleted behind the holder's back (etcd's Go Mutex would not notice either) is found by
+    // extend: lost, taken over. Leases, not per-key watches, carry loss detection: a watch per held
+    // lock cost about 40% of the acquire+release rate here.
     await raw.delete().key(a.ownership(lock).etcdKey);
     await expect(lock.extend()).rejects.toMatchObject({ code: 'LOCK_LOST', reason: 'taken-over' });
     expect(lock.isHeld()).toBe(false);
-    // ... and without any call, by the watch on the holder's own key.
-    await raw.delete().key(a.ownership(second).etcdKey);
-    const reason = await abortedWithin(second.signal, 5_000, 'the deletion to be noticed');
-    expect(reason).toMatchObject({ code: 'LOCK_LOST', reason: 'taken-over' });
-    expect(await second.release()).toBe(false);
+    expect(await lock.release()).toBe(false);
   });
 });
