@@ -44,8 +44,10 @@ export interface CuratorLockPeerOptions {
 export interface KazooLockPeerOptions {
   readonly connectionString: string;
   readonly path: string;
-  /** kazoo's `extra_lock_patterns`, e.g. `['-lock-']` to see Curator-named contenders. @default [] */
+  /** kazoo's `extra_lock_patterns` (for `Lock`), e.g. `['-lock-']` to see Curator-named contenders. @default [] */
   readonly extraLockPatterns?: readonly string[];
+  /** `lock`: `Lock`; `read` / `write`: `ReadLock` / `WriteLock`. @default 'lock' */
+  readonly recipe?: 'lock' | 'read' | 'write';
   /** How long `held` waits, in ms. @default 60_000 */
   readonly holdTimeoutMs?: number;
 }
@@ -95,10 +97,15 @@ public class CuratorLockPeer {
 const KAZOO_SOURCE = `
 import json, sys
 from kazoo.client import KazooClient
-hosts, path, extra = sys.argv[1], sys.argv[2], json.loads(sys.argv[3])
+hosts, path, extra, recipe = sys.argv[1], sys.argv[2], json.loads(sys.argv[3]), sys.argv[4]
 zk = KazooClient(hosts=hosts, timeout=10)
 zk.start(timeout=15)
-lock = zk.Lock(path, "kazoo-peer", extra_lock_patterns=extra)
+if recipe == "read":
+    lock = zk.ReadLock(path, "kazoo-peer")
+elif recipe == "write":
+    lock = zk.WriteLock(path, "kazoo-peer")
+else:
+    lock = zk.Lock(path, "kazoo-peer", extra_lock_patterns=extra)
 print("WAITING", flush=True)
 if not lock.acquire(timeout=60):
     print("TIMEOUT", flush=True)
@@ -124,11 +131,11 @@ export function startCuratorLockPeer(options: CuratorLockPeerOptions): ZooKeeper
   return watchPeer(child, 'Curator', options.holdTimeoutMs ?? 60_000, () => rmSync(dir, { recursive: true, force: true }));
 }
 
-/** Starts kazoo's `Lock` on `path` with Debian's Python. */
+/** Starts kazoo's `Lock` (or `ReadLock` / `WriteLock`) on `path` with Debian's Python. */
 export function startKazooLockPeer(options: KazooLockPeerOptions): ZooKeeperLockPeer {
   const child = spawn(
     SYSTEM_PYTHON,
-    ['-c', KAZOO_SOURCE, options.connectionString, options.path, JSON.stringify(options.extraLockPatterns ?? [])],
+    ['-c', KAZOO_SOURCE, options.connectionString, options.path, JSON.stringify(options.extraLockPatterns ?? []), options.recipe ?? 'lock'],
     { stdio: ['pipe', 'pipe', 'pipe'] },
   );
   return watchPeer(child, 'kazoo', options.holdTimeoutMs ?? 60_000, () => undefined);

@@ -85,7 +85,8 @@ export interface LockHandle extends AsyncDisposable {
   /** Throws `LOCK_LOST` or `LOCK_NOT_HELD` unless {@link isHeld}; call before a write. */
   assertHeld(): void;
   /**
-   * Prolongs the lock to `ttlMs` from now (default: the TTL it was acquired with).
+   * Prolongs the lock to `ttlMs` from now (default: the TTL it was acquired with). On `session`
+   * providers it renews the session now and takes no `ttlMs` (`LOCK_UNSUPPORTED` if given).
    * Rejects with `LOCK_LOST` if the lock is gone (it is never re-acquired silently), `LOCK_NOT_HELD`
    * after release, `LOCK_UNSUPPORTED` where the provider cannot extend.
    */

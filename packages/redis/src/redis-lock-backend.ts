@@ -11,6 +11,7 @@ import {
   type GrantObserver,
   type LockBackend,
   type LockInfo,
+  type Wakeup,
 } from '@fencelock/core';
 import { REDIS_CAPABILITIES } from './redis-capabilities.js';
 import { closeRedisConnection, type RedisConnection } from './redis-connection.js';
@@ -26,6 +27,19 @@ interface ActiveLock {
   readonly ownerId: string;
   readonly observer: GrantObserver;
 }
+
+/** What one acquisition's attempts learned so far. */
+interface AttemptState {
+  /** Send time of the last attempt (monotonic ms). */
+  sent: number;
+  /** Whether an attempt failed in a way that may still have taken the lock. */
+  indeterminate: boolean;
+  /** When the holder seen by the last attempt expires at the latest (monotonic ms), if it expires. */
+  heldUntil: number | undefined;
+}
+
+// A retry at a holder's expiry waits this much longer, for the server's clock running a little slow.
+const EXPIRY_SLACK_MS = 2;
 
 // Cleanup of an indeterminate acquire or a failed release: a few tries, never past the lock's TTL.
 const CLEANUP_ATTEMPTS = 3;
@@ -70,7 +84,25 @@ export class RedisLockBackend implements LockBackend {
 
   async acquire(request: BackendAcquireRequest): Promise<BackendGrant | undefined> {
     const keys = redisLockKeys(this.#options.keyPrefix, request.key);
-    if (request.deadline <= monotonicNow()) return this.#attempt(request, keys);
+    const attempts: AttemptState = { sent: monotonicNow(), indeterminate: false, heldUntil: undefined };
+    let grant: BackendGrant | undefined;
+    try {
+      grant = await this.#acquireUntilDeadline(request, keys, attempts);
+      return grant;
+    } finally {
+      // An attempt whose outcome is unknown may have been applied (or may still be, by a paused
+      // server). Once this acquisition is over without a grant, its owner id is never used to acquire
+      // again, so releasing it in the background (with retries) can only delete that stray lock.
+      if (grant === undefined && attempts.indeterminate) this.#cleanUp(keys, request.ownerId, attempts.sent, request.ttlMs);
+    }
+  }
+
+  async #acquireUntilDeadline(
+    request: BackendAcquireRequest,
+    keys: RedisLockKeys,
+    attempts: AttemptState,
+  ): Promise<BackendGrant | undefined> {
+    if (request.deadline <= monotonicNow()) return this.#attempt(request, keys, attempts);
     // While waiting, a failed attempt (a reconnect, a timed-out request) is retried like a held key
     // until the deadline; only if the last attempt failed is the failure reported.
     let lastError: unknown;
@@ -78,7 +110,7 @@ export class RedisLockBackend implements LockBackend {
       { deadline: request.deadline, signal: request.signal, contended: () => undefined },
       async () => {
         try {
-          const granted = await this.#attempt(request, keys);
+          const granted = await this.#attempt(request, keys, attempts);
           lastError = undefined;
           return granted;
         } catch (error) {
@@ -87,7 +119,7 @@ export class RedisLockBackend implements LockBackend {
           return undefined;
         }
       },
-      { retry: this.#options.retry, wakeup: () => this.#subscriber.wakeup(keys.lock) },
+      { retry: this.#options.retry, wakeup: () => this.#wakeup(keys, attempts) },
     );
     if (grant === undefined && lastError !== undefined) throw lastError;
     return grant;
@@ -123,26 +155,61 @@ export class RedisLockBackend implements LockBackend {
     client.off('ready', this.#onReady);
     this.#subscriber.close();
     this.#active.clear();
-    await Promise.allSettled([...this.#cleanups]);
+    // Let pending clean-up releases go out before the connection closes, within one request timeout.
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([
+      Promise.allSettled([...this.#cleanups]),
+      new Promise((resolve) => {
+        timer = setTimeout(resolve, this.#options.commandTimeoutMs);
+      }),
+    ]);
+    clearTimeout(timer);
     await closeRedisConnection(this.#connection, this.#options.commandTimeoutMs);
   }
 
-  /** One SET NX attempt. Resolves the grant, or `undefined` when the key is held. */
-  async #attempt(request: BackendAcquireRequest, keys: RedisLockKeys): Promise<BackendGrant | undefined> {
+  /**
+   * Wakes a waiter on a release notification, after the polling delay, or just after the holder's
+   * TTL runs out (for locks nobody releases: a crashed holder, a foreign lock), whichever is first.
+   */
+  #wakeup(keys: RedisLockKeys, attempts: AttemptState): Wakeup {
+    const notified = this.#subscriber.wakeup(keys.lock);
+    return {
+      wait: (ms, signal) => {
+        const untilExpiry = attempts.heldUntil === undefined ? ms : attempts.heldUntil - monotonicNow() + EXPIRY_SLACK_MS;
+        return notified.wait(Math.max(0, Math.min(ms, untilExpiry)), signal);
+      },
+      close: () => notified.close(),
+    };
+  }
+
+  /** One SET NX attempt. Resolves the grant, or `undefined` when the key is held by another owner. */
+  async #attempt(
+    request: BackendAcquireRequest,
+    keys: RedisLockKeys,
+    attempts: AttemptState,
+  ): Promise<BackendGrant | undefined> {
     const { key, ownerId, ttlMs, metadata } = request;
     const sent = monotonicNow();
-    const args: (string | number)[] = [3, keys.lock, keys.fence, keys.meta, ownerId, ttlMs];
+    attempts.sent = sent;
+    const args: (string | number)[] = [3, keys.lock, keys.fence, keys.meta, ownerId, ttlMs, '1'];
     if (metadata !== undefined) args.push(metadata);
     let reply: unknown;
     try {
       reply = await this.#timed(this.#acquireCall(...args), `acquiring lock "${key}"`);
     } catch (error) {
-      // Indeterminate: the server may have applied it (or may still, if it is paused). Release with
-      // our own owner id, which can only ever delete this attempt's lock.
-      this.#cleanUp(keys, ownerId, sent, ttlMs);
+      // Indeterminate: the server may have applied it, or may still (a paused server). Issue one
+      // release with our owner id now, before reporting the failure: it goes out on the same
+      // connection, so the server runs it after the late acquire and before any later attempt of
+      // ours. (No retries here: a retried release could overtake a later, successful attempt.)
+      attempts.indeterminate = true;
+      this.#releaseOnce(keys, ownerId).catch(() => false);
       throw backendUnavailableError(`acquiring lock "${key}" failed`, error, key);
     }
-    if (reply === null || reply === undefined) {
+    if (reply === null || reply === undefined || Array.isArray(reply)) {
+      // Held by another owner; the reply carries its remaining TTL (the server measured it before
+      // answering, so it has expired by reply time + pttl at the latest).
+      const pttl = Array.isArray(reply) ? Number(reply[0]) : Number.NaN;
+      attempts.heldUntil = Number.isFinite(pttl) && pttl >= 0 ? monotonicNow() + pttl : undefined;
       request.contended();
       return undefined;
     }
@@ -192,6 +259,7 @@ export class RedisLockBackend implements LockBackend {
   #cleanUp(keys: RedisLockKeys, ownerId: string, sent: number, ttlMs: number): void {
     const run = async (): Promise<void> => {
       for (let attempt = 0; attempt < CLEANUP_ATTEMPTS && monotonicNow() < sent + ttlMs; attempt += 1) {
+        if (this.#connection.client.status === 'end') return;
         try {
           await this.#releaseOnce(keys, ownerId);
           return;
@@ -228,6 +296,12 @@ export class RedisLockBackend implements LockBackend {
 
   /** Bounds a request by `commandTimeoutMs`, whatever the client's own settings are. */
   #timed<T>(request: Promise<T>, what: string): Promise<T> {
+    // A client closed for good (closed by its owner, or a crash simulated by disconnect()) would
+    // queue the request until the timeout on a Cluster: fail at once instead.
+    if (this.#connection.client.status === 'end') {
+      request.catch(() => undefined);
+      return Promise.reject(new Error(`${what} failed: the connection is closed`));
+    }
     const timeoutMs = this.#options.commandTimeoutMs;
     let timer: NodeJS.Timeout | undefined;
     const timeout = new Promise<never>((_, reject) => {

@@ -1,6 +1,6 @@
 import { isLockError, monotonicNow, type LockProvider } from '@fencelock/core';
 import { abortedWithin, describeLockProvider, nextEvent } from '@fencelock/conformance';
-import { redisCommand, sleep, startRedisServer, waitFor, type RedisServer } from '@fencelock/test-infra';
+import { redisCommand, sleep, startRedisServer, startTcpProxy, waitFor, type RedisServer } from '@fencelock/test-infra';
 import { Redis } from 'ioredis';
 import { randomUUID } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -169,6 +169,32 @@ describe('redis faults (dedicated servers)', () => {
     const lock = await locks.acquire(name, { waitMs: 10_000 });
     expect(lock.isHeld()).toBe(true);
     await lock.release();
+  }, 30_000);
+
+  it('a connection reset marks the handle uncertain; after reconnecting it recovers (the key persisted) or is lost (it did not)', async () => {
+    const proxy = await startTcpProxy({ targetPort: durable.port });
+    try {
+      const through = createRedisLockProvider({ connection: `redis://127.0.0.1:${proxy.port}`, defaultTtlMs: 10_000, commandTimeoutMs: 500 });
+      open.push(through);
+      const [kept, taken] = [key('reset-kept'), key('reset-taken')];
+      const keptLock = await through.acquire(kept);
+      const takenLock = await through.acquire(taken);
+      const uncertain = nextEvent(through, 'uncertain', (e) => e.ownerId === keptLock.ownerId, 5_000);
+      const recovered = nextEvent(through, 'recovered', (e) => e.ownerId === keptLock.ownerId, 10_000);
+      proxy.setMode('reset');
+      await uncertain;
+      expect(keptLock.state).toBe('uncertain');
+      // While this client is cut off, the second lock is deleted behind its back (as an expiry would).
+      expect(await redisCommand(durable.port, ['DEL', redisLockKeys('', taken).lock])).toBe(1);
+      proxy.setMode('pass');
+      await recovered;
+      expect(keptLock.state).toBe('held');
+      const reason = await abortedWithin(takenLock.signal, 10_000, 'the loss found at reconnect');
+      expect(reason).toMatchObject({ code: 'LOCK_LOST', reason: 'taken-over' });
+      expect(await keptLock.release()).toBe(true);
+    } finally {
+      await proxy.close();
+    }
   }, 30_000);
 
   it('scripts fall back to EVAL after SCRIPT FLUSH (NOSCRIPT)', async () => {

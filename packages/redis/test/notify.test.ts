@@ -4,7 +4,7 @@ import { redisCommand, topology, waitFor } from '@fencelock/test-infra';
 import { randomUUID } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createRedisLockProvider, type RedisLockProviderOptions } from '../src/index.js';
-import { clusterNode } from './helpers.js';
+import { clusterNode, crashProvider } from './helpers.js';
 
 const { redisUrl, redisClusterUrls } = topology();
 
@@ -42,6 +42,22 @@ describe.each(targets)('release notifications (%s)', (_label, options, port) => 
     await holder.release();
     const lock = await within(waiting, 10_000, 'the notified waiter');
     expect(lock.isHeld()).toBe(true);
+    await lock.release();
+  }, 30_000);
+
+  it('retries right when the lock of a crashed holder expires, not at its next poll', async () => {
+    const channel = `fencelock:test:${randomUUID()}`;
+    const [a, b] = [provider(channel), provider(channel)];
+    const key = `notify-expiry:${randomUUID()}`;
+    const holder = await a.acquire(key, { ttlMs: 1_000 });
+    const contended = nextEvent(b, 'contended', (e) => e.key === key, 5_000);
+    const waiting = b.acquire(key, { waitMs: 30_000 });
+    await contended;
+    // Nobody releases (or publishes): only the holder's TTL, reported by the failed attempt, can wake b in time.
+    await crashProvider(a);
+    const lock = await within(waiting, 10_000, 'the waiter to retry at the expiry');
+    expect(lock.acquiredAt).toBeGreaterThanOrEqual(holder.validUntil);
+    expect(lock.fencingToken! > holder.fencingToken!).toBe(true);
     await lock.release();
   }, 30_000);
 

@@ -4,12 +4,19 @@ import type { RedisLockScript } from './redis-lock-script.js';
  * Acquire: one round trip that takes the lock and hands out a fencing token.
  *
  * KEYS[1] = the lock key, KEYS[2] = the key's fence counter (same hash slot), optional KEYS[3] = a
- * metadata side key (same slot). ARGV[1] = owner id, ARGV[2] = TTL in ms, optional ARGV[3] = metadata.
+ * metadata side key (same slot). ARGV[1] = owner id, ARGV[2] = TTL in ms, optional ARGV[3] = `'1'`
+ * to get the holder's remaining TTL instead of nil when the key is held, optional ARGV[4] = metadata.
  *
  * Guarantees:
  * - The lock is a plain `SET lock owner NX PX ttl`, so any other SET-NX lock on the same key name
  *   (node-redlock, redis-py's `Lock`, a hand-written one) excludes it and is excluded by it.
- * - Returns nil (nothing written at all) when the key exists, whoever holds it.
+ * - Returns nil (nothing written at all) when the key holds any other value; with ARGV[3] = '1',
+ *   returns `{pttl}` instead (the holder's remaining ms, -1 if it never expires), so a waiter can
+ *   try again right when a lock that is never released (its holder crashed) expires.
+ * - When the key already holds ARGV[1] — an earlier attempt of the same acquisition whose reply was
+ *   lost (a client timeout, a dropped connection) — the attempt takes it over: `PEXPIRE` to the new
+ *   TTL and a fresh token. Owner ids are unique per acquisition, so this never makes a lock
+ *   reentrant; it only keeps a retry from waiting for its own lost attempt to expire.
  * - On success returns the new token as a decimal string, strictly greater than every token this
  *   counter handed out before: token = max(counter + 1, floor), floor = server `TIME` in
  *   microseconds × 1000. The floor keeps tokens increasing even when the counter was lost or rolled
@@ -19,7 +26,7 @@ import type { RedisLockScript } from './redis-lock-script.js';
  * - The numbers are handled as decimal strings: Lua numbers are doubles and lose integers above
  *   2^53, and a microsecond clock × 1000 is about 1.8e18 (int64 overflows in the year 2262).
  *   INCR's own reply is therefore ignored and the value read back with GET.
- * - With KEYS[3], stores `owner`, `token` and (with ARGV[3]) `metadata` in a hash expiring with the
+ * - With KEYS[3], stores `owner`, `token` and (with ARGV[4]) `metadata` in a hash expiring with the
  *   lock, so `inspect` can show them; the hash is only trusted while its owner matches the lock.
  */
 export const acquireScript: RedisLockScript = {
@@ -27,7 +34,11 @@ export const acquireScript: RedisLockScript = {
   numberOfKeys: 2,
   lua: `
 if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) == false then
-  return false
+  if redis.call('GET', KEYS[1]) ~= ARGV[1] then
+    if ARGV[3] == '1' then return {redis.call('PTTL', KEYS[1])} end
+    return false
+  end
+  redis.call('PEXPIRE', KEYS[1], ARGV[2])
 end
 -- Redis 3.2-4.x need effects replication before a write that follows TIME; no-op since Redis 5.
 if redis.replicate_commands then redis.replicate_commands() end
@@ -44,8 +55,8 @@ else
 end
 if KEYS[3] then
   redis.call('DEL', KEYS[3])
-  if ARGV[3] then
-    redis.call('HSET', KEYS[3], 'owner', ARGV[1], 'token', token, 'metadata', ARGV[3])
+  if ARGV[4] then
+    redis.call('HSET', KEYS[3], 'owner', ARGV[1], 'token', token, 'metadata', ARGV[4])
   else
     redis.call('HSET', KEYS[3], 'owner', ARGV[1], 'token', token)
   end

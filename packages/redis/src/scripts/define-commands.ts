@@ -16,7 +16,9 @@ export const redisLockScripts: {
 export interface RedisLockCommands {
   /**
    * `SET lockKey ownerId NX PX ttlMs`, then the next fencing token from `fenceKey` (which must be in
-   * the same hash slot on a cluster). Resolves the token, or `undefined` when the key is held by anyone.
+   * the same hash slot on a cluster). Resolves the token, or `undefined` when the key is held by
+   * another owner. If `lockKey` already holds `ownerId` (a retry after a lost reply), it is taken
+   * over with the new TTL and a fresh, larger token.
    */
   acquire(lockKey: string, fenceKey: string, ownerId: string, ttlMs: number): Promise<bigint | undefined>;
   /** Deletes `lockKey` only if its value is `ownerId`; resolves whether it did. */
