@@ -10,10 +10,31 @@ export interface DemoBackend {
   readonly lockOptions: { ttlMs?: number };
 }
 
+// The addresses of `pnpm infra:up`, overridable as in the test suite.
+const env = (name: string, fallback: string): string => process.env[name] ?? fallback;
+const list = (value: string): string[] => value.split(',').map((entry) => entry.trim());
+const LIFETIME_MS = 2_000;
+
 /** The backends the demo can run on, by name. Adapters are loaded only when asked for. */
 export const DEMO_BACKENDS: Record<string, () => Promise<DemoBackend>> = {
   memory: async () => {
     const store = new MemoryLockStore();
-    return { connect: async () => new MemoryLockProvider({ store }), lifetimeMs: 1_000, lockOptions: { ttlMs: 1_000 } };
+    return { connect: async () => new MemoryLockProvider({ store }), lifetimeMs: LIFETIME_MS, lockOptions: { ttlMs: LIFETIME_MS } };
+  },
+  redis: async () => {
+    const { createRedisLockProvider } = await import('@fencelock/redis');
+    const url = env('FENCELOCK_REDIS_URL', 'redis://127.0.0.1:6379');
+    return { connect: async () => createRedisLockProvider({ connection: url }), lifetimeMs: LIFETIME_MS, lockOptions: { ttlMs: LIFETIME_MS } };
+  },
+  redlock: async () => {
+    const { createRedlockLockProvider } = await import('@fencelock/redlock');
+    const defaults = [7001, 7002, 7003, 7004, 7005].map((port) => `redis://127.0.0.1:${port}`).join(',');
+    const masters = list(env('FENCELOCK_REDLOCK_URLS', defaults));
+    return { connect: async () => createRedlockLockProvider({ masters }), lifetimeMs: LIFETIME_MS, lockOptions: { ttlMs: LIFETIME_MS } };
+  },
+  etcd: async () => {
+    const { createEtcdLockProvider } = await import('@fencelock/etcd');
+    const hosts = list(env('FENCELOCK_ETCD_ENDPOINTS', 'http://127.0.0.1:2379,http://127.0.0.1:22379,http://127.0.0.1:32379'));
+    return { connect: async () => createEtcdLockProvider({ connection: { hosts }, sessionTtlMs: LIFETIME_MS }), lifetimeMs: LIFETIME_MS, lockOptions: {} };
   },
 };
