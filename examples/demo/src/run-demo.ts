@@ -20,6 +20,9 @@ export interface DemoOptions {
   readonly print?: (line: string) => void;
 }
 
+// Every worker's turns are bounded, whatever the backend does.
+const MAX_ROUNDS = 20;
+
 // The whole process stops, as in a long GC pause or a stopped VM: no timers, no renewals, no I/O.
 function freezeProcess(ms: number): void {
   Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
@@ -40,7 +43,10 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
   const timeline = new Timeline(print);
   const pauseMs = backend.lifetimeMs + 1_000;
   let paused = false;
+  let staleWriteSent = false;
   let lateWriteRefused = false;
+  // Resolved by the first write another worker makes after the pause: the takeover the story needs.
+  let takenOver: (() => void) | undefined;
 
   print(`fencelock demo on "${options.backendName}": ${workers} workers, key "${key}", lock lifetime ${backend.lifetimeMs} ms`);
   print('');
@@ -61,9 +67,16 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
           const held = lock.isHeld();
           const reason: unknown = lock.signal.reason;
           timeline.log(who, `resumed; lock.isHeld() is ${held}${isLockError(reason) ? `, signal aborted: ${reason.code} (${reason.reason ?? ''})` : ''}`);
-          // Let the others run first: the paused worker's write arrives late, as over a real network.
-          await new Promise((resolve) => setTimeout(resolve, 200));
+          // The paused worker's write arrives late, as over a real network: after another worker took over.
+          await new Promise<void>((resolve) => {
+            const bound = setTimeout(resolve, 10_000);
+            takenOver = () => {
+              clearTimeout(bound);
+              resolve();
+            };
+          });
           const accepted = ledger.write('balance', token, next);
+          staleWriteSent = true;
           lateWriteRefused = !accepted;
           timeline.log(who, `sends its stale write balance=${next} with token ${token ?? '(none)'} -> ${accepted ? 'ACCEPTED (unsafe!)' : 'REFUSED by the fencing guard'}`);
           return;
@@ -71,6 +84,7 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
         await new Promise((resolve) => setTimeout(resolve, 20));
         const accepted = ledger.write('balance', token, next);
         timeline.log(who, `wrote balance=${next} with token ${token ?? '(none)'} -> ${accepted ? 'accepted' : 'REFUSED'}`);
+        takenOver?.();
       },
       { ...backend.lockOptions, waitMs: 30_000 },
     ).catch((error: unknown) => {
@@ -79,12 +93,16 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
     });
   };
 
+  // Worker 2 pauses on its first turn; the others keep taking turns until its stale write went out.
   const work = async (index: number, provider: LockProvider): Promise<void> => {
     const who = `worker-${index + 1}`;
-    for (let round = 0; round < rounds; round += 1) {
+    for (let round = 0; round < MAX_ROUNDS && (round < rounds || (index !== 1 && !staleWriteSent)); round += 1) {
       const pauseHere = index === 1 && !paused;
       if (pauseHere) paused = true;
       await turn(who, provider, pauseHere);
+      // Other work between turns; without it a releasing worker can win its own lock back at once on
+      // backends whose waiters poll, and the others would starve.
+      await new Promise((resolve) => setTimeout(resolve, 50));
     }
   };
 

@@ -13,11 +13,11 @@ describe('the demo', () => {
       if (name === 'redlock') {
         // No fencing token: the stale write goes through, which is exactly what the demo warns about.
         expect(result.lateWriteRefused).toBe(false);
-        expect(result.accepted).toBe(6);
+        expect(result.accepted).toBeGreaterThanOrEqual(6);
       } else {
         expect(result.lateWriteRefused).toBe(true);
         expect(result.refused).toBe(1);
-        expect(result.accepted).toBe(5);
+        expect(result.accepted).toBeGreaterThanOrEqual(5);
         expect(lines.some((line) => line.includes('REFUSED by the fencing guard'))).toBe(true);
       }
     });
