@@ -1,11 +1,4 @@
-import { defineConfig } from 'vitest/config';
+import { fencelockVitestConfig } from '../../vitest.shared.js';
 
 // Runs the suite against the deliberately broken providers; only the self-test starts it.
-export default defineConfig({
-  resolve: { conditions: ['@fencelock/source'] },
-  ssr: { resolve: { conditions: ['@fencelock/source'] } },
-  test: {
-    include: ['test/broken/*.fixture.ts'],
-    testTimeout: 20_000,
-  },
-});
+export default fencelockVitestConfig({ include: ['test/broken/*.fixture.ts'] });
