@@ -1,11 +1,3 @@
-import { defineConfig } from 'vitest/config';
+import { fencelockVitestConfig } from '../../vitest.shared.js';
 
-export default defineConfig({
-  resolve: { conditions: ['@fencelock/source'] },
-  ssr: { resolve: { conditions: ['@fencelock/source'] } },
-  test: {
-    include: ['test/**/*.test.ts', 'src/**/*.test.ts'],
-    testTimeout: 60_000,
-    hookTimeout: 30_000,
-  },
-});
+export default fencelockVitestConfig({ testTimeout: 60_000 });

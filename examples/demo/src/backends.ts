@@ -32,6 +32,15 @@ export const DEMO_BACKENDS: Record<string, () => Promise<DemoBackend>> = {
     const masters = list(env('FENCELOCK_REDLOCK_URLS', defaults));
     return { connect: async () => createRedlockLockProvider({ masters }), lifetimeMs: LIFETIME_MS, lockOptions: { ttlMs: LIFETIME_MS } };
   },
+  zookeeper: async () => {
+    const { createZooKeeperLockProvider } = await import('@fencelock/zookeeper');
+    const connectionString = env('FENCELOCK_ZK_HOSTS', '127.0.0.1:2181,127.0.0.1:2182,127.0.0.1:2183');
+    return {
+      connect: async () => createZooKeeperLockProvider({ connectionString, sessionTimeoutMs: LIFETIME_MS }),
+      lifetimeMs: LIFETIME_MS,
+      lockOptions: {},
+    };
+  },
   etcd: async () => {
     const { createEtcdLockProvider } = await import('@fencelock/etcd');
     const hosts = list(env('FENCELOCK_ETCD_ENDPOINTS', 'http://127.0.0.1:2379,http://127.0.0.1:22379,http://127.0.0.1:32379'));

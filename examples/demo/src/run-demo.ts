@@ -53,7 +53,7 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
   const providers: LockProvider[] = [];
   for (let index = 0; index < workers; index += 1) providers.push(await backend.connect());
 
-  const turn = async (who: string, provider: LockProvider, pauseHere: boolean): Promise<void> => {
+  const turn = async (who: string, provider: LockProvider, pauseHere: boolean, retries = 2): Promise<void> => {
     await withLock(
       provider,
       key,
@@ -87,9 +87,17 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
         takenOver?.();
       },
       { ...backend.lockOptions, waitMs: 30_000 },
-    ).catch((error: unknown) => {
-      if (isLockError(error, 'LOCK_LOST')) timeline.log(who, `withLock reports ${error.code}: the work was not protected all the way`);
-      else throw error;
+    ).catch(async (error: unknown) => {
+      if (isLockError(error, 'LOCK_LOST')) {
+        timeline.log(who, `withLock reports ${error.code}: the work was not protected all the way`);
+      } else if (isLockError(error, 'LOCK_BACKEND_UNAVAILABLE') && retries > 0) {
+        // The pause froze every worker of this one process, so their sessions can end too; a real
+        // service retries a turn when its backend connection was cut.
+        timeline.log(who, `backend connection was cut (${error.message}); trying the turn again`);
+        await turn(who, provider, false, retries - 1);
+      } else {
+        throw error;
+      }
     });
   };
 

@@ -100,15 +100,12 @@ export function holdersOf(contenders: readonly Contender[]): Contender[] {
  * again after a lost reply.
  */
 export function ownNodePrefix(naming: ContenderNaming, ownerId: string, mode: LockMode): { prefix: string; guid: string } {
-  if (mode === 'shared') return { prefix: `_c_${ownerId}-__READ__`, guid: `_c_${ownerId}-` };
-  switch (naming) {
-    case 'kazoo': {
-      const hex = ownerId.replaceAll('-', '').toLowerCase();
-      return { prefix: `${hex}__lock__`, guid: hex };
-    }
-    case 'curator-read-write':
-      return { prefix: `_c_${ownerId}-__WRIT__`, guid: `_c_${ownerId}-` };
-    case 'curator':
-      return { prefix: `_c_${ownerId}-lock-`, guid: `_c_${ownerId}-` };
+  if (naming === 'kazoo') {
+    // kazoo's Lock / WriteLock name `__lock__`, its ReadLock `__rlock__`, after a uuid4 hex.
+    const hex = ownerId.replaceAll('-', '').toLowerCase();
+    return { prefix: `${hex}${mode === 'shared' ? '__rlock__' : '__lock__'}`, guid: hex };
   }
+  if (mode === 'shared') return { prefix: `_c_${ownerId}-__READ__`, guid: `_c_${ownerId}-` };
+  if (naming === 'curator-read-write') return { prefix: `_c_${ownerId}-__WRIT__`, guid: `_c_${ownerId}-` };
+  return { prefix: `_c_${ownerId}-lock-`, guid: `_c_${ownerId}-` };
 }

@@ -3,3 +3,4 @@ export type { ZooKeeperLockProviderOptions } from './options.js';
 export { DEFAULT_ROOT, DEFAULT_SESSION_TIMEOUT_MS, MIN_SESSION_TIMEOUT_MS } from './options.js';
 export type { ContenderNaming } from './contender-names.js';
 export { encodeKeySegment, decodeKeySegment } from './key-encoding.js';
+export { ZOOKEEPER_CAPABILITIES } from './zookeeper-backend.js';

@@ -41,6 +41,7 @@ export function czxidOf(stat: Stat): bigint {
   return stat.czxid.readBigInt64BE(0);
 }
 
+/** One run of the lock recipe for one acquire request (internal; see the module comment). */
 export class LockAttempt {
   readonly #settings: AttemptSettings;
   readonly #request: BackendAcquireRequest;
@@ -96,8 +97,10 @@ export class LockAttempt {
       // Pipelined with the listing: on a free lock the node's stat (for the czxid) is needed at once.
       const statRequest = round === 0 ? this.#stat(ours) : undefined;
       statRequest?.catch(() => undefined);
-      const children = await this.#session.request<string[]>('listing lock contenders', (done) =>
-        this.#session.client.getChildren(this.#settings.lockPath, (error, list) => done(error, list)),
+      const children = await this.#session.request<string[]>(
+        'listing lock contenders',
+        (done) => this.#session.client.getChildren(this.#settings.lockPath, (error, list) => done(error, list)),
+        { signal },
       );
       for (const child of children) {
         if (child !== ours && child.startsWith(this.#guid)) this.#removeQuietly(this.#path(child));
@@ -143,12 +146,17 @@ export class LockAttempt {
             if (data === undefined) this.#session.client.create(path, CreateMode.EPHEMERAL_SEQUENTIAL, done);
             else this.#session.client.create(path, data, CreateMode.EPHEMERAL_SEQUENTIAL, done);
           },
-          (late) => this.#adoptLateCreate(late),
+          { late: (path) => this.#adoptLateCreate(path), signal },
         );
         this.#nodeName = created.slice(created.lastIndexOf('/') + 1);
         this.#createUnknown = false;
         return;
       } catch (error) {
+        if (signal.aborted) {
+          // The create may still be applied: cleanup looks for it, and a late answer deletes it.
+          this.#createUnknown = true;
+          throw signal.reason;
+        }
         const code = zooKeeperCode(error);
         if (code === Exception.NO_NODE) {
           await ensureLockParent(this.#session, this.#settings.root, this.#settings.lockPath);
@@ -201,8 +209,10 @@ export class LockAttempt {
     // getData (not exists) so that no watch is left behind when the node is already gone. One watcher
     // function per attempt: the client keeps one registration per path and function.
     try {
-      await this.#session.request<null>('watching the predecessor', (done) =>
-        this.#session.client.getData(path, this.#watcher, (error) => done(error, null)),
+      await this.#session.request<null>(
+        'watching the predecessor',
+        (done) => this.#session.client.getData(path, this.#watcher, (error) => done(error, null)),
+        { signal },
       );
     } catch (error) {
       if (zooKeeperCode(error) === Exception.NO_NODE) return;
@@ -228,11 +238,16 @@ export class LockAttempt {
     });
   }
 
-  /** Deletes whatever this attempt created (bounded by the operation timeout). */
+  /**
+   * Deletes whatever this attempt created, waiting for it (≤ the operation timeout) while connected.
+   * While disconnected it cannot be done now: the deletes are queued in the client, which sends them
+   * (after anything sent before) when it reconnects; if the session expires instead, so do the nodes.
+   */
   async #cleanup(): Promise<void> {
     const session = this.#session;
     // A dead session's ephemeral nodes go with it.
     if (!session.alive) return;
+    if (!session.connected) return this.#cleanupLater();
     try {
       if (this.#nodeName === undefined && this.#createUnknown) {
         this.#nodeName = await this.#findOwn();
@@ -245,8 +260,22 @@ export class LockAttempt {
         );
       }
     } catch {
-      // Unreachable server: the delete stays queued in the client, and the session's expiry is the backstop.
+      this.#cleanupLater();
     }
+  }
+
+  #cleanupLater(): void {
+    const { client } = this.#session;
+    if (this.#nodeName !== undefined) {
+      client.remove(this.#path(this.#nodeName), -1, () => undefined);
+      return;
+    }
+    if (!this.#createUnknown) return;
+    // Requests run in order on one connection: a create sent earlier is applied before this listing.
+    client.getChildren(this.#settings.lockPath, (error, children) => {
+      if (error !== null) return;
+      for (const child of children) if (child.startsWith(this.#guid)) client.remove(this.#path(child), -1, () => undefined);
+    });
   }
 
   #removeQuietly(path: string): void {

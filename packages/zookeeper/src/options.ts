@@ -39,13 +39,13 @@ export interface ZooKeeperLockProviderOptions extends Omit<LockProviderOptions, 
    */
   readonly root?: string;
   /**
-   * How the provider names its exclusive contender nodes (shared ones are always Curator's
-   * `_c_<uuid>-__READ__`):
-   * - `curator` (default): `_c_<uuid>-lock-`, as Curator's `InterProcessMutex` (kazoo sees them
-   *   when given `extra_lock_patterns=['-lock-']`);
-   * - `curator-read-write`: `_c_<uuid>-__WRIT__`, as the write lock of Curator's
-   *   `InterProcessReadWriteLock`;
-   * - `kazoo`: `<32 hex>__lock__`, as kazoo's `Lock`.
+   * How the provider names its own contender nodes:
+   * - `curator` (default): exclusive `_c_<uuid>-lock-`, as Curator's `InterProcessMutex` (kazoo's
+   *   `Lock` sees them when given `extra_lock_patterns=['-lock-']`); shared `_c_<uuid>-__READ__`;
+   * - `curator-read-write`: exclusive `_c_<uuid>-__WRIT__` and shared `_c_<uuid>-__READ__`, as
+   *   Curator's `InterProcessReadWriteLock`;
+   * - `kazoo`: exclusive `<32 hex>__lock__` (kazoo's `Lock` and `WriteLock`), shared
+   *   `<32 hex>__rlock__` (kazoo's `ReadLock`).
    * Every form is recognised as a contender whatever this option says. @default 'curator'
    */
   readonly naming?: ContenderNaming;
@@ -73,7 +73,7 @@ export interface ZooKeeperLockProviderOptions extends Omit<LockProviderOptions, 
   readonly removeEmptyParents?: boolean;
 }
 
-/** Options after validation and defaults. */
+/** Options after validation and defaults (internal). */
 export interface ResolvedOptions {
   readonly client: Client | undefined;
   readonly connectionString: string | undefined;

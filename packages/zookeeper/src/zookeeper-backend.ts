@@ -27,7 +27,7 @@ import { holdersOf, sortedContenders } from './contender-names.js';
 import { encodeKeySegment } from './key-encoding.js';
 import { LockAttempt, czxidOf } from './lock-attempt.js';
 import { removeLockParentIfEmpty } from './lock-parent.js';
-import { MIN_SESSION_TIMEOUT_MS, type ResolvedOptions } from './options.js';
+import { MIN_SESSION_TIMEOUT_MS, type ResolvedOptions, resolveOptions } from './options.js';
 import { type SessionGrant, ZooKeeperSession, zooKeeperCode } from './zookeeper-session.js';
 
 // A queued attempt whose session died (expiry, deadline) re-queues in a new session this many times.
@@ -55,6 +55,15 @@ export function zooKeeperCapabilities(options: ResolvedOptions): LockCapabilitie
   });
 }
 
+/**
+ * The capabilities of a provider with the default options (only `ttlResolutionMs`, the heartbeat
+ * step, depends on the options: the session timeout / 6).
+ */
+export const ZOOKEEPER_CAPABILITIES: LockCapabilities = zooKeeperCapabilities(
+  resolveOptions({ connectionString: '127.0.0.1:2181' }),
+);
+
+/** The {@link LockBackend} behind `ZooKeeperLockProvider` (internal). */
 export class ZooKeeperBackend implements LockBackend {
   readonly name = 'zookeeper';
   readonly capabilities: LockCapabilities;
@@ -62,6 +71,7 @@ export class ZooKeeperBackend implements LockBackend {
   #session: ZooKeeperSession | undefined;
   #closed = false;
   readonly #background = new Set<Promise<void>>();
+  readonly #attempts = new Set<Promise<unknown>>();
   readonly #parentRemovals = new Map<string, { timer: NodeJS.Timeout; session: ZooKeeperSession }>();
 
   constructor(options: ResolvedOptions) {
@@ -80,10 +90,13 @@ export class ZooKeeperBackend implements LockBackend {
     for (let restart = 0; ; restart += 1) {
       const session = await this.#ready(request.signal, request.key);
       try {
-        const held = await new LockAttempt(
+        const attempt = new LockAttempt(
           { session, root: this.#options.root, lockPath, naming: this.#options.naming },
           request,
         ).run();
+        this.#attempts.add(attempt);
+        void attempt.catch(() => undefined).finally(() => this.#attempts.delete(attempt));
+        const held = await attempt;
         if (held === undefined) {
           this.#removeParentLater(session, lockPath);
           return undefined;
@@ -108,6 +121,13 @@ export class ZooKeeperBackend implements LockBackend {
     const lockPath = this.#lockPath(key);
     let children: string[];
     try {
+      // Reads are served by whichever server we are connected to, which may not have applied a write
+      // another client already saw acknowledged. node-zookeeper-client has no sync(); a multi with one
+      // check op goes through the leader's pipeline like a write, and its answer comes only after our
+      // server applied everything before it — the same effect.
+      await session.request<null>('syncing with the leader', (done) =>
+        session.client.transaction().check('/', -1).commit((error) => done(error, null)),
+      );
       children = await session.request<string[]>('listing lock contenders', (done) =>
         session.client.getChildren(lockPath, (error, list) => done(error, list)),
       );
@@ -141,6 +161,12 @@ export class ZooKeeperBackend implements LockBackend {
 
   async close(): Promise<void> {
     this.#closed = true;
+    // Core has aborted every attempt in progress: let them delete their nodes while the session is
+    // open (a given client's session outlives the provider), within one operation timeout.
+    await Promise.race([
+      Promise.allSettled([...this.#attempts]),
+      new Promise((resolve) => setTimeout(resolve, this.#options.operationTimeoutMs).unref()),
+    ]);
     for (const [lockPath, { timer, session }] of this.#parentRemovals) {
       clearTimeout(timer);
       this.#track(removeLockParentIfEmpty(session, lockPath));

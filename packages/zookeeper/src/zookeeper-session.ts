@@ -53,7 +53,13 @@ interface ConnectionManagerInternals {
 // node-zookeeper-client's ConnectionManager states that can send requests (CONNECTED, CONNECTED_READ_ONLY).
 const MANAGER_CONNECTED = new Set([2, 3]);
 
+/**
+ * One node-zookeeper-client session as fencelock tracks it: state, the own deadline, heartbeats, and
+ * the grants bound to it. Internal; one per provider at a time (a new one after expiry, for clients
+ * the provider opened).
+ */
 export class ZooKeeperSession {
+  /** The client behind the session. */
   readonly client: Client;
   /** True when fencelock opened the client and may close it. */
   readonly owned: boolean;
@@ -67,7 +73,11 @@ export class ZooKeeperSession {
   readonly #listeners = new Set<() => void>();
   #heartbeatTimer: NodeJS.Timeout | undefined;
   #deadlineTimer: NodeJS.Timeout | undefined;
-  #heartbeatSentAt: number | undefined;
+  #heartbeatInFlight = false;
+  // Silence is counted from here at the earliest (creation, a reconnection, a pause of this process).
+  #quietFrom = monotonicNow();
+  #heartbeatGeneration = 0;
+  #lastTick = monotonicNow();
   #closing: Promise<void> = Promise.resolve();
   readonly #onState = (state: State): void => this.#stateChanged(state);
 
@@ -96,6 +106,11 @@ export class ZooKeeperSession {
   /** False once the session expired, was closed, or (for our own client) outlived its deadline. */
   get alive(): boolean {
     return this.#state !== 'dead';
+  }
+
+  /** True while the client is connected (requests go out now rather than when it reconnects). */
+  get connected(): boolean {
+    return this.#state === 'connected';
   }
 
   /** Why the session ended, once it has. */
@@ -157,23 +172,31 @@ export class ZooKeeperSession {
   /**
    * Runs one client request with a reply bound. An answer from the server (success or a ZooKeeper
    * error other than connection loss / expiry) renews the session deadline from the send time.
-   * Rejects with {@link ZooKeeperTimeoutError} when no reply arrives in time (the request may still
-   * be applied), or with the client's error.
+   * Rejects with {@link ZooKeeperTimeoutError} when no reply arrives in time, with the signal's reason
+   * when `options.signal` aborts first (in both cases the request may still be applied: a success
+   * answered afterwards goes to `options.late`), or with the client's error.
    */
   request<T>(
     what: string,
     run: (done: (error: Error | Exception | null, value: T) => void) => void,
-    late?: (value: T) => void,
+    options: { readonly late?: (value: T) => void; readonly signal?: AbortSignal } = {},
   ): Promise<T> {
     if (this.#state === 'dead') return Promise.reject(this.#deadError());
+    const { signal, late } = options;
+    if (signal?.aborted) return Promise.reject(signal.reason);
     const sent = monotonicNow();
     return new Promise<T>((resolve, reject) => {
       let settled = false;
-      const timer = setTimeout(() => {
+      const giveUp = (reason: unknown): void => {
         if (settled) return;
         settled = true;
-        reject(new ZooKeeperTimeoutError(what, this.#settings.operationTimeoutMs));
-      }, this.#settings.operationTimeoutMs);
+        clearTimeout(timer);
+        signal?.removeEventListener('abort', onAbort);
+        reject(reason);
+      };
+      const onAbort = (): void => giveUp(signal?.reason);
+      const timer = setTimeout(() => giveUp(new ZooKeeperTimeoutError(what, this.#settings.operationTimeoutMs)), this.#settings.operationTimeoutMs);
+      signal?.addEventListener('abort', onAbort, { once: true });
       try {
         run((error, value) => {
           const code = zooKeeperCode(error);
@@ -185,13 +208,12 @@ export class ZooKeeperSession {
           }
           settled = true;
           clearTimeout(timer);
+          signal?.removeEventListener('abort', onAbort);
           if (error === null) resolve(value);
           else reject(error);
         });
       } catch (error) {
-        settled = true;
-        clearTimeout(timer);
-        reject(error);
+        giveUp(error);
       }
     });
   }
@@ -295,22 +317,28 @@ export class ZooKeeperSession {
   }
 
   #heartbeat(): void {
-    if (this.#state !== 'connected') return;
     const now = monotonicNow();
-    if (this.#heartbeatSentAt !== undefined) {
-      // The Java client's read timeout: no answer for 2/3 of the session timeout means the server is
-      // gone silent (paused, partitioned). Drop the socket so the client moves to another server.
-      if (now - this.#heartbeatSentAt > (this.timeoutMs * 2) / 3) {
-        this.#heartbeatSentAt = undefined;
-        this.#manager()?.socket?.destroy();
-      }
+    // A tick far later than scheduled means this process was paused, not the server: replies may be
+    // waiting unread in the socket. Do not count the pause as server silence.
+    if (now - this.#lastTick > this.#settings.heartbeatIntervalMs * 2) this.#quietFrom = now;
+    this.#lastTick = now;
+    if (this.#state !== 'connected') return;
+    // The Java client's read timeout: no answer for 2/3 of the session timeout means the server went
+    // silent (paused, partitioned). Drop the socket so the client moves to another server — counted
+    // from the last answer, so it happens (and handles turn uncertain) before the deadline passes.
+    const silentMs = now - Math.max(this.#lastContact, this.#quietFrom);
+    if (this.#heartbeatInFlight && silentMs > (this.timeoutMs * 2) / 3) {
+      this.#heartbeatInFlight = false;
+      this.#manager()?.socket?.destroy();
       return;
     }
-    this.#heartbeatSentAt = now;
+    if (this.#heartbeatInFlight) return;
+    this.#heartbeatInFlight = true;
+    const generation = ++this.#heartbeatGeneration;
     this.request('ZooKeeper heartbeat', (done) => this.client.exists('/', done))
       .catch(() => undefined)
       .finally(() => {
-        if (this.#heartbeatSentAt === now) this.#heartbeatSentAt = undefined;
+        if (this.#heartbeatGeneration === generation) this.#heartbeatInFlight = false;
       });
   }
 
@@ -318,7 +346,9 @@ export class ZooKeeperSession {
     if (this.#state === 'dead') return;
     if (state === State.SYNC_CONNECTED || state === State.CONNECTED_READ_ONLY) {
       this.#state = 'connected';
-      this.#heartbeatSentAt = undefined;
+      this.#heartbeatInFlight = false;
+      this.#heartbeatGeneration += 1;
+      this.#quietFrom = monotonicNow();
       // The connect request left after we saw the disconnection, and the server accepted the session.
       this.#contact(this.#disconnectedAt);
       this.#heartbeat();

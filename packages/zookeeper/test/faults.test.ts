@@ -6,12 +6,13 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
-import { describeLockProvider, abortedWithin, within } from '@fencelock/conformance';
+import { abortedWithin, describeLockProvider, freezeThread, nextEvent, within } from '@fencelock/conformance';
 import { type LockProvider, monotonicNow } from '@fencelock/core';
-import { type ZooKeeperEnsemble, startZooKeeperEnsemble } from '@fencelock/test-infra';
+import { type ZooKeeperEnsemble, startZooKeeperEnsemble, waitFor } from '@fencelock/test-infra';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ZooKeeperLockProvider, createZooKeeperLockProvider } from '../src/index.js';
 import { dropConnectionForTesting } from '../src/zookeeper-lock-provider.js';
+import { childrenOf, rawClient } from './znodes.js';
 
 const SESSION_TIMEOUT_MS = 3_000;
 const ROOT = '/fencelock-faults';
@@ -105,6 +106,69 @@ describe('zookeeper faults (dedicated ensemble)', () => {
       child.kill('SIGKILL');
     }
   }, 60_000);
+
+  it('a waiter paused past its session timeout re-queues in a new session, and acquires only after the holder left (F4)', async () => {
+    const key = `paused-waiter:${crypto.randomUUID()}`;
+    const path = `${ROOT}/${key}`;
+    const raw = await rawClient(zk().connectionString);
+    const { child, lines } = startHolderProcess(key);
+    try {
+      const held = await nextLine(lines, 30_000, 'the holder to acquire');
+      const holderToken = BigInt(held.slice('held '.length));
+      const waiter = provider();
+      const queued = nextEvent(waiter, 'contended', (e) => e.key === key, 10_000);
+      let settled = false;
+      const waiting = waiter.acquire(key, { waitMs: 60_000 }).finally(() => {
+        settled = true;
+      });
+      await queued;
+      // The raw client's server may lag behind the waiter's: wait until it shows both nodes.
+      let before: string[] = [];
+      await waitFor(async () => ((before = await childrenOf(raw, path)).length === 2 ? true : undefined), {
+        what: 'both contenders to be visible',
+        timeoutMs: 10_000,
+        intervalMs: 20,
+      });
+      // getChildren does not sort: the waiter's node is the one with the higher sequence.
+      const waiterNode = [...before].sort((x, y) => x.slice(-10).localeCompare(y.slice(-10)))[1] ?? '';
+      // A GC pause of the waiter longer than its session: the server expires it and drops its node.
+      freezeThread(SESSION_TIMEOUT_MS + 1_500);
+      let now: string[] = [];
+      await waitFor(async () => ((now = await childrenOf(raw, path)).length === 2 && !now.includes(waiterNode) ? true : undefined), {
+        what: 'the waiter to queue again from a new session',
+        timeoutMs: 20_000,
+        intervalMs: 50,
+        describe: () => `before: ${before.join(', ')}; now: ${now.join(', ')}`,
+      });
+      expect(settled).toBe(false);
+      child.stdin?.end(); // the holder releases
+      const lock = await within(waiting, 20_000, 'the waiter after the holder released');
+      expect(lock.isHeld()).toBe(true);
+      expect(lock.fencingToken! > holderToken).toBe(true);
+      expect((await waiter.inspect(key))?.holders[0]?.ownerId).toBe(lock.ownerId);
+      expect(await lock.release()).toBe(true);
+    } finally {
+      child.kill('SIGKILL');
+      raw.close();
+    }
+  }, 60_000);
+
+  it('a holder paused for a third of its session keeps the lock, and renewals resume (F3)', async () => {
+    const holder = provider();
+    const other = provider();
+    const key = `short-pause:${crypto.randomUUID()}`;
+    const lock = await holder.acquire(key);
+    const token = lock.fencingToken;
+    freezeThread(SESSION_TIMEOUT_MS / 3);
+    expect(lock.isHeld()).toBe(true);
+    expect(lock.state).toBe('held');
+    const after = lock.validUntil;
+    await waitFor(async () => (lock.validUntil > after ? true : undefined), { what: 'a renewal after the pause', timeoutMs: SESSION_TIMEOUT_MS, intervalMs: 20 });
+    expect(lock.signal.aborted).toBe(false);
+    expect(lock.fencingToken).toBe(token);
+    expect(await other.tryAcquire(key)).toBeUndefined();
+    expect(await lock.release()).toBe(true);
+  }, 30_000);
 
   it('the leader killed while a lock is held: the lock survives, the handle goes uncertain and then recovers', async () => {
     // A longer session than an election takes, so the session survives the failover.

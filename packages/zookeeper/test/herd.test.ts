@@ -3,6 +3,8 @@
  * notification (to the next waiter), counted at the client as the server delivers them.
  * Also exercises providers built on a client the caller owns.
  */
+import { State } from 'node-zookeeper-client';
+import { childrenOf } from './znodes.js';
 import { randomUUID } from 'node:crypto';
 import { nextEvent, within } from '@fencelock/conformance';
 import { topology } from '@fencelock/test-infra';
@@ -77,3 +79,27 @@ it(`one release wakes exactly one of ${WAITERS} waiters (one watch notification 
     await Promise.allSettled(providers.map((p) => p.close()));
   }
 }, 120_000);
+
+it('a provider on a given client: close() ends waits and deletes their nodes, and leaves the client open', async () => {
+  const key = `given-${randomUUID()}`;
+  const path = `/fencelock-herd/${key}`;
+  const [holderSide, waiterSide] = [await countingClient(), await countingClient()];
+  const holder = createZooKeeperLockProvider({ client: holderSide.client, root: '/fencelock-herd' });
+  const waiter = createZooKeeperLockProvider({ client: waiterSide.client, root: '/fencelock-herd' });
+  const lock = await holder.acquire(key);
+  const queued = nextEvent(waiter, 'contended', (e) => e.key === key, 10_000);
+  const waiting = waiter.acquire(key, { waitMs: 30_000 }).catch((error: unknown) => error);
+  await queued;
+  // Read through the waiter's own client: its server has applied the waiter's writes (another
+  // server may not have yet).
+  expect(await childrenOf(waiterSide.client, path)).toHaveLength(2);
+  await waiter.close();
+  expect(await waiting).toMatchObject({ code: 'LOCK_BACKEND_UNAVAILABLE' });
+  expect(waiterSide.client.getState()).toBe(State.SYNC_CONNECTED);
+  // The waiter's session is still open, so only an explicit delete could have removed its node.
+  expect(await childrenOf(waiterSide.client, path)).toHaveLength(1);
+  await holder.close();
+  expect(lock.signal.aborted).toBe(true);
+  expect(holderSide.client.getState()).toBe(State.SYNC_CONNECTED);
+  expect(await childrenOf(holderSide.client, path)).toEqual([]);
+}, 30_000);

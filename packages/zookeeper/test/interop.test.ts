@@ -17,7 +17,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type ContenderNaming, createZooKeeperLockProvider } from '../src/index.js';
 import { childrenOf, expectNoOrphans, rawClient } from './znodes.js';
 
-const { zkConnectionString } = topology();
+// One server for everyone (our providers, the peers, the raw client): reads then see every write
+// in order. ZooKeeper reads through different servers may lag behind each other.
+const zkConnectionString = topology().zkConnectionString.split(',')[0] ?? '127.0.0.1:2181';
 const ROOT = '/fencelock-interop';
 let raw: Client | undefined;
 
@@ -34,6 +36,21 @@ afterAll(async () => {
 function children(path: string): Promise<string[]> {
   if (raw === undefined) throw new Error('no raw client');
   return childrenOf(raw, path);
+}
+
+/**
+ * Waits (bounded) until a child of `path` matches `pattern`. Reads go to whichever server the raw
+ * client uses, which may not have applied a write made through another server yet.
+ */
+async function untilChild(path: string, pattern: RegExp): Promise<string> {
+  let seen: string[] = [];
+  await waitFor(async () => ((seen = await children(path)).some((child) => pattern.test(child)) ? true : undefined), {
+    what: `a child of ${path} matching ${String(pattern)}`,
+    timeoutMs: 30_000,
+    intervalMs: 20,
+    describe: () => `children: ${seen.join(', ')}`,
+  });
+  return seen.find((child) => pattern.test(child)) ?? '';
 }
 
 /** Waits (bounded) until `path` has `count` children, e.g. until a peer has queued behind a holder. */
@@ -83,8 +100,7 @@ describe('interoperability on the same lock path', () => {
       try {
         // Ours first: the peer queues behind us and only holds once we release.
         const ours = await locks.acquire(key);
-        const [ourNode] = await children(path);
-        expect(ourNode).toMatch(peerCase.contender);
+        expect(await untilChild(path, peerCase.contender)).toContain(ours.ownerId.replaceAll('-', peerCase.naming === 'kazoo' ? '' : '-'));
         peer = peerCase.start(path);
         await untilChildren(path, 2);
         expect(peer.isHolding).toBe(false);
@@ -113,6 +129,43 @@ describe('interoperability on the same lock path', () => {
     }, 90_000);
   }
 
+  it("kazoo's ReadLock and WriteLock, with our kazoo naming: readers share, writers exclude", async () => {
+    const locks = provider('kazoo');
+    const key = `interop-kazoo-rw-${randomUUID()}`;
+    const path = `${ROOT}/${key}`;
+    const peers: ZooKeeperLockPeer[] = [];
+    try {
+      const ourRead = await locks.acquire(key, { mode: 'shared' });
+      expect(await untilChild(path, /^[0-9a-f]{32}__rlock__\d{10}$/)).toContain(ourRead.ownerId.replaceAll('-', ''));
+      const kazooRead = startKazooLockPeer({ connectionString: zkConnectionString, path, recipe: 'read' });
+      peers.push(kazooRead);
+      await kazooRead.held; // readers share
+      const kazooWrite = startKazooLockPeer({ connectionString: zkConnectionString, path, recipe: 'write' });
+      peers.push(kazooWrite);
+      await untilChildren(path, 3);
+      expect(kazooWrite.isHolding).toBe(false);
+      await ourRead.release();
+      await kazooRead.release();
+      await kazooWrite.held;
+      expect(await locks.tryAcquire(key, { mode: 'shared' })).toBeUndefined();
+      const waitingWriter = locks.acquire(key, { waitMs: 30_000 });
+      await untilChildren(path, 2);
+      await kazooWrite.release();
+      const ourWrite = await within(waitingWriter, 30_000, 'our writer after the kazoo writer');
+      expect(await untilChild(path, /^[0-9a-f]{32}__lock__\d{10}$/)).toContain(ourWrite.ownerId.replaceAll('-', ''));
+      const lateReader = startKazooLockPeer({ connectionString: zkConnectionString, path, recipe: 'read' });
+      peers.push(lateReader);
+      await untilChildren(path, 2);
+      expect(lateReader.isHolding).toBe(false);
+      await ourWrite.release();
+      await lateReader.held;
+      await lateReader.release();
+    } finally {
+      for (const peer of peers) peer.kill();
+      await locks.close();
+    }
+  }, 120_000);
+
   it("kazoo's Lock without extra_lock_patterns does not see Curator-named nodes (why the kazoo naming option exists)", async () => {
     const locks = provider('curator');
     const key = `interop-blind-${randomUUID()}`;
@@ -139,7 +192,7 @@ describe('interoperability on the same lock path', () => {
     const peers: ZooKeeperLockPeer[] = [];
     try {
       const ourRead = await locks.acquire(key, { mode: 'shared' });
-      expect((await children(path))[0]).toMatch(/^_c_[0-9a-f-]{36}-__READ__\d{10}$/);
+      expect(await untilChild(path, /^_c_[0-9a-f-]{36}-__READ__\d{10}$/)).toContain(ourRead.ownerId);
       const curatorRead = startCuratorLockPeer({ connectionString: zkConnectionString, path, recipe: 'read' });
       peers.push(curatorRead);
       await curatorRead.held; // readers share
@@ -159,7 +212,7 @@ describe('interoperability on the same lock path', () => {
       await untilChildren(path, 2);
       await curatorWrite.release();
       const ourWrite = await within(waitingWriter, 30_000, 'our writer after the Curator writer');
-      expect((await children(path))[0]).toMatch(/^_c_[0-9a-f-]{36}-__WRIT__\d{10}$/);
+      expect(await untilChild(path, /^_c_[0-9a-f-]{36}-__WRIT__\d{10}$/)).toContain(ourWrite.ownerId);
       // Curator's reader waits for our writer.
       const lateReader = startCuratorLockPeer({ connectionString: zkConnectionString, path, recipe: 'read' });
       peers.push(lateReader);

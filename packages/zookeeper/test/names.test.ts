@@ -55,10 +55,12 @@ describe('contender names', () => {
   });
 
   it('names our nodes in Curator protected form, or kazoo form, with the owner id as the unique part', () => {
+    expect(parseContender(`${ownNodePrefix('kazoo', id, 'shared').prefix}0000000001`)).toMatchObject({ mode: 'shared', ownerId: id });
     expect(ownNodePrefix('curator', id, 'exclusive')).toEqual({ prefix: `_c_${id}-lock-`, guid: `_c_${id}-` });
     expect(ownNodePrefix('curator-read-write', id, 'exclusive').prefix).toBe(`_c_${id}-__WRIT__`);
     expect(ownNodePrefix('kazoo', id, 'exclusive')).toEqual({ prefix: `${hex}__lock__`, guid: hex });
-    expect(ownNodePrefix('kazoo', id, 'shared').prefix).toBe(`_c_${id}-__READ__`);
+    expect(ownNodePrefix('kazoo', id, 'shared')).toEqual({ prefix: `${hex}__rlock__`, guid: hex });
+    expect(ownNodePrefix('curator', id, 'shared').prefix).toBe(`_c_${id}-__READ__`);
   });
 });
 

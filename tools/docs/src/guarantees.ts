@@ -2,6 +2,7 @@ import { MemoryLockProvider, renderGuaranteesTable, type LockCapabilities } from
 import { ETCD_CAPABILITIES } from '@fencelock/etcd';
 import { REDIS_CAPABILITIES } from '@fencelock/redis';
 import { REDLOCK_CAPABILITIES } from '@fencelock/redlock';
+import { ZOOKEEPER_CAPABILITIES } from '@fencelock/zookeeper';
 
 /** Every provider the project ships, with the capabilities it reports (read from code, never typed here). */
 export function shippedProviders(): { name: string; capabilities: LockCapabilities }[] {
@@ -9,6 +10,7 @@ export function shippedProviders(): { name: string; capabilities: LockCapabiliti
     { name: '`@fencelock/core` memory', capabilities: new MemoryLockProvider().capabilities },
     { name: '`@fencelock/redis`', capabilities: REDIS_CAPABILITIES },
     { name: '`@fencelock/redlock`', capabilities: REDLOCK_CAPABILITIES },
+    { name: '`@fencelock/zookeeper`', capabilities: ZOOKEEPER_CAPABILITIES },
     { name: '`@fencelock/etcd`', capabilities: ETCD_CAPABILITIES },
   ];
 }

@@ -13,6 +13,7 @@ describe('the README guarantees table', () => {
     const rows = guaranteesTable().split('\n');
     expect(rows.find((row) => row.includes('redlock'))).toContain('| none |');
     expect(rows.find((row) => row.includes('etcd'))).toContain('| global |');
+    expect(rows.find((row) => row.includes('zookeeper'))).toContain('| global |');
     expect(rows.find((row) => row.includes('@fencelock/redis'))).toContain('| per-key |');
   });
 });
