@@ -173,7 +173,8 @@ export class ManagedLockHandle implements LockHandle {
   // A paused process may read state before its timers run: compare with the clock on every read.
   #checkDeadline(): void {
     if (this.#grant !== undefined && this.#isActive() && monotonicNow() >= this.#validUntil) {
-      this.#markLost(lockLostError(this.key, 'expired'));
+      // A session-bound lock's deadline is its session's: say so, whichever of the two timers fires first.
+      this.#markLost(lockLostError(this.key, this.#context.capabilities.expiry === 'session' ? 'session-lost' : 'expired'));
     }
   }
 
@@ -249,7 +250,7 @@ export class ManagedLockHandle implements LockHandle {
     this.#context.settled(this);
     this.#emit('lost', { ownerId: this.ownerId, heldMs: monotonicNow() - this.#acquiredAt, error });
     // Our view and the backend's may differ (a paused process, a hold bound): free the lock if it is still ours.
-    if (error.reason === 'expired' || error.reason === 'max-hold') {
+    if (error.reason === 'expired' || error.reason === 'max-hold' || error.reason === 'session-lost') {
       this.#grant.release().catch(() => false);
     }
   }

@@ -32,6 +32,8 @@ export interface LockProviderOptions {
 /** @internal Defaults of {@link LockProviderOptions}. */
 export const DEFAULT_TTL_MS = 30_000;
 const DEFAULT_WAIT_MS = 30_000;
+// How long close() lets aborted acquires clean up before closing the backend under them.
+const CLOSE_DRAIN_MS = 10_000;
 
 /**
  * The provider core derives from a {@link LockBackend}: validation, waiting bounds, abort handling,
@@ -46,7 +48,7 @@ export class BaseLockProvider implements LockProvider {
   readonly #backend: LockBackend;
   readonly #events = new LockEventEmitter();
   readonly #held = new Set<ManagedLockHandle>();
-  readonly #inFlight = new Set<AbortController>();
+  readonly #inFlight = new Map<AbortController, Promise<void>>();
   #closing: Promise<void> | undefined;
 
   constructor(backend: LockBackend, options: LockProviderOptions = {}) {
@@ -92,11 +94,19 @@ export class BaseLockProvider implements LockProvider {
   }
 
   async #close(): Promise<void> {
-    for (const controller of this.#inFlight) {
+    for (const controller of this.#inFlight.keys()) {
       controller.abort(new LockError(LockErrorCode.BACKEND_UNAVAILABLE, `provider ${this.name} was closed`));
     }
     const held = [...this.#held];
     await Promise.all(held.map((handle) => handle.abandon(lockLostError(handle.key, 'provider-closed'))));
+    // Aborted attempts may still be removing what they queued: let them finish (bounded) before the
+    // backend closes the connection they need.
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([
+      Promise.allSettled(this.#inFlight.values()),
+      new Promise<void>((resolve) => (timer = setTimeout(resolve, CLOSE_DRAIN_MS))),
+    ]);
+    clearTimeout(timer);
     await this.#backend.close();
   }
 
@@ -121,7 +131,8 @@ export class BaseLockProvider implements LockProvider {
     const userSignal = settings.signal;
     const forwardAbort = (): void => internal.abort(userSignal?.reason);
     userSignal?.addEventListener('abort', forwardAbort, { once: true });
-    this.#inFlight.add(internal);
+    let settle = (): void => undefined;
+    this.#inFlight.set(internal, new Promise<void>((resolve) => (settle = resolve)));
     let contended = false;
     try {
       // A grant whose validity is already used up (a slow reply) is handed back and tried again.
@@ -161,6 +172,7 @@ export class BaseLockProvider implements LockProvider {
     } finally {
       userSignal?.removeEventListener('abort', forwardAbort);
       this.#inFlight.delete(internal);
+      settle();
     }
     const waitedMs = monotonicNow() - start;
     if (internal.signal.aborted) {
