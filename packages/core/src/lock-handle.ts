@@ -41,7 +41,10 @@ export class ManagedLockHandle implements LockHandle {
   readonly ownerId: string;
   readonly #settings: LockHandleSettings;
   readonly #context: LockHandleContext;
-  readonly #controller = new AbortController();
+  // Made on first read of `signal`: most holders never look at it, and an AbortController plus the
+  // error for its reason cost more than the rest of an in-memory acquire.
+  #controller: AbortController | undefined;
+  #lossError: LockError | undefined;
   #grant: BackendGrant | undefined;
   #state: LockState = 'held';
   #acquiredAt = 0;
@@ -60,7 +63,10 @@ export class ManagedLockHandle implements LockHandle {
     uncertain: () => this.#setUncertain(true),
     recovered: () => this.#setUncertain(false),
     renewed: (validUntil) => {
-      if (this.#isActive()) this.#setValidUntil(validUntil);
+      if (!this.#isActive()) return;
+      this.#setValidUntil(validUntil);
+      // A session heartbeat is an automatic extension as far as observers (and history checkers) go.
+      this.#emit('extended', { ownerId: this.ownerId, validUntil, automatic: true });
     },
   };
 
@@ -97,6 +103,11 @@ export class ManagedLockHandle implements LockHandle {
   }
 
   get signal(): AbortSignal {
+    if (this.#controller === undefined) {
+      this.#controller = new AbortController();
+      const reason = this.#endReason();
+      if (reason !== undefined) this.#controller.abort(reason);
+    }
     return this.#controller.signal;
   }
 
@@ -137,7 +148,7 @@ export class ManagedLockHandle implements LockHandle {
     const grant = this.#grant;
     this.#state = 'released';
     this.#clearTimers();
-    this.#controller.abort(new LockError(LockErrorCode.NOT_HELD, `lock "${this.key}" was released`, { key: this.key }));
+    if (this.#controller !== undefined) this.#controller.abort(this.#endReason());
     this.#context.settled(this);
     let wasHeld = false;
     try {
@@ -160,13 +171,21 @@ export class ManagedLockHandle implements LockHandle {
     await grant?.release().catch(() => false);
   }
 
+  /** Why the signal is (or would be) aborted: the loss, or the release; undefined while held. */
+  #endReason(): LockError | undefined {
+    if (this.#state === 'lost') return this.#lossError;
+    if (this.#state === 'released') {
+      return new LockError(LockErrorCode.NOT_HELD, `lock "${this.key}" was released`, { key: this.key });
+    }
+    return undefined;
+  }
+
   #isActive(): boolean {
     return this.#state === 'held' || this.#state === 'uncertain';
   }
 
   #notHeldError(): LockError {
-    const reason = this.#controller.signal.reason;
-    if (this.#state === 'lost' && isLockError(reason)) return reason;
+    if (this.#state === 'lost' && this.#lossError !== undefined) return this.#lossError;
     return new LockError(LockErrorCode.NOT_HELD, `lock "${this.key}" is not held by this handle (${this.#state})`, { key: this.key });
   }
 
@@ -246,7 +265,8 @@ export class ManagedLockHandle implements LockHandle {
     if (!this.#isActive()) return;
     this.#state = 'lost';
     this.#clearTimers();
-    this.#controller.abort(error);
+    this.#lossError = error;
+    this.#controller?.abort(error);
     this.#context.settled(this);
     this.#emit('lost', { ownerId: this.ownerId, heldMs: monotonicNow() - this.#acquiredAt, error });
     // Our view and the backend's may differ (a paused process, a hold bound): free the lock if it is still ours.
