@@ -6,6 +6,8 @@ export default defineConfig({
   test: {
     include: ['test/**/*.test.ts', 'src/**/*.test.ts'],
     testTimeout: 120_000,
-    hookTimeout: 30_000,
+    hookTimeout: 60_000,
+    // One backend at a time: each file runs its own servers and client processes on a 2-core machine.
+    fileParallelism: false,
   },
 });

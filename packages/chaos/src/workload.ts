@@ -1,0 +1,143 @@
+/**
+ * One client's seeded workload: W1 (mutex hold/release, holds of 0–1.5 × TTL, some abandoned to
+ * expire), W2 (fenced writes through the fenced store while holding) and W4 (token probe: acquire
+ * and release at once). Every operation goes through the checker's lock recorder.
+ */
+import type { LockHandle, LockProvider } from '@fencelock/core';
+import {
+  type FencedStoreClient,
+  type HistorySink,
+  type LockRecorder,
+  monotonicNs,
+  performanceMsToMonotonicNs,
+} from '@fencelock/history-checker';
+import type { WorkloadParams } from './protocol.js';
+import type { Rng } from './rng.js';
+
+/** What {@link runWorkload} drives. */
+export interface WorkloadContext {
+  readonly proc: string;
+  readonly provider: LockProvider;
+  readonly recorder: LockRecorder;
+  readonly sink: HistorySink;
+  readonly store: FencedStoreClient;
+  readonly rng: Rng;
+  readonly keys: readonly string[];
+  readonly probeKey: string;
+  readonly ttlMs: number;
+  /** Session backends: no per-acquire TTL, no `autoExtend: false`. */
+  readonly session: boolean;
+  readonly params: WorkloadParams;
+  /** Aborted when the client must stop. */
+  readonly signal: AbortSignal;
+  /** performance.now() after which no new operation starts. */
+  readonly endAt: number;
+}
+
+/** Resolves after `ms`, or early (never rejecting) when `signal` aborts. */
+export function pause(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    if (signal.aborted) return resolve();
+    const timer = setTimeout(done, Math.max(0, ms));
+    function done(): void {
+      clearTimeout(timer);
+      signal.removeEventListener('abort', done);
+      resolve();
+    }
+    signal.addEventListener('abort', done, { once: true });
+  });
+}
+
+/**
+ * Session backends renew every lock of a session with the session (no `extended` event): record
+ * each new `validUntil` as an automatic renewal (`extend ok` without invocation), as the checker
+ * requires, by watching the open handles every 20 ms.
+ */
+export function watchSessionRenewals(sink: HistorySink, ttlMs: number, proc: string): { track(handle: LockHandle): () => void; stop(): void } {
+  const tracked = new Map<LockHandle, number>();
+  const timer = setInterval(() => {
+    for (const [handle, seen] of tracked) {
+      const state = handle.state;
+      if (state !== 'held' && state !== 'uncertain') continue;
+      const validUntil = handle.validUntil;
+      if (!(validUntil > seen + 1)) continue;
+      tracked.set(handle, validUntil);
+      sink({
+        tc: monotonicNs(),
+        proc,
+        key: handle.key,
+        f: 'extend',
+        type: 'ok',
+        token: handle.fencingToken ?? null,
+        lockId: handle.ownerId,
+        validUntil: performanceMsToMonotonicNs(validUntil),
+        ttlGranted: ttlMs,
+        err: null,
+      });
+    }
+  }, 20);
+  timer.unref();
+  return {
+    track(handle) {
+      tracked.set(handle, handle.validUntil);
+      return () => tracked.delete(handle);
+    },
+    stop: () => clearInterval(timer),
+  };
+}
+
+/** Runs operations until `endAt` or the signal; returns how many it started. */
+export async function runWorkload(context: WorkloadContext): Promise<number> {
+  const { rng, params, signal } = context;
+  const renewals = context.session ? watchSessionRenewals(context.sink, context.ttlMs, context.proc) : undefined;
+  let operations = 0;
+  let writeIndex = 0;
+  // Bounded in count as well as in time: even a backend answering instantly cannot spin forever.
+  const maxOperations = 100_000;
+  try {
+    while (!signal.aborted && performance.now() < context.endAt && operations < maxOperations) {
+      operations += 1;
+      const remainingMs = context.endAt - performance.now();
+      const waitMs = Math.max(0, Math.min(params.waitMs, remainingMs));
+      if (rng.next() < params.probeShare) {
+        // W4: acquire and release at once, to check token monotonicity.
+        const handle = await context.recorder.acquire(context.provider, context.probeKey, acquireOptions(context, waitMs, true));
+        if (handle !== undefined) await context.recorder.release(handle);
+      } else {
+        const abandon = !context.session && rng.next() < params.abandonShare;
+        const key = rng.pick(context.keys);
+        const holdMs = abandon ? context.ttlMs * 1.3 : rng.between(params.holdMin, params.holdMax) * context.ttlMs;
+        const handle = await context.recorder.acquire(context.provider, key, acquireOptions(context, waitMs, !abandon));
+        if (handle !== undefined) {
+          const untrack = renewals?.track(handle);
+          const until = performance.now() + holdMs;
+          // W2: fenced writes while the lock is (believed) held; a bounded number per hold.
+          for (let i = 0; i < 1_000 && performance.now() < until && !signal.aborted; i += 1) {
+            if (!handle.isHeld()) break;
+            writeIndex += 1;
+            await context.recorder.write(handle, context.store, `${context.proc}:${writeIndex}`);
+            await pause(Math.min(until - performance.now(), rng.between(params.writeGapMinMs, params.writeGapMaxMs)), signal);
+          }
+          if (!handle.isHeld() && handle.state === 'lost' && params.lateWrite && handle.fencingToken !== undefined) {
+            // The write a paused process had already decided on goes out after its loss, around the
+            // library (the store logs it; the history does not): only the fence can refuse it.
+            await context.store.write({ key: handle.key, token: handle.fencingToken, proc: context.proc, value: `${context.proc}:late` }).catch(() => undefined);
+          }
+          await pause(until - performance.now(), signal);
+          await context.recorder.release(handle);
+          untrack?.();
+        }
+      }
+      await pause(rng.between(0, params.idleMaxMs), signal);
+    }
+  } finally {
+    renewals?.stop();
+  }
+  return operations;
+}
+
+function acquireOptions(context: WorkloadContext, waitMs: number, autoExtend: boolean) {
+  return context.session
+    ? { waitMs, signal: context.signal }
+    : { waitMs, signal: context.signal, ttlMs: context.ttlMs, autoExtend };
+}

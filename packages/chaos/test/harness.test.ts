@@ -1,0 +1,36 @@
+import { describe, expect, it } from 'vitest';
+import { BACKEND_NAMES } from '../src/backends.js';
+import { createRng } from '../src/rng.js';
+import { QUICK_PROFILE, SCENARIOS, scenario } from '../src/scenarios.js';
+import { runSeed } from '../src/soak.js';
+
+describe('seeded randomness', () => {
+  it('replays the same sequence for the same seed, and forks independent streams', () => {
+    const draw = (seed: number) => {
+      const rng = createRng(seed);
+      return [rng.next(), rng.int(10), rng.between(5, 6), rng.pick(['a', 'b', 'c']), rng.sample([1, 2, 3, 4, 5], 2), rng.fork('c1').next()];
+    };
+    expect(draw(42)).toEqual(draw(42));
+    expect(draw(42)).not.toEqual(draw(43));
+    expect(createRng(1).fork('c1').next()).not.toBe(createRng(1).fork('c2').next());
+    for (const value of Array.from({ length: 1_000 }, createRng(7).next)) expect(value >= 0 && value < 1).toBe(true);
+  });
+
+  it('derives run seeds from the soak seed, the backend and the fault only', () => {
+    expect(runSeed(5, 'redis', 'F2')).toBe(runSeed(5, 'redis', 'F2'));
+    expect(runSeed(5, 'redis', 'F2')).not.toBe(runSeed(5, 'etcd', 'F2'));
+  });
+});
+
+describe('fault catalogue', () => {
+  it('has every quick-profile fault in the soak, and a negative control for Redis and Redlock', () => {
+    for (const backend of BACKEND_NAMES) {
+      for (const id of QUICK_PROFILE[backend]) expect(scenario(backend, id).id).toBe(id);
+      expect(new Set(SCENARIOS[backend].map((s) => s.id)).size).toBe(SCENARIOS[backend].length);
+    }
+    expect(scenario('redis', 'F10').expectViolation).toBe(true);
+    expect(scenario('redlock', 'F16').expectViolation).toBe(true);
+    expect(SCENARIOS.etcd.some((s) => s.expectViolation === true)).toBe(false);
+    expect(() => scenario('etcd', 'F10')).toThrow(RangeError);
+  });
+});

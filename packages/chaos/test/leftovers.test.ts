@@ -1,0 +1,21 @@
+// L3's scan finds a key that is still held, and nothing once it is released.
+import { startRedisServer } from '@fencelock/test-infra';
+import { expect, it } from 'vitest';
+import { createChaosProvider, scanLeftovers } from '../src/backends.js';
+
+it('scanLeftovers reports a held key of the run and nothing after its release', async () => {
+  const redis = await startRedisServer();
+  const config = { backend: 'redis', ports: [redis.port], ttlMs: 2_000, keyPrefix: 'chaos-leftover-test/' } as const;
+  const provider = createChaosProvider(config);
+  try {
+    const handle = await provider.acquire('k0', { ttlMs: 2_000 });
+    const held = await scanLeftovers(config, ['k0', 'k1']);
+    expect(held).toHaveLength(1);
+    expect(held[0]).toContain('chaos-leftover-test/k0');
+    await handle.release();
+    expect(await scanLeftovers(config, ['k0', 'k1'])).toEqual([]);
+  } finally {
+    await provider.close();
+    await redis.stop();
+  }
+});

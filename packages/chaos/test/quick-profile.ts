@@ -1,0 +1,79 @@
+/**
+ * The quick deterministic profile, as vitest cases: one backend per test file, its servers started
+ * once, each fault run once (one injection, fixed seed, 8 s of workload). Safe configurations must
+ * show no violation; negative controls must show one of the expected properties.
+ */
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { renderViolations } from '@fencelock/history-checker';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import type { BackendName } from '../src/backends.js';
+import { type RunOutcome, runScenario } from '../src/run.js';
+import { QUICK_PROFILE, scenario } from '../src/scenarios.js';
+import { type BackendServers, startBackendServers } from '../src/servers.js';
+import { runSeed } from '../src/soak.js';
+
+/** The seed of the quick profile (each fault's run seed derives from it). */
+export const QUICK_SEED = 20_261_122;
+const DURATION_MS = 8_000;
+
+/** What a negative control must find: any one of these properties. */
+const EXPECTED: Readonly<Record<string, readonly string[]>> = {
+  F10: ['S1', 'S2', 'S3', 'S4'],
+  F16: ['S1', 'S2'],
+};
+
+function explain(outcome: RunOutcome): string {
+  return [
+    `${outcome.backend} ${outcome.scenario.id} (${outcome.scenario.name}), run seed ${outcome.seed} — replay: pnpm chaos --backend ${outcome.backend} --faults ${outcome.scenario.id} --seed ${QUICK_SEED}`,
+    renderViolations(outcome.result),
+    ...outcome.minorityGrants.map((grant) => `L2 acquire ok #${grant.seq} on ${grant.key} by ${grant.proc} while ${grant.why}`),
+    ...outcome.harnessErrors.map((error) => `harness: ${error}`),
+    `history: ${outcome.historyPath}`,
+  ].join('\n');
+}
+
+/** Registers the quick profile's cases for `backend` in the current test file. */
+export function quickProfile(backend: BackendName): void {
+  let servers: BackendServers | undefined;
+  const dir = join(tmpdir(), `fencelock-chaos-quick-${process.pid}`);
+
+  beforeAll(async () => {
+    servers = await startBackendServers(backend, { sessionTimeoutMs: 20_000 });
+  }, 60_000);
+  afterAll(async () => {
+    await servers?.stop();
+  }, 30_000);
+
+  for (const id of QUICK_PROFILE[backend]) {
+    const fault = scenario(backend, id);
+    const title = fault.expectViolation === true ? `${id} ${fault.name}: negative control, a violation is found` : `${id} ${fault.name}: no violation`;
+    it(
+      title,
+      async () => {
+        const outcome = await runScenario({
+          backend,
+          scenario: fault,
+          seed: runSeed(QUICK_SEED, backend, id),
+          durationMs: DURATION_MS,
+          servers,
+          dir,
+          firstInjectionMs: 1_000,
+          maxInjections: 1,
+        });
+        const report = explain(outcome);
+        expect(outcome.harnessErrors, report).toEqual([]);
+        // The fault really happened (a holder was there to be hit).
+        expect(outcome.faultSteps, report).toBeGreaterThan(0);
+        expect(outcome.result.stats.acquisitions, report).toBeGreaterThan(0);
+        if (fault.expectViolation === true) {
+          const found = outcome.result.violations.map((violation) => violation.property);
+          expect(found.some((property) => (EXPECTED[id] ?? []).includes(property)), report).toBe(true);
+        } else {
+          expect(outcome.row.violations, report).toBe(0);
+        }
+      },
+      90_000,
+    );
+  }
+}
