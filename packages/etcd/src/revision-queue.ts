@@ -115,7 +115,10 @@ export async function checkTurn(
 export async function stillHeld(calls: EtcdCalls, waiterKey: Buffer, revision: bigint): Promise<boolean> {
   const response = await calls.txn({
     compare: [{ key: waiterKey, target: CompareTarget.Create, result: CompareResult.Equal, create_revision: revision.toString() }],
-    success: [],
+    // etcd serves a txn whose branches hold no non-serializable range from the member's local state
+    // (isTxnSerializable is true for empty branches), so a lagging follower could still show a
+    // deleted key. One linearizable range makes the whole txn a linearizable read.
+    success: [{ request_range: { key: waiterKey, count_only: true } }],
     failure: [],
   });
   return response.succeeded;
