@@ -103,6 +103,7 @@ export class ManagedLockHandle implements LockHandle {
   }
 
   get signal(): AbortSignal {
+    this.#checkDeadline();
     if (this.#controller === undefined) {
       this.#controller = new AbortController();
       const reason = this.#endReason();
