@@ -1,0 +1,190 @@
+/**
+ * Scenario 2, contention: N client PROCESSES (default 4) loop acquire → hold → release on one key.
+ * Each process records hrtime stamps (one monotonic clock for every process on the host); the
+ * parent merges them in acquisition order and derives throughput, hand-off latency (a holder's
+ * release to the acquire of a client that was already waiting), the share of acquisitions that
+ * went to a different client than the last holder, and the longest wait.
+ */
+import { fork, type ChildProcess } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { fileURLToPath } from 'node:url';
+import type { AcquisitionEvent, GoMessage, WorkerMessage } from './contention-worker.js';
+import { round, summarize } from './stats.js';
+import type { Subject } from './subjects.js';
+
+/** Bounds of one contention measurement. */
+export interface ContentionOptions {
+  /** Client processes (default 4). */
+  readonly clients?: number;
+  /** Measuring window, ms. */
+  readonly maxMs: number;
+  /** Most acquisitions per client. */
+  readonly maxAcquisitionsPerClient: number;
+  /** Longest single wait, ms (default min(2000, maxMs)). */
+  readonly waitMs?: number;
+  /** How long each holder keeps the lock, ms (default 1). */
+  readonly holdMs?: number;
+}
+
+/** One subject's contention figures. */
+export interface ContentionResult {
+  readonly subject: string;
+  readonly backend: Subject['backend'];
+  readonly kind: Subject['kind'];
+  readonly label: string;
+  readonly clients: number;
+  readonly acquisitions: number;
+  readonly seconds: number;
+  readonly acquisitionsPerSec: number;
+  /**
+   * From a holder's release to the first grant to a client that was already waiting at that release,
+   * ms (if the releaser barges back in first, the hand-off includes its next hold).
+   */
+  readonly handoffP50Ms: number;
+  readonly handoffP99Ms: number;
+  readonly handoffs: number;
+  /** Share of consecutive acquisitions that went to a different client than the last holder (0–1). */
+  readonly differentClientShare: number;
+  /** Of the releases with another client waiting, the share where a waiting client got the lock next (0–1). */
+  readonly waiterWinShare: number;
+  /** Longest time from `lock()` to its grant, ms. */
+  readonly maxWaitMs: number;
+  /** Acquisitions per client, by client index (every client making progress?). */
+  readonly perClient: readonly number[];
+  /** Acquires that timed out or failed. */
+  readonly failures: number;
+  readonly lastError?: string;
+}
+
+const WORKER = fileURLToPath(new URL('./contention-worker.ts', import.meta.url));
+const PACKAGE_DIR = fileURLToPath(new URL('..', import.meta.url));
+
+function nextMessage(child: ChildProcess, type: WorkerMessage['type'], timeoutMs: number): Promise<WorkerMessage> {
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => finish(new Error(`contention worker sent no '${type}' within ${timeoutMs} ms`)), timeoutMs);
+    const onMessage = (message: WorkerMessage): void => {
+      if (message.type === type) finish(undefined, message);
+    };
+    const onExit = (code: number | null): void => finish(new Error(`contention worker exited (${code}) before '${type}'`));
+    function finish(error: Error | undefined, message?: WorkerMessage): void {
+      clearTimeout(timer);
+      child.off('message', onMessage);
+      child.off('exit', onExit);
+      if (message !== undefined) resolve(message);
+      else reject(error);
+    }
+    child.on('message', onMessage);
+    child.on('exit', onExit);
+  });
+}
+
+/** Measures `subject` with several contending processes. */
+export async function runContention(subject: Subject, options: ContentionOptions): Promise<ContentionResult> {
+  const clients = options.clients ?? 4;
+  const waitMs = options.waitMs ?? Math.min(2_000, options.maxMs);
+  const key = `contention:${randomUUID()}`;
+  const children = Array.from({ length: clients }, (_, index) =>
+    fork(WORKER, [subject.id, key, String(index)], {
+      cwd: PACKAGE_DIR,
+      execArgv: ['--conditions=@fencelock/source', '--import', 'tsx'],
+      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+    }),
+  );
+  try {
+    await Promise.all(children.map((child) => nextMessage(child, 'ready', 30_000)));
+    const startNs = process.hrtime.bigint();
+    const go: GoMessage = {
+      type: 'go',
+      untilNs: String(startNs + BigInt(Math.round(options.maxMs * 1e6))),
+      maxAcquisitions: options.maxAcquisitionsPerClient,
+      waitMs,
+      holdMs: options.holdMs ?? 1,
+    };
+    const done = children.map((child) => nextMessage(child, 'done', options.maxMs + waitMs + 30_000));
+    for (const child of children) child.send(go);
+    const reports = (await Promise.all(done)) as Extract<WorkerMessage, { type: 'done' }>[];
+    const events = reports.flatMap((report) => report.events).sort((a, b) => compare(a.acquiredNs, b.acquiredNs));
+    return analyse(subject, clients, startNs, events, reports);
+  } finally {
+    for (const child of children) if (child.exitCode === null && child.signalCode === null) child.kill();
+  }
+}
+
+function compare(a: string, b: string): number {
+  const d = BigInt(a) - BigInt(b);
+  return d < 0n ? -1 : d > 0n ? 1 : 0;
+}
+
+const ms = (fromNs: string | bigint, toNs: string): number => Number(BigInt(toNs) - BigInt(fromNs)) / 1e6;
+
+function analyse(
+  subject: Subject,
+  clients: number,
+  startNs: bigint,
+  events: readonly AcquisitionEvent[],
+  reports: readonly Extract<WorkerMessage, { type: 'done' }>[],
+): ContentionResult {
+  // Per client, its acquisitions in grant order (a client has at most one request pending).
+  const byWorker = Array.from({ length: clients }, (_, worker) => events.filter((event) => event.worker === worker));
+  /** The first grant to `worker` after `ns`, if that request was already pending at `ns`. */
+  const pendingGrant = (worker: number, ns: bigint): AcquisitionEvent | undefined => {
+    const list = byWorker[worker] ?? [];
+    let lo = 0;
+    let hi = list.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (BigInt(list[mid]?.acquiredNs ?? '0') > ns) hi = mid;
+      else lo = mid + 1;
+    }
+    const next = list[lo];
+    return next !== undefined && BigInt(next.requestNs) <= ns ? next : undefined;
+  };
+  const handoffs: number[] = [];
+  let releasesWithWaiters = 0;
+  let waiterWon = 0;
+  let different = 0;
+  for (let i = 0; i < events.length; i += 1) {
+    const current = events[i];
+    if (current === undefined) continue;
+    const next = events[i + 1];
+    if (next !== undefined && next.worker !== current.worker) different += 1;
+    // Hand-off: from this release to the first grant to a client that was already waiting then
+    // (the releaser barging back in first does not count as a hand-off, it delays it).
+    const releaseNs = BigInt(current.releaseNs);
+    let first: AcquisitionEvent | undefined;
+    for (let worker = 0; worker < clients; worker += 1) {
+      if (worker === current.worker) continue;
+      const grant = pendingGrant(worker, releaseNs);
+      if (grant !== undefined && (first === undefined || BigInt(grant.acquiredNs) < BigInt(first.acquiredNs))) first = grant;
+    }
+    if (first === undefined) continue;
+    releasesWithWaiters += 1;
+    handoffs.push(ms(releaseNs, first.acquiredNs));
+    if (next !== undefined && next === first) waiterWon += 1;
+  }
+  const last = events.at(-1);
+  const seconds = last === undefined ? 0 : ms(startNs, last.releaseNs) / 1000;
+  const handoff = summarize(handoffs);
+  const waits = summarize(events.map((event) => ms(event.requestNs, event.acquiredNs)));
+  const perClient = Array.from({ length: clients }, (_, worker) => events.filter((event) => event.worker === worker).length);
+  const lastError = reports.find((report) => report.error !== undefined)?.error;
+  return {
+    subject: subject.id,
+    backend: subject.backend,
+    kind: subject.kind,
+    label: subject.label,
+    clients,
+    acquisitions: events.length,
+    seconds: round(seconds),
+    acquisitionsPerSec: seconds > 0 ? round(events.length / seconds, 1) : 0,
+    handoffP50Ms: round(handoff.p50),
+    handoffP99Ms: round(handoff.p99),
+    handoffs: handoffs.length,
+    differentClientShare: events.length > 1 ? round(different / (events.length - 1)) : 0,
+    waiterWinShare: releasesWithWaiters > 0 ? round(waiterWon / releasesWithWaiters) : 0,
+    maxWaitMs: round(waits.max),
+    perClient,
+    failures: reports.reduce((sum, report) => sum + report.failures, 0),
+    ...(lastError === undefined ? {} : { lastError }),
+  };
+}

@@ -1,0 +1,257 @@
+/**
+ * Everything the bench measures, as data: each subject opens a session that can take and release
+ * a lock on a key. The same registry serves the in-process uncontended loop and the contention
+ * worker processes (which look a subject up by id), so both measure exactly the same code path.
+ */
+import { randomUUID } from 'node:crypto';
+import type { LockProvider } from '@fencelock/core';
+import { createEtcdLockProvider } from '@fencelock/etcd';
+import { createRedisLockProvider } from '@fencelock/redis';
+import { createRedlockLockProvider } from '@fencelock/redlock';
+import { topology } from '@fencelock/test-infra';
+import { createZooKeeperLockProvider } from '@fencelock/zookeeper';
+import { Etcd3 } from 'etcd3';
+import { Redis } from 'ioredis';
+import { createRequire } from 'node:module';
+import { Mutex, RedlockMutex } from 'redis-semaphore';
+// redlock 5.0.0-beta.2's package.json `exports` has no `types`: import its declarations by path.
+// @ts-expect-error TS7016 (no types through `exports`); typed by the cast below.
+import RedlockUntyped from 'redlock';
+import type RedlockTyped from '../node_modules/redlock/dist/index.js';
+
+const Redlock = RedlockUntyped as typeof RedlockTyped;
+
+/** The few node-zookeeper-client calls the raw ZooKeeper baseline makes (the package ships no types). */
+interface ZkClient {
+  connect(): void;
+  close(): void;
+  once(event: 'connected', listener: () => void): unknown;
+  create(path: string, data: Buffer, mode: number, callback: (error: Error | null, path: string) => void): void;
+  mkdirp(path: string, callback: (error: Error | null, path: string) => void): void;
+  getChildren(path: string, callback: (error: Error | null, children: string[]) => void): void;
+  remove(path: string, version: number, callback: (error: Error | null) => void): void;
+}
+const zookeeper = createRequire(import.meta.url)('node-zookeeper-client') as {
+  createClient(connectionString: string, options?: { sessionTimeout?: number }): ZkClient;
+  CreateMode: { EPHEMERAL_SEQUENTIAL: number };
+};
+
+/** The backend a subject runs on. */
+export type Backend = 'redis' | 'redlock' | 'etcd' | 'zookeeper';
+
+/** fencelock itself, the raw client doing the minimal protocol, or a library users would otherwise pick. */
+export type SubjectKind = 'fencelock' | 'raw' | 'peer';
+
+/** Releases a lock taken by {@link LockSession.lock}. */
+export type Release = () => Promise<void>;
+
+/** One client's connection(s) to the backend. */
+export interface LockSession {
+  /** Takes `key`, waiting up to `waitMs` (raw subjects do not wait: they throw when the key is held). */
+  lock(key: string, waitMs: number): Promise<Release>;
+  /** Closes every client the session opened. */
+  close(): Promise<void>;
+}
+
+/** A measured implementation. */
+export interface Subject {
+  /** Stable id, `<backend>/<name>`, used by worker processes and in the JSON. */
+  readonly id: string;
+  readonly backend: Backend;
+  readonly kind: SubjectKind;
+  /** Human-readable name for the tables. */
+  readonly label: string;
+  /** Whether `lock` waits for a held key (only those run the contention scenario). */
+  readonly waits: boolean;
+  open(): Promise<LockSession>;
+}
+
+/** TTL every subject acquires with, in ms (long enough never to expire mid-measurement). */
+export const LOCK_TTL_MS = 10_000;
+
+function fencelockSession(provider: LockProvider): LockSession {
+  return {
+    async lock(key, waitMs) {
+      // Session-expiry providers bind locks to the session (its timeout is set on the provider).
+      // Per-lock providers: a TTL and no renewal timer, like the peers.
+      const lifetime = provider.capabilities.expiry === 'per-lock' ? { ttlMs: LOCK_TTL_MS, autoExtend: false } : {};
+      const handle = await provider.acquire(key, { ...lifetime, waitMs });
+      return async () => {
+        await handle.release();
+      };
+    },
+    close: () => provider.close(),
+  };
+}
+
+const RAW_RELEASE = "if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) else return 0 end";
+
+/** node-redlock, with an `error` listener so a failed attempt is retried instead of crashing. */
+function nodeRedlockSession(urls: readonly string[]): LockSession {
+  const clients = urls.map((url) => new Redis(url));
+  const redlock = new Redlock(clients, { retryJitter: 200 });
+  redlock.on('error', () => undefined);
+  return {
+    async lock(key, waitMs) {
+      // node-redlock retries every retryDelay (200 ms) ± jitter: bound the attempts by waitMs.
+      const retryCount = Math.max(0, Math.ceil(waitMs / redlock.settings.retryDelay));
+      const lock = await redlock.acquire([key], LOCK_TTL_MS, { retryCount });
+      return async () => {
+        await lock.release();
+      };
+    },
+    close: async () => {
+      for (const client of clients) client.disconnect();
+    },
+  };
+}
+
+function rawZooKeeperSession(connectionString: string): Promise<LockSession> {
+  const root = '/fencelock-bench-raw';
+  const client = zookeeper.createClient(connectionString, { sessionTimeout: 10_000 });
+  const call = <T>(start: (done: (error: Error | null, result: T) => void) => void): Promise<T> =>
+    new Promise<T>((resolve, reject) => start((error, result) => (error ? reject(error) : resolve(result))));
+  const parents = new Set<string>();
+  return new Promise<LockSession>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error('ZooKeeper connect timed out')), 10_000);
+    client.once('connected', () => {
+      clearTimeout(timer);
+      resolve({
+        // The recipe: an ephemeral-sequential child, getChildren, lowest wins; release deletes it.
+        async lock(key) {
+          const parent = `${root}/${encodeURIComponent(key)}`;
+          if (!parents.has(parent)) {
+            await call<string>((done) => client.mkdirp(parent, done));
+            parents.add(parent);
+          }
+          const path = await call<string>((done) => client.create(`${parent}/lock-`, Buffer.alloc(0), zookeeper.CreateMode.EPHEMERAL_SEQUENTIAL, done));
+          const children = (await call<string[]>((done) => client.getChildren(parent, done))).sort();
+          if (`${parent}/${children[0] ?? ''}` !== path) {
+            await call<undefined>((done) => client.remove(path, -1, (error) => done(error, undefined)));
+            throw new Error(`raw ZooKeeper lock ${key} is held`);
+          }
+          return () => call<undefined>((done) => client.remove(path, -1, (error) => done(error, undefined)));
+        },
+        async close() {
+          for (const parent of parents) await call<undefined>((done) => client.remove(parent, -1, (error) => done(error, undefined))).catch(() => undefined);
+          client.close();
+        },
+      });
+    });
+    client.connect();
+  });
+}
+
+/** Every subject, fencelock first per backend. */
+export function subjects(): readonly Subject[] {
+  const { redisUrl, redlockUrls, zkConnectionString, etcdEndpoints } = topology();
+  const hosts = [...etcdEndpoints];
+  return [
+    {
+      id: 'redis/fencelock', backend: 'redis', kind: 'fencelock', label: '@fencelock/redis', waits: true,
+      open: async () => fencelockSession(createRedisLockProvider({ connection: redisUrl, keyPrefix: 'fencelock-bench:' })),
+    },
+    {
+      id: 'redis/raw-ioredis', backend: 'redis', kind: 'raw', label: 'raw ioredis SET NX PX + Lua release', waits: false,
+      open: async () => {
+        const client = new Redis(redisUrl);
+        return {
+          async lock(key) {
+            const owner = randomUUID();
+            if ((await client.set(key, owner, 'PX', LOCK_TTL_MS, 'NX')) !== 'OK') throw new Error(`raw lock ${key} is held`);
+            return async () => {
+              await client.eval(RAW_RELEASE, 1, key, owner);
+            };
+          },
+          close: async () => client.disconnect(),
+        };
+      },
+    },
+    { id: 'redis/node-redlock', backend: 'redis', kind: 'peer', label: 'node-redlock, 1 Redis', waits: true, open: async () => nodeRedlockSession([redisUrl]) },
+    {
+      id: 'redis/redis-semaphore-mutex', backend: 'redis', kind: 'peer', label: 'redis-semaphore Mutex', waits: true,
+      open: async () => {
+        const client = new Redis(redisUrl);
+        return {
+          async lock(key, waitMs) {
+            const mutex = new Mutex(client, key, { lockTimeout: LOCK_TTL_MS, acquireTimeout: Math.max(1, waitMs), refreshInterval: 0 });
+            await mutex.acquire();
+            return () => mutex.release();
+          },
+          close: async () => client.disconnect(),
+        };
+      },
+    },
+    {
+      id: 'redlock/fencelock', backend: 'redlock', kind: 'fencelock', label: `@fencelock/redlock, ${redlockUrls.length} masters`, waits: true,
+      open: async () => fencelockSession(createRedlockLockProvider({ masters: [...redlockUrls], keyPrefix: 'fencelock-bench:' })),
+    },
+    { id: 'redlock/node-redlock', backend: 'redlock', kind: 'peer', label: `node-redlock, ${redlockUrls.length} masters`, waits: true, open: async () => nodeRedlockSession(redlockUrls) },
+    {
+      id: 'redlock/redis-semaphore-redlock-mutex', backend: 'redlock', kind: 'peer', label: `redis-semaphore RedlockMutex, ${redlockUrls.length} masters`, waits: true,
+      open: async () => {
+        const clients = redlockUrls.map((url) => new Redis(url));
+        return {
+          async lock(key, waitMs) {
+            const mutex = new RedlockMutex(clients, key, { lockTimeout: LOCK_TTL_MS, acquireTimeout: Math.max(1, waitMs), refreshInterval: 0 });
+            await mutex.acquire();
+            return () => mutex.release();
+          },
+          close: async () => {
+            for (const client of clients) client.disconnect();
+          },
+        };
+      },
+    },
+    {
+      id: 'etcd/fencelock', backend: 'etcd', kind: 'fencelock', label: '@fencelock/etcd', waits: true,
+      open: async () => fencelockSession(createEtcdLockProvider({ connection: { hosts }, keyPrefix: 'fencelock-bench/', sessionTtlMs: 10_000 })),
+    },
+    {
+      id: 'etcd/raw-txn', backend: 'etcd', kind: 'raw', label: 'raw etcd txn (create-if-absent put, compare-and-delete)', waits: false,
+      open: async () => {
+        const client = new Etcd3({ hosts });
+        return {
+          async lock(key) {
+            const name = `fencelock-bench-raw/${key}`;
+            const owner = randomUUID();
+            const taken = await client.if(name, 'Create', '==', 0).then(client.put(name).value(owner)).commit();
+            if (!taken.succeeded) throw new Error(`raw etcd lock ${key} is held`);
+            return async () => {
+              await client.if(name, 'Value', '==', owner).then(client.delete().key(name)).commit();
+            };
+          },
+          close: async () => client.close(),
+        };
+      },
+    },
+    {
+      id: 'etcd/etcd3-lock', backend: 'etcd', kind: 'peer', label: 'etcd3 client.lock() (lease per lock)', waits: false,
+      open: async () => {
+        const client = new Etcd3({ hosts });
+        return {
+          async lock(key) {
+            const lock = client.lock(`fencelock-bench-etcd3/${key}`).ttl(LOCK_TTL_MS / 1000);
+            await lock.acquire();
+            return async () => {
+              await lock.release();
+            };
+          },
+          close: async () => client.close(),
+        };
+      },
+    },
+    {
+      id: 'zookeeper/fencelock', backend: 'zookeeper', kind: 'fencelock', label: '@fencelock/zookeeper', waits: true,
+      open: async () => fencelockSession(createZooKeeperLockProvider({ connectionString: zkConnectionString, sessionTimeoutMs: 10_000, root: '/fencelock-bench' })),
+    },
+    { id: 'zookeeper/raw-recipe', backend: 'zookeeper', kind: 'raw', label: 'raw ephemeral-sequential recipe (node-zookeeper-client)', waits: false, open: () => rawZooKeeperSession(zkConnectionString) },
+  ];
+}
+
+/** The subject with this id; throws for an unknown id. */
+export function subjectById(id: string): Subject {
+  const found = subjects().find((subject) => subject.id === id);
+  if (found === undefined) throw new Error(`unknown bench subject ${id}`);
+  return found;
+}
