@@ -16,6 +16,10 @@ import { runSeed } from '../src/soak.js';
 /** The seed of the quick profile (each fault's run seed derives from it). */
 export const QUICK_SEED = 20_261_122;
 const DURATION_MS = 8_000;
+// L1's ε inside the test suite. FAULTS.md's 50 ms holds on an idle loop (`pnpm chaos` keeps it and
+// reports the figure); CI machines are shared, and a loaded event loop alone can lag by 100+ ms. One
+// second still fails a library that waits for a silent driver (seconds) or never signals at all.
+const LOSS_SIGNAL_BOUND_MS = 1_000;
 
 /** What a negative control must find: any one of these properties. */
 const EXPECTED: Readonly<Record<string, readonly string[]>> = {
@@ -60,6 +64,7 @@ export function quickProfile(backend: BackendName): void {
           dir,
           firstInjectionMs: 1_000,
           maxInjections: 1,
+          lossSignalBoundMs: LOSS_SIGNAL_BOUND_MS,
         });
         const report = explain(outcome);
         expect(outcome.harnessErrors, report).toEqual([]);
