@@ -65,9 +65,12 @@ describe.each(targets)('release notifications (%s)', (_label, options, port) => 
     const channel = `fencelock:test:${randomUUID()}`;
     const [a, b] = [provider(channel), provider(channel)];
     const keys = Array.from({ length: 20 }, () => `notify-many:${randomUUID()}`);
-    const holders = await Promise.all(keys.map((key) => a.acquire(key)));
+    // tryAcquire never waits, so the holder's provider never subscribes: every subscriber is b's.
+    const holders = await Promise.all(keys.map(async (key) => (await a.tryAcquire(key))!));
     const contended = keys.map((key) => nextEvent(b, 'contended', (e) => e.key === key, 5_000));
     const waiting = keys.map((key) => b.acquire(key, { waitMs: 30_000 }));
+    // Settled either way, so a failed assertion below does not leave 20 rejections unhandled at close.
+    const granted = Promise.allSettled(waiting);
     await Promise.all(contended);
     // PUBSUB NUMSUB counts subscribers on the node asked; on a cluster the subscriber may sit on any node.
     // The subscription is made by the first wait (after the first attempt), so wait for it to appear.
@@ -86,5 +89,7 @@ describe.each(targets)('release notifications (%s)', (_label, options, port) => 
     await Promise.all(holders.map((holder) => holder.release()));
     const locks = await within(Promise.all(waiting), 10_000, 'every notified waiter');
     await Promise.all(locks.map((lock) => lock.release()));
+    expect(await subscribers()).toBe(1);
+    await granted;
   }, 30_000);
 });
