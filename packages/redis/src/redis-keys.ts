@@ -22,6 +22,8 @@ export interface RedisLockKeys {
   readonly fence: string;
   /** The metadata hash (`owner`, `token`, `metadata`), expiring with the lock. */
   readonly meta: string;
+  /** The waiter registry (a sorted set of waiting owner ids), expiring when no one waits. */
+  readonly waiters: string;
 }
 
 /** Full lock keys of this form are reserved for side keys and refused. */
@@ -37,5 +39,5 @@ export function redisLockKeys(keyPrefix: string, key: string): RedisLockKeys {
     );
   }
   const header = `{${hashTagForSlot(hashSlot(lock))}}fencelock:`;
-  return { lock, fence: `${header}fence:${lock}`, meta: `${header}meta:${lock}` };
+  return { lock, fence: `${header}fence:${lock}`, meta: `${header}meta:${lock}`, waiters: `${header}waiters:${lock}` };
 }

@@ -36,6 +36,8 @@ interface AttemptState {
   indeterminate: boolean;
   /** When the holder seen by the last attempt expires at the latest (monotonic ms), if it expires. */
   heldUntil: number | undefined;
+  /** Whether an attempt may have registered the owner as a waiter (to undo when it stops waiting). */
+  registered: boolean;
 }
 
 // A retry at a holder's expiry waits this much longer, for the server's clock running a little slow.
@@ -55,6 +57,7 @@ export class RedisLockBackend implements LockBackend {
   readonly #connection: RedisConnection;
   readonly #options: ResolvedRedisLockOptions;
   readonly #subscriber: ReleaseSubscriber;
+  readonly #registrationMs: number;
   readonly #active = new Set<ActiveLock>();
   readonly #cleanups = new Set<Promise<void>>();
   readonly #acquireCall: (...args: (string | number)[]) => Promise<unknown>;
@@ -71,6 +74,9 @@ export class RedisLockBackend implements LockBackend {
   constructor(connection: RedisConnection, options: ResolvedRedisLockOptions) {
     this.#connection = connection;
     this.#options = options;
+    // A waiter tries again within its longest backoff delay (or at a notification), and each try takes
+    // at most one command timeout: its registration outlives the gap between two of its attempts.
+    this.#registrationMs = Math.ceil(options.retry.maxDelayMs + 2 * options.commandTimeoutMs);
     const { client } = connection;
     registerRedisLockScripts(client);
     this.#acquireCall = scriptCall(client, variadicCommandName(redisLockScripts.acquire));
@@ -84,12 +90,15 @@ export class RedisLockBackend implements LockBackend {
 
   async acquire(request: BackendAcquireRequest): Promise<BackendGrant | undefined> {
     const keys = redisLockKeys(this.#options.keyPrefix, request.key);
-    const attempts: AttemptState = { sent: monotonicNow(), indeterminate: false, heldUntil: undefined };
+    const attempts: AttemptState = { sent: monotonicNow(), indeterminate: false, heldUntil: undefined, registered: false };
     let grant: BackendGrant | undefined;
     try {
       grant = await this.#acquireUntilDeadline(request, keys, attempts);
       return grant;
     } finally {
+      // A waiter that stops waiting leaves the line before it answers, so that a free lock is not held
+      // back for it; if the server cannot be reached, its entry lapses by itself.
+      if (grant === undefined && attempts.registered) await this.#leaveLine(keys, request.ownerId);
       // An attempt whose outcome is unknown may have been applied (or may still be, by a paused
       // server). Once this acquisition is over without a grant, its owner id is never used to acquire
       // again, so releasing it in the background (with retries) can only delete that stray lock.
@@ -191,7 +200,10 @@ export class RedisLockBackend implements LockBackend {
     const { key, ownerId, ttlMs, metadata } = request;
     const sent = monotonicNow();
     attempts.sent = sent;
-    const args: (string | number)[] = [3, keys.lock, keys.fence, keys.meta, ownerId, ttlMs, '1'];
+    // An attempt that will wait if it fails registers as a waiter until after its next attempt at the latest.
+    const register = request.deadline > sent ? this.#registrationMs : 0;
+    if (register > 0) attempts.registered = true;
+    const args: (string | number)[] = [4, keys.lock, keys.fence, keys.meta, keys.waiters, ownerId, ttlMs, '1', register];
     if (metadata !== undefined) args.push(metadata);
     let reply: unknown;
     try {
@@ -251,8 +263,19 @@ export class RedisLockBackend implements LockBackend {
   }
 
   async #releaseOnce(keys: RedisLockKeys, ownerId: string): Promise<boolean> {
-    const reply = await this.#timed(this.#releaseCall(2, keys.lock, keys.meta, ownerId, this.#options.channel), 'releasing a lock');
+    const reply = await this.#timed(
+      this.#releaseCall(3, keys.lock, keys.meta, keys.waiters, ownerId, this.#options.channel),
+      'releasing a lock',
+    );
     return Number(reply) === 1;
+  }
+
+  async #leaveLine(keys: RedisLockKeys, ownerId: string): Promise<void> {
+    try {
+      await this.#timed(this.#connection.client.zrem(keys.waiters, ownerId), 'leaving the line of waiters');
+    } catch {
+      // The entry lapses after #registrationMs.
+    }
   }
 
   /** Releases `ownerId`'s lock in the background, a few times at most, and not past `sent + ttlMs`. */

@@ -4,8 +4,10 @@ import type { RedisLockScript } from './redis-lock-script.js';
  * Acquire: one round trip that takes the lock and hands out a fencing token.
  *
  * KEYS[1] = the lock key, KEYS[2] = the key's fence counter (same hash slot), optional KEYS[3] = a
- * metadata side key (same slot). ARGV[1] = owner id, ARGV[2] = TTL in ms, optional ARGV[3] = `'1'`
- * to get the holder's remaining TTL instead of nil when the key is held, optional ARGV[4] = metadata.
+ * metadata side key (same slot), optional KEYS[4] = the key's waiter registry (same slot; only with
+ * KEYS[3]). ARGV[1] = owner id, ARGV[2] = TTL in ms, optional ARGV[3] = `'1'` to get the holder's
+ * remaining TTL instead of nil when the key is held, optional ARGV[4] = how long (ms) a failed
+ * attempt registers its owner as a waiter (`''` or `'0'`: it does not wait), optional ARGV[5] = metadata.
  *
  * Guarantees:
  * - The lock is a plain `SET lock owner NX PX ttl`, so any other SET-NX lock on the same key name
@@ -13,6 +15,13 @@ import type { RedisLockScript } from './redis-lock-script.js';
  * - Returns nil (nothing written at all) when the key holds any other value; with ARGV[3] = '1',
  *   returns `{pttl}` instead (the holder's remaining ms, -1 if it never expires), so a waiter can
  *   try again right when a lock that is never released (its holder crashed) expires.
+ * - Hand-off to waiters (with KEYS[4]): a failed attempt with ARGV[4] > 0 records its owner in a sorted
+ *   set, scored by server time + ARGV[4] (each attempt renews it; the waiter removes itself when it
+ *   stops waiting, and an entry it could not remove lapses by itself). While live entries exist, a
+ *   free lock goes only to one of them: an owner that is not registered (a newcomer, or the holder
+ *   that just released and comes straight back) is refused with `{-2}` and registered in turn. So
+ *   a released lock goes to a client that was already waiting, not to whoever asks first. Clients
+ *   that do not pass KEYS[4] (other SET-NX locks, older versions) are not held back.
  * - When the key already holds ARGV[1] — an earlier attempt of the same acquisition whose reply was
  *   lost (a client timeout, a dropped connection) — the attempt takes it over: `PEXPIRE` to the new
  *   TTL and a fresh token. Owner ids are unique per acquisition, so this never makes a lock
@@ -26,23 +35,41 @@ import type { RedisLockScript } from './redis-lock-script.js';
  * - The numbers are handled as decimal strings: Lua numbers are doubles and lose integers above
  *   2^53, and a microsecond clock × 1000 is about 1.8e18 (int64 overflows in the year 2262).
  *   INCR's own reply is therefore ignored and the value read back with GET.
- * - With KEYS[3], stores `owner`, `token` and (with ARGV[4]) `metadata` in a hash expiring with the
+ * - With KEYS[3], stores `owner`, `token` and (with ARGV[5]) `metadata` in a hash expiring with the
  *   lock, so `inspect` can show them; the hash is only trusted while its owner matches the lock.
  */
 export const acquireScript: RedisLockScript = {
   name: 'fencelockAcquire',
   numberOfKeys: 2,
   lua: `
-if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) == false then
-  if redis.call('GET', KEYS[1]) ~= ARGV[1] then
-    if ARGV[3] == '1' then return {redis.call('PTTL', KEYS[1])} end
-    return false
-  end
-  redis.call('PEXPIRE', KEYS[1], ARGV[2])
-end
 -- Redis 3.2-4.x need effects replication before a write that follows TIME; no-op since Redis 5.
 if redis.replicate_commands then redis.replicate_commands() end
 local now = redis.call('TIME')
+local waiters = KEYS[4]
+local register = tonumber(ARGV[4] or '0') or 0
+local function wait_in_line(reply)
+  if waiters and register > 0 then
+    local until_ms = now[1] * 1000 + math.floor(now[2] / 1000) + register
+    redis.call('ZADD', waiters, until_ms, ARGV[1])
+    if redis.call('PTTL', waiters) < register then redis.call('PEXPIRE', waiters, register) end
+  end
+  if ARGV[3] == '1' then return {reply} end
+  return false
+end
+if waiters and redis.call('EXISTS', waiters) == 1 then
+  redis.call('ZREMRANGEBYSCORE', waiters, '-inf', now[1] * 1000 + math.floor(now[2] / 1000))
+  if redis.call('ZCARD', waiters) > 0 and redis.call('ZSCORE', waiters, ARGV[1]) == false
+    and redis.call('EXISTS', KEYS[1]) == 0 then
+    return wait_in_line(-2)
+  end
+end
+if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) == false then
+  if redis.call('GET', KEYS[1]) ~= ARGV[1] then
+    return wait_in_line(redis.call('PTTL', KEYS[1]))
+  end
+  redis.call('PEXPIRE', KEYS[1], ARGV[2])
+end
+if waiters then redis.call('ZREM', waiters, ARGV[1]) end
 local floor = now[1] .. string.format('%06d', tonumber(now[2])) .. '000'
 local current = redis.call('GET', KEYS[2])
 local token
@@ -55,8 +82,8 @@ else
 end
 if KEYS[3] then
   redis.call('DEL', KEYS[3])
-  if ARGV[4] then
-    redis.call('HSET', KEYS[3], 'owner', ARGV[1], 'token', token, 'metadata', ARGV[4])
+  if ARGV[5] then
+    redis.call('HSET', KEYS[3], 'owner', ARGV[1], 'token', token, 'metadata', ARGV[5])
   else
     redis.call('HSET', KEYS[3], 'owner', ARGV[1], 'token', token)
   end

@@ -3,15 +3,18 @@ import type { RedisLockScript } from './redis-lock-script.js';
 /**
  * Release: delete the lock only while it holds our owner id.
  *
- * KEYS[1] = the lock key, optional KEYS[2] = its metadata side key. ARGV[1] = owner id, optional
- * ARGV[2] = a pub/sub channel on which the lock key is published after the delete.
+ * KEYS[1] = the lock key, optional KEYS[2] = its metadata side key, optional KEYS[3] = its waiter
+ * registry (see the acquire script). ARGV[1] = owner id, optional ARGV[2] = a pub/sub channel on
+ * which the lock key is published after the delete.
  *
  * Guarantees:
  * - Never deletes a lock another owner holds (a newer holder after our expiry, a foreign SET-NX
  *   lock): compare and delete run atomically in one script. Releasing twice returns 0 the second time.
  * - Returns 1 when it deleted our lock, 0 otherwise.
  * - With ARGV[2], waiters subscribed to that channel learn of the release at once (the message is
- *   the lock key); they still poll, for locks that end by expiry or whose message is missed.
+ *   the lock key); they still poll, for locks that end by expiry or whose message is missed. With
+ *   KEYS[3], the message goes out only while waiters are registered, so an uncontended release
+ *   costs no pub/sub traffic.
  */
 export const releaseScript: RedisLockScript = {
   name: 'fencelockRelease',
@@ -22,7 +25,9 @@ if redis.call('GET', KEYS[1]) ~= ARGV[1] then
 end
 redis.call('DEL', KEYS[1])
 if KEYS[2] then redis.call('DEL', KEYS[2]) end
-if ARGV[2] then redis.call('PUBLISH', ARGV[2], KEYS[1]) end
+if ARGV[2] and (KEYS[3] == nil or redis.call('EXISTS', KEYS[3]) == 1) then
+  redis.call('PUBLISH', ARGV[2], KEYS[1])
+end
 return 1
 `,
 };

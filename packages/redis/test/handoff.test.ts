@@ -1,0 +1,92 @@
+import { LockErrorCode, type LockProvider } from '@fencelock/core';
+import { nextEvent, within } from '@fencelock/conformance';
+import { redisCommand, topology } from '@fencelock/test-infra';
+import { Redis } from 'ioredis';
+import { randomUUID } from 'node:crypto';
+import { afterEach, describe, expect, it } from 'vitest';
+import { createRedisLockProvider, redisLockKeys } from '../src/index.js';
+
+const { redisUrl } = topology();
+const port = Number(new URL(redisUrl).port);
+
+// Hand-off to waiters: a released lock goes to a client that was already waiting, and releases
+// nobody waits for cost no pub/sub message.
+describe('hand-off to waiting clients', () => {
+  const open: LockProvider[] = [];
+  const provider = (channel = `fencelock:test:${randomUUID()}`): LockProvider => {
+    const made = createRedisLockProvider({ connection: redisUrl, channel });
+    open.push(made);
+    return made;
+  };
+  afterEach(async () => {
+    await Promise.allSettled(open.splice(0).map((p) => p.close()));
+  });
+
+  it('gives a released lock to the waiter, not to the releaser asking again at once', async () => {
+    const [a, b] = [provider(), provider()];
+    const key = `handoff:${randomUUID()}`;
+    const holder = await a.acquire(key);
+    const contended = nextEvent(b, 'contended', (e) => e.key === key, 5_000);
+    const waiting = b.acquire(key, { waitMs: 30_000 });
+    await contended;
+    await holder.release();
+    // The lock is free on the server, but promised to b: a newcomer is turned away.
+    expect(await a.tryAcquire(key)).toBeUndefined();
+    const lock = await within(waiting, 10_000, 'the waiter');
+    expect(lock.fencingToken! > holder.fencingToken!).toBe(true);
+    await lock.release();
+    // Nobody waits any more: the lock is anyone's again.
+    const again = await a.tryAcquire(key);
+    expect(again).toBeDefined();
+    await again!.release();
+  });
+
+  it('a waiter that gives up leaves the line before its acquire settles', async () => {
+    const [a, b] = [provider(), provider()];
+    const key = `handoff-timeout:${randomUUID()}`;
+    const holder = await a.acquire(key);
+    await expect(b.acquire(key, { waitMs: 300 })).rejects.toMatchObject({ code: LockErrorCode.TIMEOUT });
+    const aborter = new AbortController();
+    const aborted = b.acquire(key, { waitMs: 30_000, signal: aborter.signal });
+    await nextEvent(b, 'contended', (e) => e.key === key, 5_000);
+    aborter.abort();
+    await expect(aborted).rejects.toMatchObject({ code: LockErrorCode.ABORTED });
+    expect(await redisCommand(port, ['ZCARD', redisLockKeys('', key).waiters])).toBe(0);
+    await holder.release();
+    const next = await a.tryAcquire(key);
+    expect(next).toBeDefined();
+    await next!.release();
+  });
+
+  it('publishes a release only while someone waits for it', async () => {
+    const channel = `fencelock:test:${randomUUID()}`;
+    const [a, b] = [provider(channel), provider(channel)];
+    const listener = new Redis(redisUrl);
+    try {
+      const messages: string[] = [];
+      const second = new Promise<void>((resolve) => {
+        listener.on('message', (_channel: string, message: string) => {
+          messages.push(message);
+          resolve();
+        });
+      });
+      await listener.subscribe(channel);
+      const quiet = `handoff-quiet:${randomUUID()}`;
+      const busy = `handoff-busy:${randomUUID()}`;
+      // Uncontended, even by a client that would have waited: no message.
+      await (await a.acquire(quiet, { waitMs: 5_000 })).release();
+      // Contended: the release wakes the waiter through the channel.
+      const holder = await a.acquire(busy);
+      const contended = nextEvent(b, 'contended', (e) => e.key === busy, 5_000);
+      const waiting = b.acquire(busy, { waitMs: 30_000 });
+      await contended;
+      await holder.release();
+      await within(second, 5_000, 'the release message');
+      // Messages on one connection arrive in publish order: the first is the contended release's.
+      expect(messages[0]).toBe(busy);
+      await (await within(waiting, 10_000, 'the waiter')).release();
+    } finally {
+      listener.disconnect();
+    }
+  });
+});
