@@ -3,6 +3,7 @@ import type { LockCapabilities } from './capabilities.js';
 import { monotonicNow } from './clock.js';
 import { LockError, LockErrorCode, isLockError, lockLostError } from './errors.js';
 import type { LockEventBase, LockEventEmitter, LockEventMap } from './events.js';
+import type { RenewalScheduler, RenewalTicket } from './renewal-scheduler.js';
 import type { LockHandle, LockMode, LockState } from './types.js';
 import { validateTtlMs } from './validation.js';
 
@@ -13,6 +14,8 @@ export interface LockHandleContext {
   readonly events: LockEventEmitter;
   /** Called once when the handle stops holding (released or lost), so the provider forgets it. */
   readonly settled: (handle: ManagedLockHandle) => void;
+  /** The provider's one timer for automatic extensions (see {@link RenewalScheduler}). */
+  readonly renewals: RenewalScheduler;
 }
 
 /** The per-acquisition settings a handle keeps. */
@@ -28,6 +31,8 @@ export interface LockHandleSettings {
 // Handle timers are unref'd: a held lock alone does not keep a process alive (the backend's TTL frees it).
 // Extend when a third of the TTL has passed, so two renewals can fail before the lock runs out.
 const AUTO_EXTEND_FRACTION = 1 / 3;
+// An extension may run this much earlier (as a share of the TTL), to share a request with others due soon.
+const AUTO_EXTEND_SLACK_FRACTION = 1 / 6;
 // After a failed automatic extension, try again this often (as a share of the TTL) until validity ends.
 const AUTO_EXTEND_RETRY_FRACTION = 1 / 10;
 
@@ -51,7 +56,7 @@ export class ManagedLockHandle implements LockHandle {
   #validUntil = 0;
   #lossBeforeAttach: LockError | undefined;
   #deadlineTimer: NodeJS.Timeout | undefined;
-  #extendTimer: NodeJS.Timeout | undefined;
+  #extendTicket: RenewalTicket | undefined;
   #maxHoldTimer: NodeJS.Timeout | undefined;
   // Extensions run one at a time, so a late reply can never overwrite a newer deadline.
   #extendChain: Promise<unknown> = Promise.resolve();
@@ -202,7 +207,8 @@ export class ManagedLockHandle implements LockHandle {
     this.#validUntil = validUntil;
     clearTimeout(this.#deadlineTimer);
     if (Number.isFinite(validUntil)) this.#armDeadline();
-    this.#scheduleAutoExtend(this.#settings.ttlMs * AUTO_EXTEND_FRACTION);
+    const ttlMs = this.#settings.ttlMs;
+    this.#scheduleAutoExtend(ttlMs * AUTO_EXTEND_FRACTION, ttlMs * AUTO_EXTEND_SLACK_FRACTION);
   }
 
   #armDeadline(): void {
@@ -214,19 +220,18 @@ export class ManagedLockHandle implements LockHandle {
     this.#deadlineTimer.unref();
   }
 
-  #scheduleAutoExtend(delayMs: number): void {
-    clearTimeout(this.#extendTimer);
+  #scheduleAutoExtend(delayMs: number, slackMs: number): void {
+    this.#extendTicket?.cancel();
     if (!this.#settings.autoExtend || this.#context.capabilities.expiry !== 'per-lock') return;
-    this.#extendTimer = setTimeout(() => {
+    this.#extendTicket = this.#context.renewals.schedule(monotonicNow() + Math.max(1, delayMs), slackMs, () => {
       if (!this.#isActive()) return;
       this.#serialExtend(this.#settings.ttlMs, true).catch((error: unknown) => {
         // A lost lock was already reported by #serialExtend; anything else is transient until the deadline.
         if (this.#isActive() && !isLockError(error, LockErrorCode.LOST)) {
-          this.#scheduleAutoExtend(Math.max(1, this.#settings.ttlMs * AUTO_EXTEND_RETRY_FRACTION));
+          this.#scheduleAutoExtend(Math.max(1, this.#settings.ttlMs * AUTO_EXTEND_RETRY_FRACTION), 0);
         }
       });
-    }, Math.max(1, Math.floor(delayMs)));
-    this.#extendTimer.unref();
+    });
   }
 
   #serialExtend(ttlMs: number, automatic: boolean): Promise<void> {
@@ -278,7 +283,7 @@ export class ManagedLockHandle implements LockHandle {
 
   #clearTimers(): void {
     clearTimeout(this.#deadlineTimer);
-    clearTimeout(this.#extendTimer);
+    this.#extendTicket?.cancel();
     clearTimeout(this.#maxHoldTimer);
   }
 

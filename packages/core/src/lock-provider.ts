@@ -11,7 +11,8 @@ import {
   lockLostError,
 } from './errors.js';
 import { LockEventEmitter, type LockEventListener, type LockEventMap } from './events.js';
-import { ManagedLockHandle } from './lock-handle.js';
+import { ManagedLockHandle, type LockHandleContext } from './lock-handle.js';
+import { RenewalScheduler } from './renewal-scheduler.js';
 import type { AcquireOptions, LockHandle, LockInfo, LockProvider, TryAcquireOptions } from './types.js';
 import {
   type NormalizedAcquireOptions,
@@ -49,6 +50,8 @@ export class BaseLockProvider implements LockProvider {
   readonly #events = new LockEventEmitter();
   readonly #held = new Set<ManagedLockHandle>();
   readonly #inFlight = new Map<AbortController, Promise<void>>();
+  // Shared by every handle of this provider.
+  readonly #handleContext: LockHandleContext;
   #closing: Promise<void> | undefined;
 
   constructor(backend: LockBackend, options: LockProviderOptions = {}) {
@@ -58,6 +61,13 @@ export class BaseLockProvider implements LockProvider {
     const ttl = options.defaultTtlMs ?? DEFAULT_TTL_MS;
     this.defaultTtlMs = validateDurationMs(ttl, 'defaultTtlMs', this.capabilities.minTtlMs);
     this.#defaultWaitMs = validateWaitMs(options.defaultWaitMs ?? DEFAULT_WAIT_MS, 'defaultWaitMs');
+    this.#handleContext = {
+      providerName: this.name,
+      capabilities: this.capabilities,
+      events: this.#events,
+      settled: (handle) => this.#held.delete(handle),
+      renewals: new RenewalScheduler(),
+    };
   }
 
   async acquire(key: string, options?: AcquireOptions): Promise<LockHandle> {
@@ -107,6 +117,7 @@ export class BaseLockProvider implements LockProvider {
       new Promise<void>((resolve) => (timer = setTimeout(resolve, CLOSE_DRAIN_MS))),
     ]);
     clearTimeout(timer);
+    this.#handleContext.renewals.clear();
     await this.#backend.close();
   }
 
@@ -190,12 +201,7 @@ export class BaseLockProvider implements LockProvider {
   #newHandle(key: string, settings: NormalizedAcquireOptions): ManagedLockHandle {
     return new ManagedLockHandle(
       { key, mode: settings.mode, ownerId: randomUUID(), ttlMs: settings.ttlMs, autoExtend: settings.autoExtend, maxHoldMs: settings.maxHoldMs },
-      {
-        providerName: this.name,
-        capabilities: this.capabilities,
-        events: this.#events,
-        settled: (handle) => this.#held.delete(handle),
-      },
+      this.#handleContext,
     );
   }
 

@@ -8,3 +8,7 @@ export { REDIS_CAPABILITIES, REDIS_MIN_TTL_MS } from './redis-capabilities.js';
 export { redisLockKeys, RESERVED_KEY_PATTERN } from './redis-keys.js';
 export type { RedisLockKeys } from './redis-keys.js';
 export { hashSlot } from './key-slot.js';
+/** @internal For adapters on the same scripts (`@fencelock/redlock`): batched owner-checked extension. */
+export { ExtendBatcher, type ExtendItem, type ExtendOutcome, type ExtendManyCall } from './extend-batcher.js';
+/** @internal See {@link ExtendBatcher}. */
+export { extendManyCommand } from './scripts/define-commands.js';

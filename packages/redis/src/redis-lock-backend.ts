@@ -18,7 +18,15 @@ import { closeRedisConnection, type RedisConnection } from './redis-connection.j
 import { redisLockKeys, type RedisLockKeys } from './redis-keys.js';
 import type { ResolvedRedisLockOptions } from './redis-lock-options.js';
 import { ReleaseSubscriber } from './release-subscriber.js';
-import { inspectScript, redisLockScripts, registerRedisLockScripts, scriptCall, variadicCommandName } from './scripts/define-commands.js';
+import { ExtendBatcher } from './extend-batcher.js';
+import {
+  extendManyCommand,
+  inspectScript,
+  redisLockScripts,
+  registerRedisLockScripts,
+  scriptCall,
+  variadicCommandName,
+} from './scripts/define-commands.js';
 
 /** A lock this backend granted and has not seen end yet: watched across reconnects. */
 interface ActiveLock {
@@ -62,7 +70,7 @@ export class RedisLockBackend implements LockBackend {
   readonly #cleanups = new Set<Promise<void>>();
   readonly #acquireCall: (...args: (string | number)[]) => Promise<unknown>;
   readonly #releaseCall: (...args: (string | number)[]) => Promise<unknown>;
-  readonly #extendCall: (...args: (string | number)[]) => Promise<unknown>;
+  readonly #extends: ExtendBatcher;
   readonly #inspectCall: (...args: (string | number)[]) => Promise<unknown>;
   readonly #onClose = (): void => {
     for (const lock of this.#active) lock.observer.uncertain();
@@ -81,7 +89,11 @@ export class RedisLockBackend implements LockBackend {
     registerRedisLockScripts(client);
     this.#acquireCall = scriptCall(client, variadicCommandName(redisLockScripts.acquire));
     this.#releaseCall = scriptCall(client, variadicCommandName(redisLockScripts.release));
-    this.#extendCall = scriptCall(client, variadicCommandName(redisLockScripts.extend));
+    const extendMany = extendManyCommand(client);
+    this.#extends = new ExtendBatcher(
+      (keys, args) => this.#timed(extendMany(keys, args), `extending ${keys.length / 2} lock(s)`),
+      { bySlot: client.isCluster, withMeta: true },
+    );
     this.#inspectCall = scriptCall(client, inspectScript.name);
     this.#subscriber = new ReleaseSubscriber(client, options.channel);
     client.on('close', this.#onClose);
@@ -236,19 +248,19 @@ export class RedisLockBackend implements LockBackend {
     };
   }
 
+  // Extensions asked for in the same turn (core runs due renewals together) share one script call.
   async #extend(lock: ActiveLock, ttlMs: number): Promise<number> {
-    const sent = monotonicNow();
-    let reply: unknown;
+    let outcome;
     try {
-      reply = await this.#timed(this.#extendCall(2, lock.keys.lock, lock.keys.meta, lock.ownerId, ttlMs), `extending lock "${lock.key}"`);
+      outcome = await this.#extends.extend({ lockKey: lock.keys.lock, metaKey: lock.keys.meta, ownerId: lock.ownerId, ttlMs });
     } catch (error) {
       throw backendUnavailableError(`extending lock "${lock.key}" failed`, error, lock.key);
     }
-    if (Number(reply) !== 1) {
+    if (!outcome.extended) {
       this.#active.delete(lock);
       throw lockLostError(lock.key, 'taken-over');
     }
-    return this.#validUntil(sent, ttlMs);
+    return this.#validUntil(outcome.sent, ttlMs);
   }
 
   async #release(lock: ActiveLock): Promise<boolean> {

@@ -1,4 +1,4 @@
-import { defineRedisLockCommands, type RedisLockCommands } from '@fencelock/redis';
+import { ExtendBatcher, defineRedisLockCommands, extendManyCommand, type RedisLockCommands } from '@fencelock/redis';
 import type { Redis } from 'ioredis';
 
 /** What one master answered to one command: a value, or an error (never a throw). */
@@ -53,6 +53,8 @@ export class MasterNode {
   /** True when the provider created the client and must close it. */
   readonly owned: boolean;
   readonly #commands: RedisLockCommands;
+  // Extensions asked for in one turn (core runs due renewals together) share one script call.
+  readonly #extends: ExtendBatcher;
   #firstConnection: Promise<void> | undefined;
 
   constructor(name: string, client: Redis, owned: boolean) {
@@ -60,6 +62,7 @@ export class MasterNode {
     this.client = client;
     this.owned = owned;
     this.#commands = defineRedisLockCommands(client);
+    this.#extends = new ExtendBatcher(extendManyCommand(client), { bySlot: false, withMeta: false });
     if (CONNECTING_STATES.has(client.status)) {
       this.#firstConnection = this.#settled(FIRST_CONNECT_WAIT_MS);
       // A lazy client (`lazyConnect`) would otherwise wait for a first command that we hold back.
@@ -101,7 +104,11 @@ export class MasterNode {
 
   /** `PEXPIRE key ttl` only if `key` holds `value` (the shared extend script; never re-creates it). */
   extend(key: string, value: string, ttlMs: number, timeoutMs: number): Promise<NodeReply<boolean>> {
-    return this.#call(() => this.#commands.extend(key, value, ttlMs), timeoutMs, true);
+    return this.#call(
+      async () => (await this.#extends.extend({ lockKey: key, ownerId: value, ttlMs })).extended,
+      timeoutMs,
+      true,
+    );
   }
 
   /** The value and remaining TTL (`PTTL`, ms; −2 when absent) of `key`, for `inspect`. */

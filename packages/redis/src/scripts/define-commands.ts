@@ -1,5 +1,6 @@
 import type { Cluster, Redis } from 'ioredis';
 import { acquireScript } from './acquire-script.js';
+import { extendManyScript } from './extend-many-script.js';
 import { extendScript } from './extend-script.js';
 import { inspectScript } from './inspect-script.js';
 import type { RedisLockScript } from './redis-lock-script.js';
@@ -34,18 +35,18 @@ export function variadicCommandName(script: RedisLockScript): string {
   return `${script.name}Variadic`;
 }
 
-/** The provider's own read script (see `inspect-script.ts`); registered with the others. */
-export { inspectScript };
+/** The provider's own read and batch scripts (see their modules); registered with the others. */
+export { extendManyScript, inspectScript };
 
 /**
- * Registers each protocol script (and the inspect script) on `client` twice: with its fixed
+ * Registers each protocol script (and the inspect and extend-many scripts) on `client` twice: with its fixed
  * `numberOfKeys` under `script.name`, and variadic (number of keys as the first argument) under
  * {@link variadicCommandName}, for the provider's optional side keys. The Lua is the same, so both
  * share one SHA in the server's script cache. Idempotent.
  */
 export function registerRedisLockScripts(client: Redis | Cluster): void {
   const commands = client as unknown as Record<string, unknown>;
-  for (const script of [...Object.values(redisLockScripts), inspectScript]) {
+  for (const script of [...Object.values(redisLockScripts), inspectScript, extendManyScript]) {
     if (typeof commands[script.name] !== 'function') {
       client.defineCommand(script.name, { numberOfKeys: script.numberOfKeys, lua: script.lua });
     }
@@ -86,4 +87,15 @@ export function defineRedisLockCommands(client: Redis | Cluster): RedisLockComma
       return Number(await extend(lockKey, ownerId, ttlMs)) === 1;
     },
   };
+}
+
+/**
+ * @internal The extend-many script (see `extend-many-script.ts`) on `client` as a function taking
+ * its keys and args (keys per lock first), registered if needed. Used by the batcher of automatic
+ * extensions here and in `@fencelock/redlock`.
+ */
+export function extendManyCommand(client: Redis | Cluster): (keys: string[], args: (string | number)[]) => Promise<unknown> {
+  registerRedisLockScripts(client);
+  const call = scriptCall(client, variadicCommandName(extendManyScript));
+  return (keys, args) => call(keys.length, ...keys, ...args);
 }

@@ -1,0 +1,56 @@
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { RenewalScheduler } from '../src/renewal-scheduler.js';
+
+describe('RenewalScheduler', () => {
+  beforeEach(() => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'performance'] });
+  });
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
+  it('runs a renewal at its due time, and with it every renewal whose window has opened', () => {
+    const scheduler = new RenewalScheduler();
+    const now = performance.now();
+    const ran: string[] = [];
+    scheduler.schedule(now + 50, 30, () => ran.push('a'));
+    scheduler.schedule(now + 70, 30, () => ran.push('b'));
+    scheduler.schedule(now + 200, 30, () => ran.push('c'));
+    vi.advanceTimersByTime(49);
+    expect(ran).toEqual([]);
+    vi.advanceTimersByTime(1);
+    // b was due at 70 but may run from 40 on: it shares a's turn (and a backend's batch).
+    expect(ran).toEqual(['a', 'b']);
+    vi.advanceTimersByTime(149);
+    expect(ran).toEqual(['a', 'b']);
+    vi.advanceTimersByTime(1);
+    expect(ran).toEqual(['a', 'b', 'c']);
+  });
+
+  it('keeps one timer whatever the number of renewals, and skips cancelled ones', () => {
+    const scheduler = new RenewalScheduler();
+    const now = performance.now();
+    let runs = 0;
+    const tickets = Array.from({ length: 1_000 }, (_, i) => scheduler.schedule(now + 100 + i, 0, () => (runs += 1)));
+    expect(vi.getTimerCount()).toBe(1);
+    for (const ticket of tickets.slice(0, 500)) ticket.cancel();
+    vi.advanceTimersByTime(1_100);
+    expect(runs).toBe(500);
+    expect(scheduler.size).toBe(0);
+    expect(vi.getTimerCount()).toBe(0);
+  });
+
+  it('re-arms for an earlier renewal scheduled later, and clear() drops everything', () => {
+    const scheduler = new RenewalScheduler();
+    const now = performance.now();
+    const ran: string[] = [];
+    scheduler.schedule(now + 500, 0, () => ran.push('late'));
+    scheduler.schedule(now + 10, 0, () => ran.push('early'));
+    vi.advanceTimersByTime(10);
+    expect(ran).toEqual(['early']);
+    scheduler.clear();
+    vi.advanceTimersByTime(1_000);
+    expect(ran).toEqual(['early']);
+    expect(vi.getTimerCount()).toBe(0);
+  });
+});

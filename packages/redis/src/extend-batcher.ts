@@ -1,0 +1,99 @@
+import { monotonicNow } from '@fencelock/core';
+import { hashSlot } from './key-slot.js';
+
+/** One lock to extend. */
+export interface ExtendItem {
+  readonly lockKey: string;
+  /** The lock's metadata side key, extended with it; omit it for locks without one (Redlock). */
+  readonly metaKey?: string;
+  readonly ownerId: string;
+  readonly ttlMs: number;
+}
+
+/** The outcome of one extension: whether the lock was still ours, and when its request was sent. */
+export interface ExtendOutcome {
+  readonly extended: boolean;
+  readonly sent: number;
+}
+
+/**
+ * Sends one batch: `keys` and `args` exactly as the extend-many script takes them (its ARGV[1], the
+ * keys per lock, included in `args`); resolves the script's reply.
+ */
+export type ExtendManyCall = (keys: string[], args: (string | number)[]) => Promise<unknown>;
+
+interface Pending {
+  readonly item: ExtendItem;
+  readonly resolve: (outcome: ExtendOutcome) => void;
+  readonly reject: (error: unknown) => void;
+}
+
+// Long scripts block the server for everyone: a few hundred PEXPIREs take well under a millisecond.
+const MAX_BATCH = 256;
+
+/**
+ * @internal Shared with `@fencelock/redlock`, whose masters run the same scripts.
+ *
+ * Gathers the extensions asked for in one turn of the event loop (core runs the renewals that are
+ * due together in one turn) and sends them as few script calls as it can: one per `MAX_BATCH` locks
+ * on a single server, one per hash slot on a cluster (a script's keys must share a slot there).
+ */
+export class ExtendBatcher {
+  readonly #call: ExtendManyCall;
+  readonly #bySlot: boolean;
+  readonly #withMeta: boolean;
+  #pending: Pending[] = [];
+
+  /**
+   * @param bySlot - group by hash slot (a cluster); otherwise one group.
+   * @param withMeta - whether every item has a `metaKey` (all or none, per batcher).
+   */
+  constructor(call: ExtendManyCall, options: { readonly bySlot: boolean; readonly withMeta: boolean }) {
+    this.#call = call;
+    this.#bySlot = options.bySlot;
+    this.#withMeta = options.withMeta;
+  }
+
+  extend(item: ExtendItem): Promise<ExtendOutcome> {
+    return new Promise((resolve, reject) => {
+      if (this.#pending.length === 0) setImmediate(() => this.#flush());
+      this.#pending.push({ item, resolve, reject });
+    });
+  }
+
+  #flush(): void {
+    const pending = this.#pending;
+    this.#pending = [];
+    const groups = new Map<number, Pending[]>();
+    for (const entry of pending) {
+      const group = this.#bySlot ? hashSlot(entry.item.lockKey) : 0;
+      let list = groups.get(group);
+      if (list === undefined) {
+        list = [];
+        groups.set(group, list);
+      }
+      list.push(entry);
+    }
+    for (const list of groups.values()) {
+      for (let start = 0; start < list.length; start += MAX_BATCH) void this.#send(list.slice(start, start + MAX_BATCH));
+    }
+  }
+
+  async #send(batch: Pending[]): Promise<void> {
+    const keys: string[] = [];
+    const args: (string | number)[] = [this.#withMeta ? 2 : 1];
+    for (const { item } of batch) {
+      keys.push(item.lockKey);
+      if (this.#withMeta) keys.push(item.metaKey ?? item.lockKey);
+      args.push(item.ownerId, item.ttlMs);
+    }
+    const sent = monotonicNow();
+    try {
+      const reply = await this.#call(keys, args);
+      const results = Array.isArray(reply) ? reply : [];
+      batch.forEach((entry, index) => entry.resolve({ extended: Number(results[index]) === 1, sent }));
+    } catch (error) {
+      for (const entry of batch) entry.reject(error);
+    }
+  }
+}

@@ -1,0 +1,74 @@
+import type { LockHandle } from '@fencelock/core';
+import { redisCommand, startRedisServer, waitFor, type RedisServer } from '@fencelock/test-infra';
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createRedisLockProvider, type RedisLockProvider } from '../src/index.js';
+
+// A dedicated server, so that its command counters count this test's requests only.
+let server: RedisServer;
+beforeAll(async () => {
+  server = await startRedisServer({ persistence: false });
+});
+afterAll(async () => {
+  await server?.stop();
+});
+
+async function scriptCalls(): Promise<number> {
+  const info = String(await redisCommand(server.port, ['INFO', 'commandstats']));
+  let calls = 0;
+  for (const match of info.matchAll(/^cmdstat_(?:evalsha|eval):calls=(\d+)/gm)) calls += Number(match[1]);
+  return calls;
+}
+
+describe('automatic extension of many locks', () => {
+  it('renews locks due together in one script call, not one request per lock', async () => {
+    const provider: RedisLockProvider = createRedisLockProvider({ connection: server.url });
+    const count = 300;
+    const rounds = 2;
+    const locks: LockHandle[] = [];
+    try {
+      const extended = new Map<string, number>();
+      provider.on('extended', (event) => extended.set(event.ownerId, (extended.get(event.ownerId) ?? 0) + 1));
+      const prefix = `renew:${randomUUID()}:`;
+      locks.push(...(await Promise.all(Array.from({ length: count }, (_, i) => provider.acquire(`${prefix}${i}`, { ttlMs: 600 })))));
+      const before = await scriptCalls();
+      await waitFor(
+        async () => (locks.every((lock) => (extended.get(lock.ownerId) ?? 0) >= rounds) ? true : undefined),
+        { timeoutMs: 20_000, what: `${rounds} automatic extensions of each of ${count} locks` },
+      );
+      const calls = (await scriptCalls()) - before;
+      // One request per lock per round would be count × rounds = 600 calls; batched, a round is a few.
+      expect(calls).toBeLessThanOrEqual((count * rounds) / 10);
+      expect(locks.every((lock) => lock.isHeld())).toBe(true);
+    } finally {
+      await Promise.allSettled(locks.map((lock) => lock.release()));
+      await provider.close();
+    }
+  });
+
+  it('reports a lock taken over in the middle of a batch as lost, and extends the others', async () => {
+    const provider: RedisLockProvider = createRedisLockProvider({ connection: server.url });
+    const prefix = `renew-lost:${randomUUID()}:`;
+    const locks = await Promise.all(Array.from({ length: 20 }, (_, i) => provider.acquire(`${prefix}${i}`, { ttlMs: 600 })));
+    try {
+      const victim = locks[7]!;
+      const lost = new Promise<string>((resolve) => provider.on('lost', (event) => resolve(event.key)));
+      // Another owner's value in place of ours: the next renewal must not extend (or restore) it.
+      await redisCommand(server.port, ['SET', victim.key, 'someone-else', 'PX', '60000']);
+      expect(await lost).toBe(victim.key);
+      expect(victim.isHeld()).toBe(false);
+      expect(await redisCommand(server.port, ['GET', victim.key])).toBe('someone-else');
+      // The victim's batch-mates are renewed all the same.
+      const others = new Set(locks.filter((lock) => lock !== victim).map((lock) => lock.ownerId));
+      const renewed = new Set<string>();
+      provider.on('extended', (event) => {
+        if (others.has(event.ownerId)) renewed.add(event.ownerId);
+      });
+      await waitFor(async () => (renewed.size === others.size ? true : undefined), { timeoutMs: 5_000, what: 'the other locks renewed' });
+      expect(locks.filter((lock) => lock.isHeld())).toHaveLength(19);
+    } finally {
+      await Promise.allSettled(locks.map((lock) => lock.release()));
+      await provider.close();
+    }
+  });
+});
