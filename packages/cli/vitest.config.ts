@@ -1,3 +1,4 @@
 import { fencelockVitestConfig } from '../../vitest.shared.js';
 
-export default fencelockVitestConfig({ testTimeout: 60_000 });
+// The end-to-end tests spawn the bin, built once by the global setup.
+export default fencelockVitestConfig({ testTimeout: 60_000, globalSetup: ['test/global-setup.ts'] });

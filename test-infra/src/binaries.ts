@@ -3,8 +3,8 @@
  * root; otherwise fail with the exact command to run. Never skip silently.
  */
 import { spawnSync } from 'node:child_process';
-import { accessSync, constants } from 'node:fs';
-import { delimiter, join } from 'node:path';
+import { accessSync, constants, readFileSync, readdirSync, realpathSync } from 'node:fs';
+import { delimiter, dirname, join } from 'node:path';
 import { InfraError } from './errors.js';
 
 /** Executables that must be on PATH. */
@@ -19,6 +19,11 @@ export const CURATOR_RECIPES_JAR = '/usr/share/java/curator-recipes.jar';
 /** Debian's own Python, whose dist-packages hold kazoo and redis-py (a pyenv python3 on PATH would not). */
 export const SYSTEM_PYTHON = '/usr/bin/python3';
 
+/** Debian keeps PostgreSQL's server programs off PATH, one directory per major version: `<root>/<major>/bin`. */
+const DEBIAN_POSTGRES_ROOT = '/usr/lib/postgresql';
+/** The system user Debian's postgresql package creates; the server refuses to run as root. */
+export const POSTGRES_SYSTEM_USER = 'postgres';
+
 /**
  * Debian packages that provide everything above (redis-cli comes with redis-server's redis-tools),
  * plus the other languages' lock libraries the interoperability tests run against.
@@ -31,6 +36,7 @@ const BASE_PACKAGES = [
   'libcurator-recipes-java',
   'python3-kazoo',
   'python3-redis',
+  'postgresql',
 ];
 
 /** What is missing, empty when everything is present. */
@@ -41,7 +47,48 @@ export function missingBinaries(): string[] {
   }
   const python = spawnSync(SYSTEM_PYTHON, ['-c', 'import kazoo, redis'], { stdio: 'ignore', timeout: 10_000 });
   if (python.status !== 0) missing.push('python3 modules kazoo and redis');
+  if (findPostgresBinDir() === undefined) missing.push('postgres and initdb (PostgreSQL server)');
+  else if (process.getuid?.() === 0 && postgresSystemUser() === undefined) missing.push(`the ${POSTGRES_SYSTEM_USER} system user`);
   return missing;
+}
+
+/**
+ * The directory holding PostgreSQL's `postgres` and `initdb`: the one of `postgres` on PATH when
+ * `initdb` sits next to it, else the newest Debian `/usr/lib/postgresql/<major>/bin`; undefined if none.
+ */
+export function findPostgresBinDir(): string | undefined {
+  const onPath = findExecutable('postgres');
+  if (onPath !== undefined) {
+    const dir = dirname(realpathSync(onPath));
+    if (isExecutable(join(dir, 'initdb'))) return dir;
+  }
+  let majors: string[];
+  try {
+    majors = readdirSync(DEBIAN_POSTGRES_ROOT).filter((name) => /^\d+$/.test(name));
+  } catch {
+    return undefined;
+  }
+  majors.sort((a, b) => Number(b) - Number(a));
+  for (const major of majors) {
+    const dir = join(DEBIAN_POSTGRES_ROOT, major, 'bin');
+    if (isExecutable(join(dir, 'postgres')) && isExecutable(join(dir, 'initdb'))) return dir;
+  }
+  return undefined;
+}
+
+/** Numeric ids of the `postgres` system user from /etc/passwd, or undefined when there is none. */
+export function postgresSystemUser(): { readonly uid: number; readonly gid: number } | undefined {
+  let passwd: string;
+  try {
+    passwd = readFileSync('/etc/passwd', 'utf8');
+  } catch {
+    return undefined;
+  }
+  for (const line of passwd.split('\n')) {
+    const [name, , uid, gid] = line.split(':');
+    if (name === POSTGRES_SYSTEM_USER && uid !== undefined && gid !== undefined) return { uid: Number(uid), gid: Number(gid) };
+  }
+  return undefined;
 }
 
 /** Full path of `name` on PATH, or undefined. */
@@ -57,6 +104,15 @@ export function findExecutable(name: string): string | undefined {
     }
   }
   return undefined;
+}
+
+function isExecutable(path: string): boolean {
+  try {
+    accessSync(path, constants.X_OK);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 function isReadable(path: string): boolean {
@@ -80,7 +136,8 @@ export function installCommand(missing: readonly string[]): string[] {
 let checked: Promise<void> | undefined;
 
 /**
- * Makes sure redis-server, redis-cli, etcd, etcdctl, java and the ZooKeeper jars are present.
+ * Makes sure redis-server, redis-cli, etcd, etcdctl, java, the ZooKeeper jars and PostgreSQL's
+ * server (plus, as root, its `postgres` system user) are present.
  * As root, installs the Debian packages (printing each command); otherwise throws an
  * {@link InfraError} naming the missing pieces and the exact apt-get command. The result of a
  * successful check is remembered for the life of the process.

@@ -1,5 +1,5 @@
 /**
- * @fencelock/test-infra — real Redis, ZooKeeper and etcd servers on loopback for tests, with
+ * @fencelock/test-infra — real Redis, ZooKeeper, etcd and PostgreSQL servers on loopback for tests, with
  * fault injection (pause/resume/kill/restart, a TCP proxy), and the shared topology's addresses.
  */
 export { topology, topologyEnv, SERVICE_NAMES, TOPOLOGY_ENV, DEFAULT_TOPOLOGY_ENV } from './topology.js';
@@ -21,6 +21,11 @@ export type {
 export { startEtcdCluster, etcdMemberSpec, etcdHealthy, etcdStatus, httpUrl } from './etcd-cluster.js';
 export type { EtcdCluster, EtcdClusterOptions, EtcdLeaderOptions, EtcdMember, EtcdSpecOptions, EtcdStatus } from './etcd-cluster.js';
 
+export { initPostgresDataDir, postgresServerSpec, preparePostgresDataDir, INITDB_TIMEOUT_MS } from './postgres-server.js';
+export type { PostgresInitOptions, PostgresSpecOptions } from './postgres-server.js';
+export { postgresProbe } from './postgres-probe.js';
+export type { PostgresProbeOptions, PostgresProbeResult } from './postgres-probe.js';
+
 export { startTcpProxy } from './tcp-proxy.js';
 export type { TcpProxy, TcpProxyOptions, ProxyMode } from './tcp-proxy.js';
 
@@ -41,6 +46,9 @@ export {
   missingBinaries,
   installCommand,
   findExecutable,
+  findPostgresBinDir,
+  postgresSystemUser,
+  POSTGRES_SYSTEM_USER,
   ZOOKEEPER_JAR,
   SLF4J_SIMPLE_JAR,
   CURATOR_RECIPES_JAR,

@@ -119,14 +119,16 @@ export async function waitForStopState(pid: number, stopped: boolean, timeoutMs 
 export interface TerminateOptions {
   /** Skip SIGTERM and send SIGKILL at once (test data we do not need to flush). */
   readonly immediate?: boolean;
-  /** How long to wait after SIGTERM before SIGKILL. Default 5 s. */
+  /** How long to wait after the stop signal before SIGKILL. Default 5 s. */
   readonly graceMs?: number;
+  /** The polite stop signal (PostgreSQL's fast shutdown is SIGINT; its SIGTERM waits for clients). Default SIGTERM. */
+  readonly stopSignal?: NodeJS.Signals;
 }
 
 /**
  * Stops one process we started, identified by PID and working directory: SIGCONT first (a
- * test may have paused it, and a stopped process never handles SIGTERM), SIGTERM, then
- * SIGKILL after a bounded wait. Does nothing when the PID is no longer ours.
+ * test may have paused it, and a stopped process never handles SIGTERM), SIGTERM (or
+ * `stopSignal`), then SIGKILL after a bounded wait. Does nothing when the PID is no longer ours.
  *
  * @returns true when it had to be signalled, false when it was already gone (or not ours).
  */
@@ -134,7 +136,7 @@ export async function terminatePid(pid: number, cwd: string, options: TerminateO
   if (!isOurProcess(pid, cwd)) return false;
   signal(pid, 'SIGCONT');
   if (!options.immediate) {
-    signal(pid, 'SIGTERM');
+    signal(pid, options.stopSignal ?? 'SIGTERM');
     if (await waitForExit(pid, cwd, options.graceMs ?? 5_000)) return true;
   }
   if (isOurProcess(pid, cwd)) signal(pid, 'SIGKILL');

@@ -5,10 +5,10 @@
 import { assertLoopbackHost } from './loopback.js';
 
 /** The services of the shared topology. */
-export type ServiceName = 'redis' | 'redlock' | 'redisCluster' | 'zookeeper' | 'etcd';
+export type ServiceName = 'redis' | 'redlock' | 'redisCluster' | 'zookeeper' | 'etcd' | 'postgres';
 
 /** Every service, in the order tables list them. */
-export const SERVICE_NAMES: readonly ServiceName[] = ['redis', 'redlock', 'redisCluster', 'zookeeper', 'etcd'];
+export const SERVICE_NAMES: readonly ServiceName[] = ['redis', 'redlock', 'redisCluster', 'zookeeper', 'etcd', 'postgres'];
 
 /** The environment variable that overrides each service's addresses. */
 export const TOPOLOGY_ENV: Readonly<Record<ServiceName, string>> = {
@@ -17,6 +17,7 @@ export const TOPOLOGY_ENV: Readonly<Record<ServiceName, string>> = {
   redisCluster: 'FENCELOCK_REDIS_CLUSTER_URLS',
   zookeeper: 'FENCELOCK_ZK_HOSTS',
   etcd: 'FENCELOCK_ETCD_ENDPOINTS',
+  postgres: 'FENCELOCK_POSTGRES_URL',
 };
 
 /** The defaults (the ports in DESIGN.md). */
@@ -26,6 +27,8 @@ export const DEFAULT_TOPOLOGY_ENV: Readonly<Record<ServiceName, string>> = {
   redisCluster: [7101, 7102, 7103].map((p) => `redis://127.0.0.1:${p}`).join(','),
   zookeeper: '127.0.0.1:2181,127.0.0.1:2182,127.0.0.1:2183',
   etcd: 'http://127.0.0.1:2379,http://127.0.0.1:22379,http://127.0.0.1:32379',
+  // Not 5432: installing Debian's postgresql on a machine with systemd starts its own cluster there.
+  postgres: 'postgres://postgres@127.0.0.1:15432/postgres',
 };
 
 /** A host and port on loopback. */
@@ -48,6 +51,11 @@ export interface Topology {
   readonly zkHosts: readonly string[];
   /** etcd client endpoints, e.g. `http://127.0.0.1:2379`. */
   readonly etcdEndpoints: readonly string[];
+  /**
+   * PostgreSQL connection URL for guarded-write examples, e.g. `postgres://postgres@127.0.0.1:15432/postgres`
+   * (user `postgres`, trust authentication on loopback, database `postgres`).
+   */
+  readonly postgresUrl: string;
   /** Host and port of every server, per service, in the order above. */
   readonly servers: Readonly<Record<ServiceName, readonly HostPort[]>>;
   /** Which services were set through their environment variable (non-empty) rather than defaulted. */
@@ -78,6 +86,8 @@ export function topology(env: TopologyEnv = process.env): Topology {
   const redisCluster = parseUrlList(raw('redisCluster'), TOPOLOGY_ENV.redisCluster, ['redis:'], 6379);
   const zk = parseZooKeeperHosts(raw('zookeeper'));
   const etcd = parseUrlList(raw('etcd'), TOPOLOGY_ENV.etcd, ['http:', 'https:'], 2379);
+  const postgres = parseUrlList(raw('postgres'), TOPOLOGY_ENV.postgres, ['postgres:', 'postgresql:'], 5432);
+  if (postgres.length !== 1) throw new RangeError(`${TOPOLOGY_ENV.postgres} must be one URL, got ${postgres.length}`);
 
   return {
     redisUrl: redis[0]?.url ?? '',
@@ -86,12 +96,14 @@ export function topology(env: TopologyEnv = process.env): Topology {
     zkConnectionString: raw('zookeeper'),
     zkHosts: zk.map((e) => `${e.host}:${e.port}`),
     etcdEndpoints: etcd.map((e) => e.url),
+    postgresUrl: postgres[0]?.url ?? '',
     servers: {
       redis: redis.map(hostPort),
       redlock: redlock.map(hostPort),
       redisCluster: redisCluster.map(hostPort),
       zookeeper: zk,
       etcd: etcd.map(hostPort),
+      postgres: postgres.map(hostPort),
     },
     fromEnv,
   };
@@ -105,6 +117,7 @@ export function topologyEnv(t: Topology): Record<string, string> {
     [TOPOLOGY_ENV.redisCluster]: t.redisClusterUrls.join(','),
     [TOPOLOGY_ENV.zookeeper]: t.zkConnectionString,
     [TOPOLOGY_ENV.etcd]: t.etcdEndpoints.join(','),
+    [TOPOLOGY_ENV.postgres]: t.postgresUrl,
   };
 }
 

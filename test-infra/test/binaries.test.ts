@@ -11,7 +11,7 @@ describe('binaries', () => {
   });
 
   it('installs the Debian packages, adding a JRE only when java is missing', () => {
-    const base = ['apt-get', 'install', '-y', '--no-install-recommends', 'redis-server', 'zookeeper', 'etcd-server', 'etcd-client', 'libcurator-recipes-java', 'python3-kazoo', 'python3-redis'];
+    const base = ['apt-get', 'install', '-y', '--no-install-recommends', 'redis-server', 'zookeeper', 'etcd-server', 'etcd-client', 'libcurator-recipes-java', 'python3-kazoo', 'python3-redis', 'postgresql'];
     expect(installCommand(['etcd'])).toEqual(base);
     expect(installCommand(['java'])).toEqual([...base, 'default-jre-headless']);
     expect(installCommand([SLF4J_SIMPLE_JAR])).toEqual([...base, 'libslf4j-java']);
@@ -34,7 +34,7 @@ describe('binaries', () => {
       expect(stdout).toContain('redis-server, redis-cli, etcd, etcdctl, java');
       expect(stdout).toContain('not root');
       expect(stdout).toContain(
-        'sudo apt-get update && sudo DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends redis-server zookeeper etcd-server etcd-client libcurator-recipes-java python3-kazoo python3-redis default-jre-headless',
+        'sudo apt-get update && sudo DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends redis-server zookeeper etcd-server etcd-client libcurator-recipes-java python3-kazoo python3-redis postgresql default-jre-headless',
       );
     },
   );

@@ -11,6 +11,8 @@ describe('topology()', () => {
     expect(t.zkHosts).toEqual(['127.0.0.1:2181', '127.0.0.1:2182', '127.0.0.1:2183']);
     expect(t.etcdEndpoints).toEqual(['http://127.0.0.1:2379', 'http://127.0.0.1:22379', 'http://127.0.0.1:32379']);
     expect(t.servers.etcd.map((s) => s.port)).toEqual([2379, 22379, 32379]);
+    expect(t.postgresUrl).toBe('postgres://postgres@127.0.0.1:15432/postgres');
+    expect(t.servers.postgres).toEqual([{ host: '127.0.0.1', port: 15432 }]);
     expect(Object.values(t.fromEnv).every((v) => v === false)).toBe(true);
   });
 
@@ -21,6 +23,7 @@ describe('topology()', () => {
       FENCELOCK_REDIS_CLUSTER_URLS: 'redis://127.0.0.1:8101,redis://127.0.0.1:8102,redis://127.0.0.1:8103',
       FENCELOCK_ZK_HOSTS: '127.0.0.1:12181,localhost:12182/chroot',
       FENCELOCK_ETCD_ENDPOINTS: 'http://127.0.0.1:12379/',
+      FENCELOCK_POSTGRES_URL: 'postgresql://app:secret@localhost:25432/inventory',
     });
     expect(t.redisUrl).toBe('redis://localhost:6390');
     expect(t.servers.redis).toEqual([{ host: 'localhost', port: 6390 }]);
@@ -29,7 +32,9 @@ describe('topology()', () => {
     expect(t.zkHosts).toEqual(['127.0.0.1:12181', 'localhost:12182']);
     expect(t.zkConnectionString).toBe('127.0.0.1:12181,localhost:12182/chroot');
     expect(t.etcdEndpoints).toEqual(['http://127.0.0.1:12379']);
-    expect(t.fromEnv).toEqual({ redis: true, redlock: true, redisCluster: true, zookeeper: true, etcd: true });
+    expect(t.postgresUrl).toBe('postgresql://app:secret@localhost:25432/inventory');
+    expect(t.servers.postgres).toEqual([{ host: 'localhost', port: 25432 }]);
+    expect(t.fromEnv).toEqual({ redis: true, redlock: true, redisCluster: true, zookeeper: true, etcd: true, postgres: true });
   });
 
   it('treats an empty variable as unset', () => {
@@ -41,6 +46,7 @@ describe('topology()', () => {
   it('uses the protocol default port when a URL has none', () => {
     expect(topology({ FENCELOCK_REDIS_URL: 'redis://127.0.0.1' }).servers.redis[0]?.port).toBe(6379);
     expect(topology({ FENCELOCK_ZK_HOSTS: '127.0.0.1' }).servers.zookeeper[0]?.port).toBe(2181);
+    expect(topology({ FENCELOCK_POSTGRES_URL: 'postgres://postgres@127.0.0.1/postgres' }).servers.postgres[0]?.port).toBe(5432);
   });
 
   it.each([
@@ -50,6 +56,7 @@ describe('topology()', () => {
     ['FENCELOCK_REDIS_CLUSTER_URLS', 'redis://0.0.0.0:7101'],
     ['FENCELOCK_ZK_HOSTS', '127.0.0.1:2181,zk.internal:2182'],
     ['FENCELOCK_ETCD_ENDPOINTS', 'http://[2001:db8::1]:2379'],
+    ['FENCELOCK_POSTGRES_URL', 'postgres://postgres@db.internal:5432/postgres'],
   ])('refuses a non-loopback host in %s=%s', (name, value) => {
     expect(() => topology({ [name]: value })).toThrow(RangeError);
     expect(() => topology({ [name]: value })).toThrow(new RegExp(`${name}.*not a loopback address`));
@@ -63,6 +70,8 @@ describe('topology()', () => {
     ['FENCELOCK_REDLOCK_URLS', 'redis://127.0.0.1:7001,redis://127.0.0.1:7001', /twice/],
     ['FENCELOCK_ZK_HOSTS', '127.0.0.1:99999', /out of range/],
     ['FENCELOCK_ETCD_ENDPOINTS', 'redis://127.0.0.1:2379', /must use http: or https:/],
+    ['FENCELOCK_POSTGRES_URL', 'mysql://127.0.0.1:3306/app', /must use postgres: or postgresql:/],
+    ['FENCELOCK_POSTGRES_URL', 'postgres://127.0.0.1:1/a,postgres://127.0.0.1:2/b', /must be one URL/],
   ])('refuses a malformed %s=%s', (name, value, message) => {
     expect(() => topology({ [name]: value })).toThrow(message);
   });
@@ -73,6 +82,7 @@ describe('topology()', () => {
     expect(again.redlockUrls).toEqual(t.redlockUrls);
     expect(again.etcdEndpoints).toEqual(t.etcdEndpoints);
     expect(again.zkConnectionString).toBe(t.zkConnectionString);
+    expect(again.postgresUrl).toBe(t.postgresUrl);
   });
 });
 

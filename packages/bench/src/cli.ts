@@ -1,18 +1,28 @@
 /**
- * `pnpm bench`: every scenario against every subject in one run; writes bench-results/latest.json
- * and docs/BENCHMARKS.md (at the repository root). Bounds, from the environment:
- * BENCH_SECONDS (per measurement; scenarios: uncontended, 64 keys, contention; memory gets twice that and at most 100k cycles, default 3), BENCH_CYCLES (most uncontended cycles, default
- * 20000), BENCH_CLIENTS (contending processes, default 4), BENCH_ONLY (comma-separated subject-id
- * substrings to run a subset).
+ * `pnpm bench`: every scenario against every subject in one run; writes bench-results/latest.json,
+ * docs/BENCHMARKS.md and the charts in docs/bench/ (at the repository root). Bounds, from the
+ * environment:
+ * - BENCH_SECONDS: time per subject per measurement (uncontended, 64 keys, contention; memory gets
+ *   twice that and at most 100k cycles), default 3;
+ * - BENCH_ROUNDS: interleaved rounds the uncontended and 64-key time is split into, default 5;
+ * - BENCH_CYCLES: most uncontended cycles per subject (and acquisitions per contending client), default 20000;
+ * - BENCH_CLIENTS: contending processes, default 4;
+ * - BENCH_HELD_LOCKS: locks held with auto-extension, default 10000; BENCH_HELD_TTL_MS: their TTL,
+ *   default 3000; BENCH_HOLD_SECONDS: the measuring window, default 2 × BENCH_SECONDS;
+ * - BENCH_COUNT_ON=shared: count wake-ups and requests on the shared servers instead of dedicated ones;
+ * - BENCH_ONLY: comma-separated subject-id substrings, to run a subset.
  */
 import { mkdir, writeFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
+import { sharedServers, startDedicatedServers, type BenchServers } from './bench-servers.js';
+import { buildCharts } from './charts.js';
 import { runContention, type ContentionResult } from './contention.js';
+import { runHeldLocks, type HeldLocksResult } from './held-locks.js';
 import { runMemory, type MemoryResult } from './memory.js';
-import { runParallelKeys, type ParallelKeysResult } from './parallel-keys.js';
+import { runParallelKeysGroup, type ParallelKeysResult } from './parallel-keys.js';
 import { checkTargets, computeRatios, machineInfo, renderMarkdown, type BenchResults } from './report.js';
-import { subjects } from './subjects.js';
-import { runUncontended, type UncontendedResult } from './uncontended.js';
+import { subjects, type Subject } from './subjects.js';
+import { runUncontendedGroup, type UncontendedResult } from './uncontended.js';
 import { runWaiters, type WaitersResult } from './waiters.js';
 
 const env = (name: string, fallback: number): number => {
@@ -21,97 +31,150 @@ const env = (name: string, fallback: number): number => {
   return value;
 };
 const seconds = env('BENCH_SECONDS', 3);
+const rounds = Math.round(env('BENCH_ROUNDS', 5));
 const maxCycles = env('BENCH_CYCLES', 20_000);
 const clients = env('BENCH_CLIENTS', 4);
+const heldLockCount = Math.round(env('BENCH_HELD_LOCKS', 10_000));
+const heldTtlMs = env('BENCH_HELD_TTL_MS', 3_000);
+const holdSeconds = env('BENCH_HOLD_SECONDS', 2 * seconds);
+const countOnShared = process.env['BENCH_COUNT_ON'] === 'shared';
 const only = (process.env['BENCH_ONLY'] ?? '').split(',').filter((part) => part !== '');
-const chosen = subjects().filter((subject) => only.length === 0 || only.some((part) => subject.id.includes(part)));
+const pick = (list: readonly Subject[]): Subject[] => list.filter((subject) => only.length === 0 || only.some((part) => subject.id.includes(part)));
+const chosen = pick(subjects());
+const backends = [...new Set(chosen.map((subject) => subject.backend))];
 
 const startedAt = new Date().toISOString();
+const benchStarted = performance.now();
 const errors: Record<string, string> = {};
 const describe = (cause: unknown): string => (cause instanceof Error ? `${cause.name}: ${cause.message}` : String(cause));
+const fail = (scenario: string, subject: Subject, cause: unknown): void => {
+  errors[`${scenario} ${subject.id}`] = describe(cause);
+  console.log(`${scenario} ${subject.id}: FAILED ${describe(cause)}`);
+};
+const elapsed = (): string => `[${((performance.now() - benchStarted) / 1000).toFixed(0)} s]`;
 
+// 1 and 3a: the subjects of each backend interleaved in rounds.
 const uncontended: UncontendedResult[] = [];
-for (const subject of chosen) {
-  try {
-    const result = await runUncontended(subject, { maxCycles, maxMs: seconds * 1000 });
-    uncontended.push(result);
-    console.log(`uncontended ${subject.id}: ${result.opsPerSec} ops/s, p50 ${result.p50Ms} ms, p99 ${result.p99Ms} ms (${result.cycles} cycles)`);
-  } catch (cause) {
-    errors[`uncontended ${subject.id}`] = describe(cause);
-    console.log(`uncontended ${subject.id}: FAILED ${describe(cause)}`);
-  }
-}
-
 const parallelKeys: ParallelKeysResult[] = [];
-for (const subject of chosen) {
-  try {
-    const result = await runParallelKeys(subject, { keys: 64, maxCyclesPerKey: maxCycles, maxMs: seconds * 1000 });
+for (const backend of backends) {
+  const group = chosen.filter((subject) => subject.backend === backend);
+  for (const result of await runUncontendedGroup(group, { maxCycles, maxMs: seconds * 1000, rounds }, (s, e) => fail('uncontended', s, e))) {
+    uncontended.push(result);
+    console.log(`${elapsed()} uncontended ${result.subject}: ${result.opsPerSec} ops/s (rounds ${result.roundOpsPerSec.join(' ')}), p50 ${result.p50Ms} ms, p99 ${result.p99Ms} ms (${result.cycles} cycles)`);
+  }
+}
+for (const backend of backends) {
+  const group = chosen.filter((subject) => subject.backend === backend);
+  const options = { keys: 64, maxCyclesPerKey: maxCycles, maxMs: seconds * 1000, rounds };
+  for (const result of await runParallelKeysGroup(group, options, (s, e) => fail('64 keys', s, e))) {
     parallelKeys.push(result);
-    console.log(`64 keys ${subject.id}: ${result.opsPerSec} ops/s aggregate, p50 ${result.p50Ms} ms, p99 ${result.p99Ms} ms (${result.cycles} cycles)`);
-  } catch (cause) {
-    errors[`64 keys ${subject.id}`] = describe(cause);
-    console.log(`64 keys ${subject.id}: FAILED ${describe(cause)}`);
+    console.log(`${elapsed()} 64 keys ${result.subject}: ${result.opsPerSec} ops/s aggregate (rounds ${result.roundOpsPerSec.join(' ')}), p50 ${result.p50Ms} ms, p99 ${result.p99Ms} ms`);
   }
 }
 
+// 2: forked client processes.
 const contention: ContentionResult[] = [];
-for (const subject of chosen.filter((s) => s.waits)) {
+for (const subject of chosen.filter((s) => s.waits && s.inProcess !== true)) {
   try {
     const result = await runContention(subject, { clients, maxMs: seconds * 1000, maxAcquisitionsPerClient: maxCycles });
     contention.push(result);
     console.log(
-      `contention ${subject.id}: ${result.acquisitionsPerSec} acq/s, hand-off p50 ${result.handoffP50Ms} ms p99 ${result.handoffP99Ms} ms, ` +
+      `${elapsed()} contention ${subject.id}: ${result.acquisitionsPerSec} acq/s, hand-off p50 ${result.handoffP50Ms} ms p99 ${result.handoffP99Ms} ms, ` +
         `other client ${(result.differentClientShare * 100).toFixed(0)} %, waiter next ${(result.waiterWinShare * 100).toFixed(0)} %, max wait ${result.maxWaitMs} ms, per client ${result.perClient.join('/')}, failed waits ${result.failures}`,
     );
   } catch (cause) {
-    errors[`contention ${subject.id}`] = describe(cause);
-    console.log(`contention ${subject.id}: FAILED ${describe(cause)}`);
+    fail('contention', subject, cause);
   }
 }
 
+// 3b and 3c: counted on the servers, so on servers nobody else uses (unless told otherwise).
 const waiters: WaitersResult[] = [];
-for (const subject of chosen.filter((s) => s.waits)) {
-  try {
-    const result = await runWaiters(subject, { waiters: 100, waitMs: 10_000 });
-    waiters.push(result);
-    console.log(`100 waiters ${subject.id}: ${result.heapPerWaiterBytes} B heap per waiter, drain ${result.drainPerSec} grants/s, ${result.granted} granted`);
-  } catch (cause) {
-    errors[`100 waiters ${subject.id}`] = describe(cause);
-    console.log(`100 waiters ${subject.id}: FAILED ${describe(cause)}`);
+const heldLocks: HeldLocksResult[] = [];
+let servers: BenchServers | undefined;
+try {
+  servers = countOnShared ? sharedServers() : await startDedicatedServers();
+  console.log(`${elapsed()} counting on ${servers.dedicated ? 'dedicated' : 'shared'} servers`);
+  const counted = pick(subjects(servers.addresses));
+  for (const subject of counted.filter((s) => s.waits)) {
+    try {
+      const result = await runWaiters(subject, { waiters: 100, waitMs: 10_000 }, servers.probe(subject.backend));
+      waiters.push(result);
+      console.log(`${elapsed()} 100 waiters ${subject.id}: ${result.heapPerWaiterBytes} B heap per waiter, ${result.wakeupsPerRelease ?? '—'} wake-ups per release, drain ${result.drainPerSec} grants/s, ${result.granted} granted`);
+    } catch (cause) {
+      fail('100 waiters', subject, cause);
+    }
   }
+  for (const subject of counted.filter((s) => s.openProvider !== undefined)) {
+    try {
+      const result = await runHeldLocks(subject, servers.probe(subject.backend), { locks: heldLockCount, ttlMs: heldTtlMs, windowMs: holdSeconds * 1000 });
+      heldLocks.push(result);
+      console.log(
+        `${elapsed()} ${result.locksRequested} held locks ${subject.id}: ${result.locksHeld} held, ${result.locksLost} lost, CPU ${result.cpuSecondsPerSecond} s/s, ` +
+          `${result.serverRequestsPerSec} server requests/s (${result.requestsPerLockPerRenewal} per lock per renewal)`,
+      );
+    } catch (cause) {
+      fail('held locks', subject, cause);
+    }
+  }
+} catch (cause) {
+  errors['dedicated servers'] = describe(cause);
+  console.log(`dedicated servers: FAILED ${describe(cause)}`);
+} finally {
+  await servers?.stop();
 }
 
+// 4: heap growth.
 const memory: MemoryResult[] = [];
 for (const subject of chosen.filter((s) => s.kind === 'fencelock')) {
   try {
     const result = await runMemory(subject, { maxCycles: 100_000, maxMs: seconds * 2_000 });
     memory.push(result);
-    console.log(`memory ${subject.id}: ${result.cycles} cycles, heap ${(result.heapBeforeBytes / 2 ** 20).toFixed(1)} → ${(result.heapAfterBytes / 2 ** 20).toFixed(1)} MiB, ${result.growthPerCycleBytes} B/cycle`);
+    console.log(`${elapsed()} memory ${subject.id}: ${result.cycles} cycles, heap ${(result.heapBeforeBytes / 2 ** 20).toFixed(1)} → ${(result.heapAfterBytes / 2 ** 20).toFixed(1)} MiB, ${result.growthPerCycleBytes} B/cycle`);
   } catch (cause) {
-    errors[`memory ${subject.id}`] = describe(cause);
-    console.log(`memory ${subject.id}: FAILED ${describe(cause)}`);
+    fail('memory', subject, cause);
   }
 }
+
+const packageDir = new URL('../', import.meta.url);
+const docsDir = new URL('../../docs/', packageDir);
+const charts = buildCharts({ uncontended, parallelKeys, contention });
+await mkdir(new URL('bench/', docsDir), { recursive: true });
+for (const chart of charts) await writeFile(new URL(`bench/${chart.file}`, docsDir), chart.svg);
 
 const results: BenchResults = {
   startedAt,
   machine: machineInfo(),
-  settings: { secondsPerMeasurement: seconds, maxCycles, contendingProcesses: clients, holdMs: 1, ttlMs: 10_000 },
+  settings: {
+    secondsPerMeasurement: seconds,
+    rounds,
+    maxCycles,
+    contendingProcesses: clients,
+    holdMs: 1,
+    ttlMs: 10_000,
+    heldLocks: heldLockCount,
+    heldTtlMs,
+    holdWindowSeconds: holdSeconds,
+  },
   uncontended,
   parallelKeys,
   contention,
   waiters,
+  heldLocks,
   memory,
+  countedOn: countOnShared ? 'shared servers' : 'dedicated servers',
+  charts: charts.map((chart) => ({ path: `bench/${chart.file}`, title: chart.title })),
   ratios: computeRatios(uncontended, contention, parallelKeys),
-  targets: checkTargets(uncontended, contention),
+  targets: checkTargets(uncontended, contention, waiters, heldLocks),
   errors,
 };
-const packageDir = new URL('../', import.meta.url);
 await mkdir(new URL('bench-results/', packageDir), { recursive: true });
 const jsonPath = new URL('bench-results/latest.json', packageDir);
-const docsPath = new URL('../../docs/BENCHMARKS.md', packageDir);
+const docsPath = new URL('BENCHMARKS.md', docsDir);
 await writeFile(jsonPath, `${JSON.stringify(results, null, 2)}\n`);
 await writeFile(docsPath, renderMarkdown(results));
-console.log(`\nwrote ${fileURLToPath(jsonPath)} and ${fileURLToPath(docsPath)}`);
-for (const ratio of results.ratios) console.log(`${ratio.backend.padEnd(9)} ${ratio.scenario.padEnd(31)} ${ratio.ours} / ${ratio.baseline}: ${ratio.ratio}`);
+console.log(`\n${elapsed()} wrote ${fileURLToPath(jsonPath)}, ${fileURLToPath(docsPath)} and ${charts.length} charts in ${fileURLToPath(new URL('bench/', docsDir))}`);
+for (const ratio of results.ratios) {
+  const range = ratio.roundRange === undefined ? '' : ` (rounds ${ratio.roundRange.min}–${ratio.roundRange.max})`;
+  console.log(`${ratio.backend.padEnd(9)} ${ratio.scenario.padEnd(31)} ${ratio.ours} / ${ratio.baseline}: ${ratio.ratio}${range}`);
+}
 for (const target of results.targets) console.log(`${target.met ? 'met    ' : 'MISSED '} ${target.target}: ${target.measured}`);

@@ -41,7 +41,9 @@ export interface ContentionResult {
    * ms (if the releaser barges back in first, the hand-off includes its next hold).
    */
   readonly handoffP50Ms: number;
+  readonly handoffP90Ms: number;
   readonly handoffP99Ms: number;
+  readonly handoffMaxMs: number;
   readonly handoffs: number;
   /** Share of consecutive acquisitions that went to a different client than the last holder (0–1). */
   readonly differentClientShare: number;
@@ -80,6 +82,8 @@ function nextMessage(child: ChildProcess, type: WorkerMessage['type'], timeoutMs
 
 /** Measures `subject` with several contending processes. */
 export async function runContention(subject: Subject, options: ContentionOptions): Promise<ContentionResult> {
+  // Locks of an in-process provider do not exclude across processes: nothing to measure.
+  if (subject.inProcess === true) throw new Error(`${subject.id} only locks within one process`);
   const clients = options.clients ?? 4;
   const waitMs = options.waitMs ?? Math.min(2_000, options.maxMs);
   const key = `contention:${randomUUID()}`;
@@ -178,7 +182,9 @@ function analyse(
     seconds: round(seconds),
     acquisitionsPerSec: seconds > 0 ? round(events.length / seconds, 1) : 0,
     handoffP50Ms: round(handoff.p50),
+    handoffP90Ms: round(handoff.p90),
     handoffP99Ms: round(handoff.p99),
+    handoffMaxMs: round(handoff.max),
     handoffs: handoffs.length,
     differentClientShare: events.length > 1 ? round(different / (events.length - 1)) : 0,
     waiterWinShare: releasesWithWaiters > 0 ? round(waiterWon / releasesWithWaiters) : 0,

@@ -4,11 +4,13 @@
  */
 import { cpus, totalmem, platform, release } from 'node:os';
 import type { ContentionResult } from './contention.js';
-import { round } from './stats.js';
+import { ROUND_TRIP_DEFINITIONS, type HeldLocksResult } from './held-locks.js';
 import type { MemoryResult } from './memory.js';
 import type { ParallelKeysResult } from './parallel-keys.js';
+import { median } from './rounds.js';
+import { round } from './stats.js';
 import type { UncontendedResult } from './uncontended.js';
-import type { WaitersResult } from './waiters.js';
+import { WAKEUP_DEFINITIONS, type WaitersResult } from './waiters.js';
 
 /** The machine the figures come from. */
 export interface MachineInfo {
@@ -26,8 +28,10 @@ export interface Ratio {
   readonly ours: string;
   readonly baseline: string;
   readonly baselineKind: 'raw' | 'peer';
-  /** ours / baseline. */
+  /** ours / baseline: the median of the per-round ratios when both ran in interleaved rounds. */
   readonly ratio: number;
+  /** Smallest and largest per-round ratio, and how many rounds were paired (absent without rounds). */
+  readonly roundRange?: { readonly min: number; readonly max: number; readonly rounds: number };
 }
 
 /** One of issue 7's ratio targets, checked against this run. */
@@ -47,7 +51,13 @@ export interface BenchResults {
   readonly parallelKeys: readonly ParallelKeysResult[];
   readonly contention: readonly ContentionResult[];
   readonly waiters: readonly WaitersResult[];
+  /** 10,000 held locks with auto-extension (absent in older results). */
+  readonly heldLocks?: readonly HeldLocksResult[];
   readonly memory: readonly MemoryResult[];
+  /** Where the server-counted scenarios (waiters, held locks) ran. */
+  readonly countedOn?: 'dedicated servers' | 'shared servers';
+  /** Chart files written next to docs/BENCHMARKS.md, relative to docs/ (e.g. `bench/handoff-latency.svg`), with titles. */
+  readonly charts?: readonly { readonly path: string; readonly title: string }[];
   readonly ratios: readonly Ratio[];
   readonly targets: readonly TargetCheck[];
   /** Measurements that failed outright, by subject id. */
@@ -66,6 +76,29 @@ export function machineInfo(): MachineInfo {
   };
 }
 
+/**
+ * ours / other from interleaved rounds: round i of one ran right next to round i of the other, so
+ * the median of the per-round ratios cancels most of the machine's drift. Falls back to the ratio
+ * of the medians when there are no rounds to pair.
+ */
+function pairedRatio(
+  ours: { readonly opsPerSec: number; readonly roundOpsPerSec?: readonly number[] },
+  other: { readonly opsPerSec: number; readonly roundOpsPerSec?: readonly number[] },
+): Pick<Ratio, 'ratio' | 'roundRange'> {
+  const a = ours.roundOpsPerSec ?? [];
+  const b = other.roundOpsPerSec ?? [];
+  const perRound: number[] = [];
+  for (let i = 0; i < Math.min(a.length, b.length); i += 1) {
+    const base = b[i] ?? 0;
+    if (base > 0) perRound.push((a[i] ?? 0) / base);
+  }
+  if (perRound.length < 2) return { ratio: round(ours.opsPerSec / other.opsPerSec, 2) };
+  return {
+    ratio: round(median(perRound), 2),
+    roundRange: { min: round(Math.min(...perRound), 2), max: round(Math.max(...perRound), 2), rounds: perRound.length },
+  };
+}
+
 /** fencelock against every raw client and peer measured on the same backend. */
 export function computeRatios(
   uncontended: readonly UncontendedResult[],
@@ -81,7 +114,7 @@ export function computeRatios(
     for (const ours of rows.filter((r) => r.kind === 'fencelock')) {
       for (const other of rows.filter((r) => r.backend === ours.backend && r.kind !== 'fencelock')) {
         if (other.opsPerSec > 0) {
-          ratios.push({ backend: ours.backend, scenario, ours: ours.label, baseline: other.label, baselineKind: other.kind as 'raw' | 'peer', ratio: round(ours.opsPerSec / other.opsPerSec, 2) });
+          ratios.push({ backend: ours.backend, scenario, ours: ours.label, baseline: other.label, baselineKind: other.kind as 'raw' | 'peer', ...pairedRatio(ours, other) });
         }
       }
     }
@@ -100,10 +133,24 @@ export function computeRatios(
   return ratios;
 }
 
-/** The targets of issue 7 that scenarios 1 and 2 can check. */
-export function checkTargets(uncontended: readonly UncontendedResult[], contention: readonly ContentionResult[]): TargetCheck[] {
+/** Wake-ups per release that count as "exactly one" (100 grants: at most 5 extra wake-ups). */
+export const ONE_WAKEUP_TOLERANCE = 0.05;
+
+/** Server requests per held lock per renewal interval below which renewals count as batched. */
+export const BATCHED_REQUESTS_PER_LOCK = 0.1;
+
+/** The targets of issue 7, checked against this run's results. */
+export function checkTargets(
+  uncontended: readonly UncontendedResult[],
+  contention: readonly ContentionResult[],
+  waiters: readonly WaitersResult[] = [],
+  heldLocks: readonly HeldLocksResult[] = [],
+): TargetCheck[] {
   const ops = (id: string): number => uncontended.find((r) => r.subject === id)?.opsPerSec ?? Number.NaN;
   const fight = (id: string): ContentionResult | undefined => contention.find((r) => r.subject === id);
+  const wakeups = (id: string): number => waiters.find((r) => r.subject === id)?.wakeupsPerRelease ?? Number.NaN;
+  const held = (id: string): number => heldLocks.find((r) => r.subject === id)?.requestsPerLockPerRenewal ?? Number.NaN;
+  const oneWakeup = (v: number): boolean => Math.abs(v - 1) <= ONE_WAKEUP_TOLERANCE;
   const checks: [string, number, (value: number) => boolean][] = [
     ['Redis uncontended ≥ 0.95 × raw ioredis', ops('redis/fencelock') / ops('redis/raw-ioredis'), (v) => v >= 0.95],
     [
@@ -120,8 +167,20 @@ export function checkTargets(uncontended: readonly UncontendedResult[], contenti
     ],
     ['ZooKeeper uncontended ≥ 0.9 × the raw recipe', ops('zookeeper/fencelock') / ops('zookeeper/raw-recipe'), (v) => v >= 0.9],
     ['etcd uncontended ≥ 1.5 × etcd3 client.lock()', ops('etcd/fencelock') / ops('etcd/etcd3-lock'), (v) => v >= 1.5],
+    [`ZooKeeper: exactly one wake-up per release with 100 waiters (1 ± ${ONE_WAKEUP_TOLERANCE}, server-counted)`, wakeups('zookeeper/fencelock'), oneWakeup],
+    [`etcd: one wake-up per release with 100 waiters (1 ± ${ONE_WAKEUP_TOLERANCE}, server-counted)`, wakeups('etcd/fencelock'), oneWakeup],
+    [
+      `Redis: renewals of 10,000 held locks batched (< ${BATCHED_REQUESTS_PER_LOCK} server requests per lock per renewal interval)`,
+      held('redis/fencelock'),
+      (v) => v < BATCHED_REQUESTS_PER_LOCK,
+    ],
+    [
+      `Redlock: renewals of 10,000 held locks batched (< ${BATCHED_REQUESTS_PER_LOCK} server requests per lock per renewal interval, all masters)`,
+      held('redlock/fencelock'),
+      (v) => v < BATCHED_REQUESTS_PER_LOCK,
+    ],
   ];
-  return checks.map(([target, measured, ok]) => ({ target, measured: round(measured), met: Number.isFinite(measured) && ok(measured) }));
+  return checks.map(([target, measured, ok]) => ({ target, measured: round(measured, 4), met: Number.isFinite(measured) && ok(measured) }));
 }
 
 /** The seed article's figures per backend: latency range (ms) and throughput range (ops/s). */
@@ -133,38 +192,58 @@ const SEED_ARTICLE: Readonly<Record<string, { latency: string; throughput: strin
 
 const fmt = (value: number, digits = 1): string => (Number.isFinite(value) ? value.toFixed(digits) : '—');
 
+const pct = (share: number): string => `${fmt(share * 100, 0)} %`;
+
+const ratioRange = (r: Ratio): string => (r.roundRange === undefined ? '—' : `${fmt(r.roundRange.min, 2)}–${fmt(r.roundRange.max, 2)} (${r.roundRange.rounds})`);
+
+const tally = (counts: Readonly<Record<string, number>>): string =>
+  Object.entries(counts).length === 0 ? '0' : Object.entries(counts).map(([name, count]) => `${count} ${name}`).join(', ');
+
 /** docs/BENCHMARKS.md for `results`. */
 export function renderMarkdown(results: BenchResults): string {
   const m = results.machine;
+  const heldLocks = results.heldLocks ?? [];
+  const charts = results.charts ?? [];
+  const chart = (file: string): string[] => {
+    const found = charts.find((c) => c.path.endsWith(`/${file}`));
+    return found === undefined ? [] : [`![${found.title}](${found.path})`, ''];
+  };
   const lines: string[] = [
     '# Benchmarks',
     '',
     '<!-- Generated by `pnpm bench` (packages/bench/src/cli.ts). Do not edit by hand: re-run the bench. -->',
     '',
     `Measured ${results.startedAt} on ${m.cpu}, ${m.cores} cores, ${m.memoryGiB} GiB, ${m.os}, Node ${m.node},`,
-    'against the shared test-infra servers on loopback (one Redis; five Redlock masters; a 3-node ZooKeeper',
-    'ensemble; a 3-member etcd cluster), all in ONE run so the ratios compare like with like. The machine is',
-    'shared and small: read the ratios, not the absolute figures.',
+    'against real servers on loopback (one Redis; five Redlock masters; a 3-node ZooKeeper ensemble; a',
+    '3-member etcd cluster), all in ONE run so the ratios compare like with like. The machine is shared and',
+    'small: read the ratios, not the absolute figures. Latency and throughput run on the shared test-infra',
+    `servers; the server-counted scenarios (wake-ups, held locks) on ${results.countedOn ?? 'the shared servers'} of the same kind,`,
+    'so that other clients do not show up in the counters.',
     '',
     `Settings: ${Object.entries(results.settings).map(([k, v]) => `${k} = ${v}`).join(', ')}.`,
     '',
     '## Ratios (headline)',
     '',
-    'ours / baseline, same backend, same run. Above 1 is better for throughput; below 1 is better for hand-off latency.',
+    'ours / baseline, same backend, same run. Above 1 is better for throughput; below 1 is better for hand-off',
+    'latency. Throughput ratios come from interleaved rounds (ours and every baseline of the backend take',
+    'turns in short slices, A B C, B C A, …): the ratio is the median of the per-round ratios, and the range',
+    'column shows the smallest and largest per-round ratio (number of rounds), a direct view of the noise.',
     '',
-    '| backend | scenario | fencelock | baseline | kind | ratio |',
-    '|---|---|---|---|---|---:|',
-    ...results.ratios.map((r) => `| ${r.backend} | ${r.scenario} | ${r.ours} | ${r.baseline} | ${r.baselineKind} | ${fmt(r.ratio, r.ratio < 0.1 ? 3 : 2)} |`),
+    '| backend | scenario | fencelock | baseline | kind | ratio | per-round range |',
+    '|---|---|---|---|---|---:|---|',
+    ...results.ratios.map((r) => `| ${r.backend} | ${r.scenario} | ${r.ours} | ${r.baseline} | ${r.baselineKind} | ${fmt(r.ratio, r.ratio < 0.1 ? 3 : 2)} | ${ratioRange(r)} |`),
     '',
     '## Targets (issue 7) in this run',
     '',
     '| target | measured | met |',
     '|---|---:|---|',
-    ...results.targets.map((t) => `| ${t.target} | ${fmt(t.measured, 2)} | ${t.met ? 'yes' : '**no**'} |`),
+    ...results.targets.map((t) => `| ${t.target} | ${fmt(t.measured, Math.abs(t.measured) < 0.1 ? 4 : 2)} | ${t.met ? 'yes' : '**no**'} |`),
     '',
     '## The seed article side by side with ours',
     '',
-    'Ours: p50 of an uncontended acquire + release cycle, and aggregate throughput of the 64-key run.',
+    'Ours: p50 of an uncontended acquire + release cycle (one client, one key), and the aggregate throughput',
+    'of the 64-key run (one client, 64 keys in parallel). The article gives ranges without a setup; ours are',
+    'on this 2-core machine with every server on loopback.',
     '',
     '| backend | article latency | ours p50 ms | article throughput | ours 64-key ops/s |',
     '|---|---|---:|---|---:|',
@@ -176,37 +255,90 @@ export function renderMarkdown(results: BenchResults): string {
     '',
     '## 1. Uncontended: one client, acquire + release of one key in a loop',
     '',
-    '| backend | implementation | kind | cycles | ops/s | p50 ms | p99 ms |',
-    '|---|---|---|---:|---:|---:|---:|',
-    ...results.uncontended.map((r) => `| ${r.backend} | ${r.label} | ${r.kind} | ${r.cycles} | ${fmt(r.opsPerSec, 0)} | ${fmt(r.p50Ms, 2)} | ${fmt(r.p99Ms, 2)} |`),
+    'ops/s is the median over the rounds (best round next to it); latency percentiles pool every round.',
     '',
+    '| backend | implementation | kind | cycles | ops/s | best round | p50 ms | p90 ms | p99 ms | max ms |',
+    '|---|---|---|---:|---:|---:|---:|---:|---:|---:|',
+    ...results.uncontended.map(
+      (r) =>
+        `| ${r.backend} | ${r.label} | ${r.kind} | ${r.cycles} | ${fmt(r.opsPerSec, 0)} | ${fmt(r.bestOpsPerSec ?? Number.NaN, 0)} | ${fmt(r.p50Ms, 2)} | ${fmt(r.p90Ms ?? Number.NaN, 2)} | ${fmt(r.p99Ms, 2)} | ${fmt(r.maxMs ?? Number.NaN, 1)} |`,
+    ),
+    '',
+    ...chart('uncontended-latency.svg'),
     '## 3a. 64 keys in parallel: one client, 64 concurrent acquire + release loops on distinct keys',
     '',
-    '| backend | implementation | kind | cycles | aggregate ops/s | p50 ms | p99 ms |',
-    '|---|---|---|---:|---:|---:|---:|',
-    ...results.parallelKeys.map((r) => `| ${r.backend} | ${r.label} | ${r.kind} | ${r.cycles} | ${fmt(r.opsPerSec, 0)} | ${fmt(r.p50Ms, 2)} | ${fmt(r.p99Ms, 2)} |`),
+    '| backend | implementation | kind | cycles | aggregate ops/s | best round | p50 ms | p90 ms | p99 ms | max ms |',
+    '|---|---|---|---:|---:|---:|---:|---:|---:|---:|',
+    ...results.parallelKeys.map(
+      (r) =>
+        `| ${r.backend} | ${r.label} | ${r.kind} | ${r.cycles} | ${fmt(r.opsPerSec, 0)} | ${fmt(r.bestOpsPerSec ?? Number.NaN, 0)} | ${fmt(r.p50Ms, 2)} | ${fmt(r.p90Ms ?? Number.NaN, 2)} | ${fmt(r.p99Ms, 2)} | ${fmt(r.maxMs ?? Number.NaN, 1)} |`,
+    ),
     '',
+    ...chart('parallel-keys-latency.svg'),
     '## 2. Contention: client processes on one key',
     '',
     'Each process loops acquire → hold 1 ms → release. Hand-off = from a holder starting its release to the',
     'first grant to a client that was already waiting then (hrtime, shared by the processes; if the releaser',
     'barges back in first, the hand-off includes its next hold). "Other client" = share of consecutive',
     'acquisitions that went to a different client than the last holder; "waiter next" = of the releases',
-    'with another client waiting, the share where a waiting client got the lock next.',
+    'with another client waiting, the share where a waiting client got the lock next. One run per',
+    'implementation (not interleaved: the processes are forked per run).',
     '',
-    '| backend | implementation | kind | clients | acquisitions | acq/s | hand-off p50 ms | hand-off p99 ms | other client | waiter next | max wait ms | per client | failed waits |',
-    '|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|',
+    '| backend | implementation | kind | clients | acquisitions | acq/s | hand-off p50 ms | hand-off p90 ms | hand-off p99 ms | other client | waiter next | max wait ms | per client | failed waits |',
+    '|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|',
     ...results.contention.map(
       (r) =>
-        `| ${r.backend} | ${r.label} | ${r.kind} | ${r.clients} | ${r.acquisitions} | ${fmt(r.acquisitionsPerSec, 1)} | ${fmt(r.handoffP50Ms, 2)} | ${fmt(r.handoffP99Ms, 2)} | ${fmt(r.differentClientShare * 100, 0)} % | ${fmt(r.waiterWinShare * 100, 0)} % | ${fmt(r.maxWaitMs, 0)} | ${r.perClient.join(' / ')} | ${r.failures} |`,
+        `| ${r.backend} | ${r.label} | ${r.kind} | ${r.clients} | ${r.acquisitions} | ${fmt(r.acquisitionsPerSec, 1)} | ${fmt(r.handoffP50Ms, 2)} | ${fmt(r.handoffP90Ms ?? Number.NaN, 2)} | ${fmt(r.handoffP99Ms, 2)} | ${pct(r.differentClientShare)} | ${pct(r.waiterWinShare)} | ${fmt(r.maxWaitMs, 0)} | ${r.perClient.join(' / ')} | ${r.failures} |`,
     ),
     '',
-    '## 3b. 100 waiters on one key (one process): heap per waiter, then drain rate',
+    ...chart('handoff-latency.svg'),
+    '## 3b. 100 waiters on one key (one process): heap per waiter, wake-ups per release, drain rate',
     '',
-    '| backend | implementation | kind | waiters | granted | heap per waiter B | drain grants/s |',
-    '|---|---|---|---:|---:|---:|---:|',
-    ...results.waiters.map((r) => `| ${r.backend} | ${r.label} | ${r.kind} | ${r.waiters} | ${r.granted} | ${fmt(r.heapPerWaiterBytes, 0)} | ${fmt(r.drainPerSec, 1)} |`),
+    'One client holds the key while 100 acquires of it wait (every one reported waiting); heap per waiter',
+    'is the heap growth (full GC before and after) / 100. Then the holder releases and each waiter takes',
+    'and releases the lock in turn. Wake-ups per release are counted on the SERVER over that drain and',
+    'divided by the releases that had a waiter (= grants): 1 means only the next waiter is woken, N means',
+    'every one of N waiters tries on every release. What counts as one wake-up, per backend:',
     '',
+    ...Object.entries(WAKEUP_DEFINITIONS).map(([backend, definition]) => `- ${backend}: ${definition}.`),
+    '',
+    '| backend | implementation | kind | waiters | granted | heap per waiter B | wake-ups per release | drain grants/s |',
+    '|---|---|---|---:|---:|---:|---:|---:|',
+    ...results.waiters.map(
+      (r) =>
+        `| ${r.backend} | ${r.label} | ${r.kind} | ${r.waiters} | ${r.granted} | ${fmt(r.heapPerWaiterBytes, 0)} | ${r.wakeupsPerRelease === undefined ? '—' : fmt(r.wakeupsPerRelease, 2)} | ${fmt(r.drainPerSec, 1)} |`,
+    ),
+    '',
+    'Peers have no wake-up figure (their protocol is not ours to decode); their raw counter deltas are in',
+    'the JSON (`waiters[].counters`).',
+    '',
+    '## 3c. 10,000 held locks with auto-extension: client CPU and server requests per second',
+    '',
+    'One provider takes the locks on distinct keys with a short TTL, waits one renewal interval, then holds',
+    'them for the window. Per-lock providers (redis, redlock) acquire with that `ttlMs` and `autoExtend` on',
+    '(each lock renewed every third of its TTL); session providers (etcd, zookeeper) get a session / lease',
+    'of that TTL, renewed by the session keep-alive whatever the number of locks. CPU = (user + system CPU',
+    'time of the client process over the window) / window. Server requests per second are counted on the',
+    'servers; "per lock per renewal" = requests/s × (TTL / 3) / locks held: about 1 (× masters for Redlock)',
+    'when every lock is renewed by a request of its own, far below 1 when renewals are batched or shared.',
+    '',
+    '| backend | implementation | expiry | TTL ms | locks held | lost | acquire s | window s | CPU s/s | server requests/s | per lock per renewal | extended events/s | heap per lock B |',
+    '|---|---|---|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|',
+    ...heldLocks.map(
+      (r) =>
+        `| ${r.backend} | ${r.label} | ${r.expiry} | ${r.ttlMs} | ${r.locksHeld} / ${r.locksRequested} | ${r.locksLost === 0 ? '0' : `${r.locksLost} (${tally(r.lostReasons)})`} | ${fmt(r.acquireSeconds, 1)} | ${fmt(r.windowSeconds, 1)} | ${fmt(r.cpuSecondsPerSecond, 3)} | ${fmt(r.serverRequestsPerSec, 1)} | ${fmt(r.requestsPerLockPerRenewal, 4)} | ${fmt(r.extendedEventsPerSec, 0)} | ${fmt(r.heapPerLockBytes, 0)} |`,
+    ),
+    '',
+    'Server requests, per backend:',
+    '',
+    ...Object.entries(ROUND_TRIP_DEFINITIONS).map(([backend, definition]) => `- ${backend}: ${definition}.`),
+    '',
+  ];
+  const failedAcquires = heldLocks.filter((r) => Object.keys(r.acquireFailures).length > 0);
+  if (failedAcquires.length > 0) {
+    lines.push('Acquires that failed while taking the locks: ' + failedAcquires.map((r) => `${r.subject}: ${tally(r.acquireFailures)}`).join('; ') + '.', '');
+  }
+  lines.push(
     '## 4. Memory: heap after acquire + release cycles against before (full GC both times)',
     '',
     '| backend | implementation | cycles | heap before MiB | heap after MiB | growth B/cycle |',
@@ -215,7 +347,7 @@ export function renderMarkdown(results: BenchResults): string {
       (r) => `| ${r.backend} | ${r.label} | ${r.cycles} | ${fmt(r.heapBeforeBytes / 2 ** 20, 2)} | ${fmt(r.heapAfterBytes / 2 ** 20, 2)} | ${fmt(r.growthPerCycleBytes, 1)} |`,
     ),
     '',
-  ];
+  );
   const errors = Object.entries(results.errors);
   if (errors.length > 0) {
     lines.push('## Measurements that failed', '', ...errors.map(([id, message]) => `- \`${id}\`: ${message}`), '');
@@ -229,12 +361,15 @@ export function renderMarkdown(results: BenchResults): string {
     '  Raw baselines and etcd3 `client.lock()` do not wait, so they only run uncontended.',
     '- node-redlock runs with an `error` listener (so failed attempts retry) and its default 200 ms retry',
     '  delay; redis-semaphore with its default 10 ms retry interval and refresh disabled; every lock has a',
-    '  10 s TTL; the per-lock fencelock adapters (redis, redlock) run with `autoExtend: false`, so no renewal',
-    '  traffic is measured; the session adapters (etcd, zookeeper: 10 s session) keep their session heartbeat.',
+    '  10 s TTL; in the latency scenarios the per-lock fencelock adapters (redis, redlock) run with',
+    '  `autoExtend: false`, so no renewal traffic is measured there; the session adapters (etcd, zookeeper:',
+    '  10 s session) keep their session heartbeat. Renewal costs are scenario 3c.',
+    '- `@fencelock/core MemoryLockProvider` (in-process, no network) has no baseline: it shows what core',
+    '  itself costs per lock. It cannot run the multi-process contention scenario.',
     '- Memory runs at most 100k cycles AND at most twice the per-measurement time, so on slow backends it',
     '  covers fewer cycles than the issue asks for (see the cycles column).',
-    '- Not measured yet (issue 7): wake-ups per release with 100 waiters (needs server-side counting),',
-    '  10,000 held locks with auto-extension (CPU and server round trips per second), SVG charts.',
+    '- Charts are generated SVG files in `docs/bench/`; JSON with every figure and the raw counter deltas:',
+    '  `packages/bench/bench-results/latest.json`.',
     '',
   );
   return lines.join('\n');

@@ -4,6 +4,7 @@
 export interface LatencySummary {
   readonly n: number;
   readonly p50: number;
+  readonly p90: number;
   readonly p99: number;
   readonly max: number;
 }
@@ -17,10 +18,10 @@ export function percentile(sorted: readonly number[], p: number): number {
 /** Summarises samples (ms); NaN fields when there are none. */
 export function summarize(samples: readonly number[]): LatencySummary {
   const sorted = [...samples].sort((a, b) => a - b);
-  return { n: sorted.length, p50: percentile(sorted, 50), p99: percentile(sorted, 99), max: sorted.at(-1) ?? Number.NaN };
+  return { n: sorted.length, p50: percentile(sorted, 50), p90: percentile(sorted, 90), p99: percentile(sorted, 99), max: sorted.at(-1) ?? Number.NaN };
 }
 
-/** Rounds for JSON output (3 decimals), keeping NaN as null-friendly. */
+/** Rounds for JSON output (3 decimals by default). */
 export function round(value: number, digits = 3): number {
   const f = 10 ** digits;
   return Math.round(value * f) / f;

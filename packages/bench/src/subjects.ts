@@ -4,11 +4,10 @@
  * worker processes (which look a subject up by id), so both measure exactly the same code path.
  */
 import { randomUUID } from 'node:crypto';
-import type { LockProvider } from '@fencelock/core';
+import { MemoryLockProvider, type LockProvider } from '@fencelock/core';
 import { createEtcdLockProvider } from '@fencelock/etcd';
 import { createRedisLockProvider } from '@fencelock/redis';
 import { createRedlockLockProvider } from '@fencelock/redlock';
-import { topology } from '@fencelock/test-infra';
 import { createZooKeeperLockProvider } from '@fencelock/zookeeper';
 import { Etcd3 } from 'etcd3';
 import { Redis } from 'ioredis';
@@ -18,6 +17,8 @@ import { Mutex, RedlockMutex } from 'redis-semaphore';
 // @ts-expect-error TS7016 (no types through `exports`); typed by the cast below.
 import RedlockUntyped from 'redlock';
 import type RedlockTyped from '../node_modules/redlock/dist/index.js';
+import { sharedAddresses, type BenchAddresses } from './bench-servers.js';
+import { benchMemoryStore } from './memory-subject.js';
 
 const Redlock = RedlockUntyped as typeof RedlockTyped;
 
@@ -36,8 +37,8 @@ const zookeeper = createRequire(import.meta.url)('node-zookeeper-client') as {
   CreateMode: { EPHEMERAL_SEQUENTIAL: number };
 };
 
-/** The backend a subject runs on. */
-export type Backend = 'redis' | 'redlock' | 'etcd' | 'zookeeper';
+/** The backend a subject runs on (`memory`: the in-process provider of `@fencelock/core`). */
+export type Backend = 'redis' | 'redlock' | 'etcd' | 'zookeeper' | 'memory';
 
 /** fencelock itself, the raw client doing the minimal protocol, or a library users would otherwise pick. */
 export type SubjectKind = 'fencelock' | 'raw' | 'peer';
@@ -51,6 +52,11 @@ export interface LockSession {
   lock(key: string, waitMs: number): Promise<Release>;
   /** Closes every client the session opened. */
   close(): Promise<void>;
+  /**
+   * fencelock sessions only: calls `listener` whenever an acquire found the key held and started to
+   * wait (the provider's `contended` event); returns the unsubscribe function.
+   */
+  onContended?(listener: () => void): () => void;
 }
 
 /** A measured implementation. */
@@ -61,13 +67,23 @@ export interface Subject {
   readonly kind: SubjectKind;
   /** Human-readable name for the tables. */
   readonly label: string;
-  /** Whether `lock` waits for a held key (only those run the contention scenario). */
+  /** Whether `lock` waits for a held key (only those run the contention and waiters scenarios). */
   readonly waits: boolean;
+  /** True when locks only exclude within one process (the memory provider: no multi-process contention). */
+  readonly inProcess?: boolean;
   open(): Promise<LockSession>;
+  /**
+   * fencelock subjects only: a provider whose session (etcd lease, ZooKeeper session) lasts
+   * `sessionTtlMs`; per-lock providers ignore it (their TTL is given per acquire).
+   */
+  openProvider?(sessionTtlMs: number): LockProvider;
 }
 
 /** TTL every subject acquires with, in ms (long enough never to expire mid-measurement). */
 export const LOCK_TTL_MS = 10_000;
+
+/** Session timeout / lease TTL of the session providers (etcd, ZooKeeper) in the latency scenarios, ms. */
+export const SESSION_TTL_MS = 10_000;
 
 function fencelockSession(provider: LockProvider): LockSession {
   return {
@@ -81,6 +97,7 @@ function fencelockSession(provider: LockProvider): LockSession {
       };
     },
     close: () => provider.close(),
+    onContended: (listener) => provider.on('contended', () => listener()),
   };
 }
 
@@ -142,14 +159,20 @@ function rawZooKeeperSession(connectionString: string): Promise<LockSession> {
   });
 }
 
-/** Every subject, fencelock first per backend. */
-export function subjects(): readonly Subject[] {
-  const { redisUrl, redlockUrls, zkConnectionString, etcdEndpoints } = topology();
+/** Every subject on the servers at `addresses` (default: the shared topology), fencelock first per backend. */
+export function subjects(addresses: BenchAddresses = sharedAddresses()): readonly Subject[] {
+  const { redisUrl, redlockUrls, zkConnectionString, etcdEndpoints } = addresses;
   const hosts = [...etcdEndpoints];
+  const redis = (): LockProvider => createRedisLockProvider({ connection: redisUrl, keyPrefix: 'fencelock-bench:' });
+  const redlock = (): LockProvider => createRedlockLockProvider({ masters: [...redlockUrls], keyPrefix: 'fencelock-bench:' });
+  const etcd = (sessionTtlMs: number): LockProvider => createEtcdLockProvider({ connection: { hosts }, keyPrefix: 'fencelock-bench/', sessionTtlMs });
+  const zooKeeper = (sessionTimeoutMs: number): LockProvider =>
+    createZooKeeperLockProvider({ connectionString: zkConnectionString, sessionTimeoutMs, root: '/fencelock-bench' });
   return [
     {
       id: 'redis/fencelock', backend: 'redis', kind: 'fencelock', label: '@fencelock/redis', waits: true,
-      open: async () => fencelockSession(createRedisLockProvider({ connection: redisUrl, keyPrefix: 'fencelock-bench:' })),
+      open: async () => fencelockSession(redis()),
+      openProvider: redis,
     },
     {
       id: 'redis/raw-ioredis', backend: 'redis', kind: 'raw', label: 'raw ioredis SET NX PX + Lua release', waits: false,
@@ -184,7 +207,8 @@ export function subjects(): readonly Subject[] {
     },
     {
       id: 'redlock/fencelock', backend: 'redlock', kind: 'fencelock', label: `@fencelock/redlock, ${redlockUrls.length} masters`, waits: true,
-      open: async () => fencelockSession(createRedlockLockProvider({ masters: [...redlockUrls], keyPrefix: 'fencelock-bench:' })),
+      open: async () => fencelockSession(redlock()),
+      openProvider: redlock,
     },
     { id: 'redlock/node-redlock', backend: 'redlock', kind: 'peer', label: `node-redlock, ${redlockUrls.length} masters`, waits: true, open: async () => nodeRedlockSession(redlockUrls) },
     {
@@ -205,7 +229,8 @@ export function subjects(): readonly Subject[] {
     },
     {
       id: 'etcd/fencelock', backend: 'etcd', kind: 'fencelock', label: '@fencelock/etcd', waits: true,
-      open: async () => fencelockSession(createEtcdLockProvider({ connection: { hosts }, keyPrefix: 'fencelock-bench/', sessionTtlMs: 10_000 })),
+      open: async () => fencelockSession(etcd(SESSION_TTL_MS)),
+      openProvider: etcd,
     },
     {
       id: 'etcd/raw-txn', backend: 'etcd', kind: 'raw', label: 'raw etcd txn (create-if-absent put, compare-and-delete)', waits: false,
@@ -243,13 +268,20 @@ export function subjects(): readonly Subject[] {
     },
     {
       id: 'zookeeper/fencelock', backend: 'zookeeper', kind: 'fencelock', label: '@fencelock/zookeeper', waits: true,
-      open: async () => fencelockSession(createZooKeeperLockProvider({ connectionString: zkConnectionString, sessionTimeoutMs: 10_000, root: '/fencelock-bench' })),
+      open: async () => fencelockSession(zooKeeper(SESSION_TTL_MS)),
+      openProvider: zooKeeper,
     },
     { id: 'zookeeper/raw-recipe', backend: 'zookeeper', kind: 'raw', label: 'raw ephemeral-sequential recipe (node-zookeeper-client)', waits: false, open: () => rawZooKeeperSession(zkConnectionString) },
+    {
+      // No baseline: it shows what core itself costs per lock, with no network in the way.
+      id: 'memory/fencelock', backend: 'memory', kind: 'fencelock', label: '@fencelock/core MemoryLockProvider', waits: true, inProcess: true,
+      open: async () => fencelockSession(new MemoryLockProvider({ store: benchMemoryStore })),
+      openProvider: () => new MemoryLockProvider({ store: benchMemoryStore }),
+    },
   ];
 }
 
-/** The subject with this id; throws for an unknown id. */
+/** The subject with this id on the shared topology; throws for an unknown id. */
 export function subjectById(id: string): Subject {
   const found = subjects().find((subject) => subject.id === id);
   if (found === undefined) throw new Error(`unknown bench subject ${id}`);

@@ -1,18 +1,21 @@
 /**
- * Scenario 1, uncontended: one client, acquire + release of one key in a loop. Bounded by a cycle
- * count AND a wall-clock budget, whichever ends first, after a short warm-up (connections, scripts
- * loaded, sessions opened).
+ * Scenario 1, uncontended: one client, acquire + release of one key in a loop, after a short
+ * warm-up (connections, scripts loaded, sessions opened). The subjects of one backend run
+ * interleaved in rounds (see rounds.ts); each slice is bounded by a cycle count AND a time budget.
  */
 import { randomUUID } from 'node:crypto';
+import { median, runInterleaved, type RoundsMeasurement, type SliceRunner } from './rounds.js';
 import { round, summarize } from './stats.js';
 import type { Subject } from './subjects.js';
 
 /** Bounds of one uncontended measurement. */
 export interface UncontendedOptions {
-  /** Most measured cycles. */
+  /** Most measured cycles per subject (over all rounds). */
   readonly maxCycles: number;
-  /** Most measuring time, in ms. */
+  /** Most measuring time per subject (over all rounds), ms. */
   readonly maxMs: number;
+  /** Rounds the time and cycles are split into (default 1). */
+  readonly rounds?: number;
   /** Unmeasured cycles first (default min(50, maxCycles)). */
   readonly warmupCycles?: number;
 }
@@ -26,43 +29,92 @@ export interface UncontendedResult {
   /** Measured cycles. */
   readonly cycles: number;
   readonly seconds: number;
-  /** Acquire + release cycles per second. */
+  /** Acquire + release cycles per second: the median over rounds. */
   readonly opsPerSec: number;
-  /** Latency of one acquire + release cycle, ms. */
+  /** The best round's cycles per second. */
+  readonly bestOpsPerSec: number;
+  /** Cycles per second of each round, in round order. */
+  readonly roundOpsPerSec: readonly number[];
+  /** Latency of one acquire + release cycle over every round, ms. */
   readonly p50Ms: number;
+  readonly p90Ms: number;
   readonly p99Ms: number;
+  readonly maxMs: number;
 }
 
-/** Measures `subject` uncontended. */
-export async function runUncontended(subject: Subject, options: UncontendedOptions): Promise<UncontendedResult> {
+/** Opens `subject` for uncontended slices on one key of its own, after `warmupCycles`. */
+export async function openUncontended(subject: Subject, warmupCycles: number, warmupMs: number): Promise<SliceRunner> {
   const session = await subject.open();
+  const key = `uncontended:${randomUUID()}`;
   try {
-    const key = `uncontended:${randomUUID()}`;
-    const warmup = options.warmupCycles ?? Math.min(50, options.maxCycles);
-    const warmupDeadline = performance.now() + options.maxMs;
-    for (let i = 0; i < warmup && performance.now() < warmupDeadline; i += 1) await (await session.lock(key, 5_000))();
-    const samples: number[] = [];
-    const started = performance.now();
-    const deadline = started + options.maxMs;
-    while (samples.length < options.maxCycles && performance.now() < deadline) {
-      const t0 = performance.now();
-      await (await session.lock(key, 5_000))();
-      samples.push(performance.now() - t0);
-    }
-    const seconds = (performance.now() - started) / 1000;
-    const latency = summarize(samples);
-    return {
-      subject: subject.id,
-      backend: subject.backend,
-      kind: subject.kind,
-      label: subject.label,
-      cycles: samples.length,
-      seconds: round(seconds),
-      opsPerSec: round(samples.length / seconds, 1),
-      p50Ms: round(latency.p50),
-      p99Ms: round(latency.p99),
-    };
-  } finally {
-    await session.close();
+    const warmupDeadline = performance.now() + warmupMs;
+    for (let i = 0; i < warmupCycles && performance.now() < warmupDeadline; i += 1) await (await session.lock(key, 5_000))();
+  } catch (error) {
+    await session.close().catch(() => undefined);
+    throw error;
   }
+  return {
+    async slice(maxMs, maxCycles) {
+      const samples: number[] = [];
+      const deadline = performance.now() + maxMs;
+      while (samples.length < maxCycles && performance.now() < deadline) {
+        const t0 = performance.now();
+        await (await session.lock(key, 5_000))();
+        samples.push(performance.now() - t0);
+      }
+      return samples;
+    },
+    close: () => session.close(),
+  };
+}
+
+/** Builds the result of one subject's interleaved slices. */
+export function uncontendedResult(measurement: RoundsMeasurement): UncontendedResult {
+  const { subject, samples, roundOpsPerSec } = measurement;
+  const latency = summarize(samples);
+  return {
+    subject: subject.id,
+    backend: subject.backend,
+    kind: subject.kind,
+    label: subject.label,
+    cycles: samples.length,
+    seconds: round(measurement.seconds),
+    opsPerSec: round(median(roundOpsPerSec), 1),
+    bestOpsPerSec: round(Math.max(...roundOpsPerSec), 1),
+    roundOpsPerSec: roundOpsPerSec.map((value) => round(value, 1)),
+    p50Ms: round(latency.p50),
+    p90Ms: round(latency.p90),
+    p99Ms: round(latency.p99),
+    maxMs: round(latency.max),
+  };
+}
+
+/**
+ * Measures `subjects` uncontended, interleaved in `options.rounds` rounds (give the subjects of
+ * ONE backend, so they share the same server). Failures go to `onError`.
+ */
+export async function runUncontendedGroup(
+  subjects: readonly Subject[],
+  options: UncontendedOptions,
+  onError: (subject: Subject, error: unknown) => void = () => undefined,
+): Promise<UncontendedResult[]> {
+  const rounds = options.rounds ?? 1;
+  const warmup = options.warmupCycles ?? Math.min(50, options.maxCycles);
+  const measurements = await runInterleaved(
+    subjects,
+    (subject) => openUncontended(subject, warmup, options.maxMs),
+    { rounds, sliceMs: options.maxMs / rounds, maxCyclesPerSlice: Math.max(1, Math.floor(options.maxCycles / rounds)) },
+    onError,
+  );
+  return measurements.map(uncontendedResult);
+}
+
+/** Measures one subject uncontended (one round); rejects on failure. */
+export async function runUncontended(subject: Subject, options: UncontendedOptions): Promise<UncontendedResult> {
+  let failure: unknown;
+  const [result] = await runUncontendedGroup([subject], options, (_, error) => {
+    failure = error;
+  });
+  if (result === undefined) throw failure ?? new Error(`${subject.id}: no cycle completed`);
+  return result;
 }

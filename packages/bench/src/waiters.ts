@@ -1,13 +1,15 @@
 /**
- * Scenario 3b, many waiters (first part): one client holds a key while W (default 100) acquires of
- * the same key wait in the same process → heap per waiter (full GC before and after queueing); then
- * the holder releases and every waiter takes and releases the lock in turn → drain rate. Wake-ups
- * per release (server-side) are not measured yet. Bounded by waitMs per waiter.
+ * Scenario 3b, many waiters: one client holds a key while W (default 100) acquires of the same key
+ * wait in the same process → heap per waiter (full GC before and after queueing); then the holder
+ * releases, every waiter takes and releases the lock in turn → drain rate and, counted on the
+ * server, wake-ups per release (see {@link wakeupsFromCounters}). Bounded by waitMs per waiter and
+ * by the enqueue wait.
  */
 import { randomUUID } from 'node:crypto';
 import { fullGc } from './memory.js';
+import { counterDelta, sumMatching, type CounterDelta, type CounterProbe } from './server-counters.js';
 import { round } from './stats.js';
-import type { Subject } from './subjects.js';
+import type { Backend, Subject } from './subjects.js';
 
 /** Bounds of one waiters measurement. */
 export interface WaitersOptions {
@@ -15,8 +17,15 @@ export interface WaitersOptions {
   readonly waiters?: number;
   /** How long each waiter may wait, ms. */
   readonly waitMs: number;
-  /** Time given to the waiters to enqueue before the heap reading, ms (default 500). */
+  /**
+   * Extra time after every waiter reported waiting (or, for subjects that cannot report it, after
+   * they were started) before the heap and the counters are read, ms (default 500).
+   */
   readonly settleMs?: number;
+  /** Longest wait for every waiter to report waiting, ms (default 10_000). */
+  readonly enqueueMs?: number;
+  /** How many Redlock masters the probe sums over (default 5). */
+  readonly redlockMasters?: number;
 }
 
 /** One subject's waiters figures. */
@@ -32,10 +41,50 @@ export interface WaitersResult {
   readonly heapPerWaiterBytes: number;
   /** Grants per second while the queue drains (each waiter releases at once). */
   readonly drainPerSec: number;
+  /**
+   * Server-side wake-ups during the drain divided by the releases that had a waiter (= grants):
+   * 1 is the ideal (only the next waiter is woken); N means every waiter wakes on every release.
+   * Absent when the subject has no counter definition or no probe was given.
+   */
+  readonly wakeupsPerRelease?: number;
+  /** What the wake-ups counted, for the docs. */
+  readonly wakeupsCounted?: string;
+  /** The raw counter deltas over the drain that the wake-ups came from. */
+  readonly counters?: Readonly<Record<string, number>>;
 }
 
-/** Measures `subject` with many waiters on one key. */
-export async function runWaiters(subject: Subject, options: WaitersOptions): Promise<WaitersResult> {
+/** What one wake-up is on each backend's server, and how it is computed from the counter deltas. */
+export const WAKEUP_DEFINITIONS: Readonly<Record<Backend, string>> = {
+  redis: 'acquire-script runs (EVALSHA + EVAL calls in INFO commandstats, minus the release-script calls)',
+  redlock: 'acquire rounds (SET calls in INFO commandstats summed over the masters, divided by the masters)',
+  zookeeper: 'watches fired (mntr: sum of zk_sum_node_{deleted,children,changed,created}_watch_count over the members)',
+  etcd: 'watch events sent (etcd_debugging_mvcc_events_total summed over the members)',
+  memory: 'grants to queued waiters plus acquire attempts (calls on the store)',
+};
+
+/**
+ * Wake-ups over the drain from the counter deltas, for fencelock subjects (whose protocol is known:
+ * `releases` is the number of releases in the window, every one a single release-script call on Redis).
+ */
+export function wakeupsFromCounters(backend: Backend, delta: CounterDelta, releases: number, redlockMasters: number): number {
+  switch (backend) {
+    case 'redis':
+      return sumMatching(delta, /^cmdstat_(eval|evalsha)$/) - releases;
+    case 'redlock':
+      return (delta['cmdstat_set'] ?? 0) / redlockMasters;
+    case 'zookeeper':
+      return sumMatching(delta, /^zk_sum_node_(deleted|children|changed|created)_watch_count$/);
+    case 'etcd':
+      return delta['etcd_debugging_mvcc_events_total'] ?? 0;
+    case 'memory':
+      return (delta['memory_store_requests'] ?? 0) + (delta['memory_store_queued_grants'] ?? 0);
+  }
+}
+
+const KEPT_COUNTERS = /^(cmdstat_(eval|evalsha|set|publish)|zk_packets_received|zk_sum_node_\w+_watch_count|etcd_debugging_mvcc_events_total|grpc_server_msg_received_total\{.*grpc_method="(Range|Txn|Watch|DeleteRange)".*|memory_store_\w+)$/;
+
+/** Measures `subject` with many waiters on one key; with a probe of its servers, counts wake-ups too. */
+export async function runWaiters(subject: Subject, options: WaitersOptions, probe?: CounterProbe): Promise<WaitersResult> {
   const count = options.waiters ?? 100;
   const session = await subject.open();
   try {
@@ -44,6 +93,15 @@ export async function runWaiters(subject: Subject, options: WaitersOptions): Pro
     const release = await session.lock(key, options.waitMs);
     fullGc();
     const before = process.memoryUsage().heapUsed;
+    let waiting = 0;
+    let allWaiting: () => void = () => undefined;
+    const enqueued = new Promise<void>((resolve) => {
+      allWaiting = resolve;
+    });
+    const unsubscribe = session.onContended?.(() => {
+      waiting += 1;
+      if (waiting >= count) allWaiting();
+    });
     let granted = 0;
     let lastGrant = 0;
     const pending = Array.from({ length: count }, async () => {
@@ -56,13 +114,33 @@ export async function runWaiters(subject: Subject, options: WaitersOptions): Pro
         // Timed out: counted by `granted`.
       }
     });
+    // Every waiter must be queued (its set-up requests done) before the counters are read.
+    if (unsubscribe !== undefined) {
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([enqueued, new Promise((resolve) => (timer = setTimeout(resolve, options.enqueueMs ?? 10_000)))]);
+      clearTimeout(timer);
+    }
     await new Promise((resolve) => setTimeout(resolve, options.settleMs ?? 500));
     fullGc();
     const after = process.memoryUsage().heapUsed;
+    const countersBefore = await probe?.read();
     const released = performance.now();
     await release();
     await Promise.all(pending);
+    unsubscribe?.();
     const seconds = (lastGrant - released) / 1000;
+    const countersAfter = countersBefore === undefined ? undefined : await probe?.read();
+    let wakeups: Pick<WaitersResult, 'wakeupsPerRelease' | 'wakeupsCounted' | 'counters'> = {};
+    if (countersBefore !== undefined && countersAfter !== undefined) {
+      const delta = counterDelta(countersBefore, countersAfter);
+      const kept = Object.fromEntries(Object.entries(delta).filter(([name, value]) => KEPT_COUNTERS.test(name) && value !== 0));
+      wakeups = { counters: kept };
+      if (subject.kind === 'fencelock' && granted > 0) {
+        // Releases in the window: the holder's and every waiter's (the last one has nobody to wake).
+        const total = wakeupsFromCounters(subject.backend, delta, 1 + granted, options.redlockMasters ?? 5);
+        wakeups = { ...wakeups, wakeupsPerRelease: round(total / granted, 2), wakeupsCounted: WAKEUP_DEFINITIONS[subject.backend] };
+      }
+    }
     return {
       subject: subject.id,
       backend: subject.backend,
@@ -72,6 +150,7 @@ export async function runWaiters(subject: Subject, options: WaitersOptions): Pro
       granted,
       heapPerWaiterBytes: round((after - before) / count, 0),
       drainPerSec: granted > 0 && seconds > 0 ? round(granted / seconds, 1) : 0,
+      ...wakeups,
     };
   } finally {
     await session.close();

@@ -1,15 +1,18 @@
 /**
- * Smoke run of the bench so it cannot rot: every scenario function against the shared servers with
- * tiny counts. Asserts shapes and that work happened — never a figure or a wall-clock threshold
- * (the figures come only from `pnpm bench`).
+ * Smoke run of the bench so it cannot rot: every scenario function against real servers with tiny
+ * counts. Asserts shapes and that work happened — never a figure or a wall-clock threshold (the
+ * figures come only from `pnpm bench`).
  */
-import { describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startDedicatedServers, type BenchServers } from '../src/bench-servers.js';
+import { buildCharts } from '../src/charts.js';
 import { runContention, type ContentionResult } from '../src/contention.js';
+import { runHeldLocks, type HeldLocksResult } from '../src/held-locks.js';
 import { runMemory, type MemoryResult } from '../src/memory.js';
-import { runParallelKeys, type ParallelKeysResult } from '../src/parallel-keys.js';
+import { runParallelKeysGroup, type ParallelKeysResult } from '../src/parallel-keys.js';
 import { checkTargets, computeRatios, machineInfo, renderMarkdown } from '../src/report.js';
-import { subjects } from '../src/subjects.js';
-import { runUncontended, type UncontendedResult } from '../src/uncontended.js';
+import { subjects, type Backend, type Subject } from '../src/subjects.js';
+import { runUncontendedGroup, type UncontendedResult } from '../src/uncontended.js';
 import { runWaiters, type WaitersResult } from '../src/waiters.js';
 
 const uncontended: UncontendedResult[] = [];
@@ -17,33 +20,49 @@ const contention: ContentionResult[] = [];
 const parallelKeys: ParallelKeysResult[] = [];
 const memory: MemoryResult[] = [];
 const waiters: WaitersResult[] = [];
+const heldLocks: HeldLocksResult[] = [];
+const backends: readonly Backend[] = ['redis', 'redlock', 'etcd', 'zookeeper', 'memory'];
+const ofBackend = (backend: Backend): Subject[] => subjects().filter((subject) => subject.backend === backend);
+const rethrow = (subject: Subject, error: unknown): never => {
+  throw new Error(`${subject.id} failed`, { cause: error });
+};
 
 describe('bench smoke', () => {
-  for (const subject of subjects()) {
-    it(`uncontended: ${subject.id}`, async () => {
-      const result = await runUncontended(subject, { maxCycles: 5, maxMs: 5_000, warmupCycles: 1 });
-      expect(result).toMatchObject({ subject: subject.id, backend: subject.backend, kind: subject.kind, label: subject.label });
-      expect(result.cycles).toBeGreaterThan(0);
-      expect(result.cycles).toBeLessThanOrEqual(5);
-      expect(result.opsPerSec).toBeGreaterThan(0);
-      expect(result.p50Ms).toBeGreaterThanOrEqual(0);
-      expect(result.p99Ms).toBeGreaterThanOrEqual(result.p50Ms);
-      uncontended.push(result);
+  for (const backend of backends) {
+    it(`uncontended, interleaved in 2 rounds: ${backend}`, async () => {
+      const group = ofBackend(backend);
+      const results = await runUncontendedGroup(group, { maxCycles: 6, maxMs: 10_000, rounds: 2, warmupCycles: 1 }, rethrow);
+      expect(results.map((r) => r.subject)).toEqual(group.map((s) => s.id));
+      for (const result of results) {
+        expect(result.cycles).toBeGreaterThan(0);
+        expect(result.cycles).toBeLessThanOrEqual(6);
+        expect(result.roundOpsPerSec).toHaveLength(2);
+        expect(result.opsPerSec).toBeGreaterThan(0);
+        expect(result.bestOpsPerSec).toBeGreaterThanOrEqual(result.opsPerSec);
+        expect(result.p90Ms).toBeGreaterThanOrEqual(result.p50Ms);
+        expect(result.p99Ms).toBeGreaterThanOrEqual(result.p90Ms);
+        expect(result.maxMs).toBeGreaterThanOrEqual(result.p99Ms);
+      }
+      uncontended.push(...results);
     });
   }
 
-  for (const subject of subjects()) {
-    it(`4 keys in parallel: ${subject.id}`, async () => {
-      const result = await runParallelKeys(subject, { keys: 4, maxCyclesPerKey: 2, maxMs: 5_000 });
-      expect(result).toMatchObject({ subject: subject.id, keys: 4 });
-      expect(result.cycles).toBeGreaterThan(0);
-      expect(result.cycles).toBeLessThanOrEqual(8);
-      expect(result.opsPerSec).toBeGreaterThan(0);
-      parallelKeys.push(result);
+  for (const backend of backends) {
+    it(`4 keys in parallel, interleaved in 2 rounds: ${backend}`, async () => {
+      const group = ofBackend(backend);
+      const results = await runParallelKeysGroup(group, { keys: 4, maxCyclesPerKey: 2, maxMs: 10_000, rounds: 2 }, rethrow);
+      expect(results.map((r) => r.subject)).toEqual(group.map((s) => s.id));
+      for (const result of results) {
+        expect(result).toMatchObject({ keys: 4 });
+        // One cycle per key per round (2 cycles per key over 2 rounds).
+        expect(result.cycles).toBe(8);
+        expect(result.roundOpsPerSec).toHaveLength(2);
+      }
+      parallelKeys.push(...results);
     });
   }
 
-  for (const subject of subjects().filter((s) => s.kind === 'fencelock')) {
+  for (const subject of subjects().filter((s) => s.kind === 'fencelock' && s.inProcess !== true)) {
     it(`contention (2 processes): ${subject.id}`, async () => {
       const result = await runContention(subject, { clients: 2, maxMs: 1_500, maxAcquisitionsPerClient: 5, waitMs: 1_500 });
       expect(result).toMatchObject({ subject: subject.id, clients: 2 });
@@ -61,6 +80,12 @@ describe('bench smoke', () => {
     });
   }
 
+  it('refuses multi-process contention for the in-process provider', async () => {
+    const [memorySubject] = ofBackend('memory');
+    if (memorySubject === undefined) throw new Error('no memory subject');
+    await expect(runContention(memorySubject, { clients: 2, maxMs: 100, maxAcquisitionsPerClient: 1 })).rejects.toThrow();
+  });
+
   for (const subject of subjects().filter((s) => s.kind === 'fencelock')) {
     it(`memory: ${subject.id}`, async () => {
       const result = await runMemory(subject, { maxCycles: 5, maxMs: 5_000, warmupCycles: 1 });
@@ -73,22 +98,65 @@ describe('bench smoke', () => {
     });
   }
 
-  for (const subject of subjects().filter((s) => s.kind === 'fencelock')) {
-    it(`3 waiters: ${subject.id}`, async () => {
-      const result = await runWaiters(subject, { waiters: 3, waitMs: 10_000, settleMs: 100 });
-      expect(result).toMatchObject({ subject: subject.id, waiters: 3, granted: 3 });
-      expect(result.drainPerSec).toBeGreaterThan(0);
-      waiters.push(result);
-    });
-  }
+  describe('counted on dedicated servers', () => {
+    let servers: BenchServers | undefined;
+    const started = (): BenchServers => {
+      if (servers === undefined) throw new Error('dedicated servers did not start');
+      return servers;
+    };
+    beforeAll(async () => {
+      // Small but of every kind: the code path `pnpm bench` takes, with 3 Redlock masters and single-node ensembles.
+      servers = await startDedicatedServers({ redlockMasters: 3, zooKeeperSize: 1, etcdSize: 1 });
+    }, 60_000);
+    afterAll(async () => {
+      await servers?.stop();
+    }, 30_000);
 
-  it('renders ratios and the markdown from the results', () => {
+    for (const backend of backends) {
+      it(`3 waiters, server-counted wake-ups: ${backend}`, async () => {
+        const subject = subjects(started().addresses).find((s) => s.backend === backend && s.kind === 'fencelock');
+        if (subject === undefined) throw new Error(`no fencelock subject for ${backend}`);
+        const result = await runWaiters(subject, { waiters: 3, waitMs: 10_000, settleMs: 100, redlockMasters: 3 }, started().probe(backend));
+        expect(result).toMatchObject({ subject: subject.id, waiters: 3, granted: 3 });
+        expect(result.drainPerSec).toBeGreaterThan(0);
+        // Each of the 3 grants needed at least the one wake-up that granted it.
+        expect(result.wakeupsPerRelease).toBeGreaterThanOrEqual(1);
+        expect(result.wakeupsCounted).toEqual(expect.any(String));
+        waiters.push(result);
+      });
+    }
+
+    for (const backend of backends) {
+      it(`20 held locks with auto-extension: ${backend}`, async () => {
+        const subject = subjects(started().addresses).find((s) => s.backend === backend && s.openProvider !== undefined);
+        if (subject === undefined) throw new Error(`no provider subject for ${backend}`);
+        const result = await runHeldLocks(subject, started().probe(backend), { locks: 20, ttlMs: 2_000, windowMs: 1_000, redlockMasters: 3 });
+        expect(result).toMatchObject({ subject: subject.id, locksRequested: 20, locksHeld: 20, acquireFailures: {} });
+        expect(result.expiry).toBe(backend === 'etcd' || backend === 'zookeeper' ? 'session' : 'per-lock');
+        expect(result.cpuSecondsPerSecond).toBeGreaterThan(0);
+        expect(result.serverRequestsPerSec).toBeGreaterThanOrEqual(0);
+        expect(result.roundTripsCounted).toEqual(expect.any(String));
+        heldLocks.push(result);
+      });
+    }
+  });
+
+  it('renders ratios, targets, charts and the markdown from the results', () => {
     const ratios = computeRatios(uncontended, contention, parallelKeys);
     expect(ratios.length).toBeGreaterThan(0);
     for (const ratio of ratios) expect(Number.isFinite(ratio.ratio)).toBe(true);
-    const targets = checkTargets(uncontended, contention);
+    // Interleaved throughput ratios pair their 2 rounds.
+    expect(ratios.filter((r) => r.scenario === 'uncontended ops/s').every((r) => r.roundRange?.rounds === 2)).toBe(true);
+    const targets = checkTargets(uncontended, contention, waiters, heldLocks);
     expect(targets.length).toBeGreaterThan(0);
     for (const target of targets) expect(typeof target.met).toBe('boolean');
+    const charts = buildCharts({ uncontended, parallelKeys, contention });
+    expect(charts.map((chart) => chart.file)).toEqual(['uncontended-latency.svg', 'parallel-keys-latency.svg', 'handoff-latency.svg']);
+    for (const chart of charts) {
+      expect(chart.svg.startsWith('<svg xmlns="http://www.w3.org/2000/svg"')).toBe(true);
+      expect(chart.svg.trimEnd().endsWith('</svg>')).toBe(true);
+    }
+    for (const result of uncontended) expect(charts[0]?.svg).toContain(result.label);
     const markdown = renderMarkdown({
       startedAt: new Date(0).toISOString(),
       machine: machineInfo(),
@@ -97,15 +165,18 @@ describe('bench smoke', () => {
       parallelKeys,
       contention,
       waiters,
+      heldLocks,
       memory,
+      countedOn: 'dedicated servers',
+      charts: charts.map((chart) => ({ path: `bench/${chart.file}`, title: chart.title })),
       ratios,
       targets,
       errors: {},
     });
-    expect(markdown).toContain('## Ratios (headline)');
-    expect(markdown).toContain('## Targets (issue 7) in this run');
-    expect(markdown).toContain('## 4. Memory');
-    expect(markdown).toContain('## 3b. 100 waiters');
+    for (const heading of ['## Ratios (headline)', '## Targets (issue 7) in this run', '## The seed article side by side with ours', '## 3b. 100 waiters', '## 3c. 10,000 held locks', '## 4. Memory']) {
+      expect(markdown).toContain(heading);
+    }
+    for (const chart of charts) expect(markdown).toContain(`](bench/${chart.file})`);
     expect(ratios.some((ratio) => ratio.scenario === '64 keys ops/s')).toBe(true);
     for (const result of uncontended) expect(markdown).toContain(result.label);
   });

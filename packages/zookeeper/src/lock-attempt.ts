@@ -12,8 +12,9 @@
  */
 import { type BackendAcquireRequest, LockError, LockErrorCode, monotonicNow } from '@fencelock/core';
 import { CreateMode, Exception, type Stat } from 'node-zookeeper-client';
-import { type ContenderNaming, blockerOf, ownNodePrefix, sortedContenders } from './contender-names.js';
+import { type ContenderNaming, blockerOf, ownNodePrefix, parseContender, sortedContenders } from './contender-names.js';
 import { ensureLockParent } from './lock-parent.js';
+import type { SequenceHints } from './sequence-hints.js';
 import { ZooKeeperTimeoutError, type ZooKeeperSession, zooKeeperCode } from './zookeeper-session.js';
 
 /** What a successful attempt holds. */
@@ -30,6 +31,21 @@ export interface AttemptSettings {
   readonly root: string;
   readonly lockPath: string;
   readonly naming: ContenderNaming;
+  /** Guesses of our next sequence number per lock, shared by the provider's attempts. */
+  readonly hints: SequenceHints;
+}
+
+/**
+ * The reads sent right behind the create, before its reply: ZooKeeper answers one session's requests
+ * in the order they were sent, so both see our new node. Each settles to `undefined` on failure (the
+ * first round then asks again).
+ */
+interface FirstReads {
+  /** The lock's children, listed after our create. */
+  readonly children: Promise<string[] | undefined>;
+  /** The stat of the node we guessed we would create, and that guessed name. */
+  readonly guessedName: string | undefined;
+  readonly guessedStat: Promise<Stat | null | undefined> | undefined;
 }
 
 // Each round is one wake-up (a watch, the deadline, a session change): far more than any real wait needs.
@@ -88,20 +104,28 @@ export class LockAttempt {
 
   async #acquire(): Promise<HeldNode | undefined> {
     const { signal } = this.#request;
-    await this.#create();
+    const first = await this.#create();
     let contended = false;
     for (let round = 0; round < MAX_ROUNDS; round += 1) {
       if (signal.aborted) throw signal.reason;
       const ours = this.#nodeName;
       if (ours === undefined) throw new Error('unreachable: no contender node');
-      // Pipelined with the listing: on a free lock the node's stat (for the czxid) is needed at once.
-      const statRequest = round === 0 ? this.#stat(ours) : undefined;
-      statRequest?.catch(() => undefined);
-      const children = await this.#session.request<string[]>(
-        'listing lock contenders',
-        (done) => this.#session.client.getChildren(this.#settings.lockPath, (error, list) => done(error, list)),
-        { signal },
-      );
+      // Round 0 needs the node's stat (for the czxid) at once on a free lock: from the guess sent
+      // with the create when it was right, else asked for now, pipelined with the listing.
+      let statRequest: Promise<Stat | null> | undefined;
+      if (round === 0) {
+        statRequest = first?.guessedName === ours ? this.#guessedStat(first, ours) : this.#stat(ours);
+        statRequest.catch(() => undefined);
+      }
+      const listed = round === 0 ? await first?.children : undefined;
+      const children =
+        listed?.includes(ours) === true
+          ? listed
+          : await this.#session.request<string[]>(
+              'listing lock contenders',
+              (done) => this.#session.client.getChildren(this.#settings.lockPath, (error, list) => done(error, list)),
+              { signal },
+            );
       for (const child of children) {
         if (child !== ours && child.startsWith(this.#guid)) this.#removeQuietly(this.#path(child));
       }
@@ -126,20 +150,34 @@ export class LockAttempt {
     return undefined;
   }
 
+  // The guessed stat when it arrived; if that read failed, ask again (the name is right).
+  async #guessedStat(first: FirstReads, ours: string): Promise<Stat | null> {
+    const stat = await first.guessedStat;
+    return stat === undefined ? this.#stat(ours) : stat;
+  }
+
   #stat(name: string): Promise<Stat | null> {
     return this.#session.request<Stat | null>('reading the lock node', (done) =>
       this.#session.client.exists(this.#path(name), (error, value) => done(error, value ?? null)),
     );
   }
 
-  /** Creates our contender node, finding it again if the reply was lost. */
-  async #create(): Promise<void> {
+  /**
+   * Creates our contender node, finding it again if the reply was lost. Resolves the reads sent with
+   * the create that succeeded (none when the node was found again after a lost reply).
+   */
+  async #create(): Promise<FirstReads | undefined> {
     const { signal, metadata } = this.#request;
     const data = metadata === undefined ? undefined : Buffer.from(metadata, 'utf8');
+    const { hints, lockPath } = this.#settings;
     for (let attempt = 0; attempt < MAX_CREATE_ATTEMPTS; attempt += 1) {
       if (signal.aborted) throw signal.reason;
-      try {
-        const created = await this.#session.request<string>(
+      // The listing and (when the sequence can be guessed) our node's stat go right behind the create,
+      // in the same write: answered after it, they cost no round trip of their own.
+      const guess = hints.guess(lockPath);
+      const guessedName = guess === undefined ? undefined : `${this.#prefix}${guess}`;
+      const { creating, first } = this.#session.batch(() => {
+        const creating = this.#session.request<string>(
           'creating the contender node',
           (done) => {
             const path = this.#path(this.#prefix);
@@ -148,9 +186,25 @@ export class LockAttempt {
           },
           { late: (path) => this.#adoptLateCreate(path), signal },
         );
-        this.#nodeName = created.slice(created.lastIndexOf('/') + 1);
+        const first: FirstReads = {
+          children: this.#session
+            .request<string[]>('listing lock contenders', (done) =>
+              this.#session.client.getChildren(lockPath, (error, list) => done(error, list)),
+            )
+            .catch(() => undefined),
+          guessedName,
+          guessedStat: guessedName === undefined ? undefined : this.#stat(guessedName).catch(() => undefined),
+        };
+        return { creating, first };
+      });
+      try {
+        const created = await creating;
+        const name = created.slice(created.lastIndexOf('/') + 1);
+        this.#nodeName = name;
         this.#createUnknown = false;
-        return;
+        const sequence = parseContender(name)?.sequence;
+        if (sequence !== undefined) hints.record(lockPath, sequence, guess);
+        return first;
       } catch (error) {
         if (signal.aborted) {
           // The create may still be applied: cleanup looks for it, and a late answer deletes it.
@@ -159,7 +213,7 @@ export class LockAttempt {
         }
         const code = zooKeeperCode(error);
         if (code === Exception.NO_NODE) {
-          await ensureLockParent(this.#session, this.#settings.root, this.#settings.lockPath);
+          await ensureLockParent(this.#session, this.#settings.root, lockPath);
           continue;
         }
         if (code !== Exception.CONNECTION_LOSS && !(error instanceof ZooKeeperTimeoutError)) throw error;
@@ -170,7 +224,7 @@ export class LockAttempt {
         if (found !== undefined) {
           this.#nodeName = found;
           this.#createUnknown = false;
-          return;
+          return undefined;
         }
       }
     }

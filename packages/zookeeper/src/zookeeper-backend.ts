@@ -28,6 +28,7 @@ import { encodeKeySegment } from './key-encoding.js';
 import { LockAttempt, czxidOf } from './lock-attempt.js';
 import { removeLockParentIfEmpty } from './lock-parent.js';
 import { MIN_SESSION_TIMEOUT_MS, type ResolvedOptions, resolveOptions } from './options.js';
+import { SequenceHints } from './sequence-hints.js';
 import { type SessionGrant, ZooKeeperSession, zooKeeperCode } from './zookeeper-session.js';
 
 // A queued attempt whose session died (expiry, deadline) re-queues in a new session this many times.
@@ -73,6 +74,7 @@ export class ZooKeeperBackend implements LockBackend {
   readonly #background = new Set<Promise<void>>();
   readonly #attempts = new Set<Promise<unknown>>();
   readonly #parentRemovals = new Map<string, { timer: NodeJS.Timeout; session: ZooKeeperSession }>();
+  readonly #hints = new SequenceHints();
 
   constructor(options: ResolvedOptions) {
     this.#options = options;
@@ -91,7 +93,7 @@ export class ZooKeeperBackend implements LockBackend {
       const session = await this.#ready(request.signal, request.key);
       try {
         const attempt = new LockAttempt(
-          { session, root: this.#options.root, lockPath, naming: this.#options.naming },
+          { session, root: this.#options.root, lockPath, naming: this.#options.naming, hints: this.#hints },
           request,
         ).run();
         this.#attempts.add(attempt);
@@ -266,6 +268,8 @@ export class ZooKeeperBackend implements LockBackend {
     }
     const timer = setTimeout(() => {
       this.#parentRemovals.delete(lockPath);
+      // If the znode goes, its sequence counter restarts at 0.
+      this.#hints.forget(lockPath);
       this.#track(removeLockParentIfEmpty(session, lockPath));
     }, PARENT_REMOVAL_DELAY_MS);
     timer.unref();

@@ -47,7 +47,7 @@ const NOT_AN_ANSWER = new Set<number>([Exception.CONNECTION_LOSS, Exception.SESS
 interface ConnectionManagerInternals {
   state?: number;
   connect?: () => void;
-  socket?: { destroy(): void };
+  socket?: { destroy(): void; cork?: () => void; uncork?: () => void };
 }
 
 // node-zookeeper-client's ConnectionManager states that can send requests (CONNECTED, CONNECTED_READ_ONLY).
@@ -71,6 +71,8 @@ export class ZooKeeperSession {
   #uncertain = false;
   readonly #grants = new Set<SessionGrant>();
   readonly #listeners = new Set<() => void>();
+  // Callers of ready() waiting for a connection, woken by the one 'state' listener of the session.
+  readonly #connectWaiters = new Set<() => void>();
   #heartbeatTimer: NodeJS.Timeout | undefined;
   #deadlineTimer: NodeJS.Timeout | undefined;
   #heartbeatInFlight = false;
@@ -150,7 +152,7 @@ export class ZooKeeperSession {
         clearTimeout(timer);
         signal.removeEventListener('abort', onAbort);
         unsubscribe();
-        this.client.removeListener('connected', onConnected);
+        this.#connectWaiters.delete(onConnected);
         if (error === undefined) resolve();
         else reject(error);
       };
@@ -165,7 +167,9 @@ export class ZooKeeperSession {
       );
       if (signal.aborted) return finish(signal.reason);
       signal.addEventListener('abort', onAbort, { once: true });
-      this.client.once('connected', onConnected);
+      // Not one client listener per waiter: the session's one state listener wakes them all (64
+      // acquires at once on a new provider would otherwise pass the emitter's listener limit).
+      this.#connectWaiters.add(onConnected);
     });
   }
 
@@ -216,6 +220,23 @@ export class ZooKeeperSession {
         giveUp(error);
       }
     });
+  }
+
+  /**
+   * Runs `send`, which issues several requests at once, with the client's socket corked, so that they
+   * leave in one write (one system call and one TCP segment for the server to wake up for) instead
+   * of one each. Requests still go out in the order they were issued; without a socket (not
+   * connected) they simply queue in the client as usual.
+   */
+  batch<T>(send: () => T): T {
+    const socket = this.#manager()?.socket;
+    const corkable = typeof socket?.cork === 'function' && typeof socket.uncork === 'function';
+    if (corkable) socket.cork?.();
+    try {
+      return send();
+    } finally {
+      if (corkable) socket.uncork?.();
+    }
   }
 
   /** Tracks a grant: it is renewed, made uncertain, recovered and lost with the session. */
@@ -352,6 +373,8 @@ export class ZooKeeperSession {
       // The connect request left after we saw the disconnection, and the server accepted the session.
       this.#contact(this.#disconnectedAt);
       this.#heartbeat();
+      // As the client's own 'connected' event: a read-only connection cannot take a lock.
+      if (state === State.SYNC_CONNECTED) for (const waiter of [...this.#connectWaiters]) waiter();
     } else if (state === State.DISCONNECTED) {
       this.#state = 'disconnected';
       this.#disconnectedAt = monotonicNow();

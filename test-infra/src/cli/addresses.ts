@@ -1,7 +1,7 @@
 /** How the tables show each service's addresses. */
 import type { ServiceName, Topology } from '../topology.js';
 
-/** Short address text per service: URLs for Redis and etcd, the connection string for ZooKeeper. */
+/** Short address text per service: URLs for Redis, etcd and PostgreSQL, the connection string for ZooKeeper. */
 export function addressOf(t: Topology, service: ServiceName): string {
   switch (service) {
     case 'redis':
@@ -14,6 +14,8 @@ export function addressOf(t: Topology, service: ServiceName): string {
       return t.zkConnectionString;
     case 'etcd':
       return t.etcdEndpoints.join(',');
+    case 'postgres':
+      return t.postgresUrl;
   }
 }
 

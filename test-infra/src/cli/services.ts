@@ -1,14 +1,17 @@
 /**
- * The five services of the shared topology (DESIGN.md): which ports each needs, how to start
+ * The six services of the shared topology (DESIGN.md): which ports each needs, how to start
  * it as detached processes under `.infra/`, and how to health-check it.
  */
 import { spawn } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
+import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { findPostgresBinDir } from '../binaries.js';
 import { InfraError, formatLogTail } from '../errors.js';
 import { etcdHealthy, etcdMemberSpec, httpUrl, type EtcdMember } from '../etcd-cluster.js';
 import { zooKeeperMode } from '../four-letter.js';
 import { LOOPBACK } from '../ports.js';
+import { postgresProbe } from '../postgres-probe.js';
+import { initPostgresDataDir, postgresServerSpec, preparePostgresDataDir } from '../postgres-server.js';
 import { redisServerSpec } from '../redis-server.js';
 import { RedisReplyError, redisCommand } from '../resp.js';
 import type { MemberRecord } from '../state.js';
@@ -229,8 +232,46 @@ const etcd: SharedService = {
   },
 };
 
+/** The user and database named in a PostgreSQL URL (`postgres://user@host:port/database`). */
+function postgresLogin(url: string): { user: string; database: string } {
+  const parsed = new URL(url);
+  return {
+    user: decodeURIComponent(parsed.username) || 'postgres',
+    database: decodeURIComponent(parsed.pathname.replace(/^\//, '')) || 'postgres',
+  };
+}
+
+const postgres: SharedService = {
+  name: 'postgres',
+  ports: (t) => ports(t.servers.postgres),
+  async health(t) {
+    const server = t.servers.postgres[0] ?? { host: LOOPBACK, port: 0 };
+    const result = await postgresProbe(server.port, { host: server.host, ...postgresLogin(t.postgresUrl), timeoutMs: 1_000 });
+    return { ok: result?.accepting ?? false, detail: result?.detail ?? 'no answer' };
+  },
+  async start(ctx) {
+    const binDir = findPostgresBinDir();
+    if (binDir === undefined) throw new InfraError('PostgreSQL (postgres, initdb) is not installed; see ensureBinaries()');
+    const port = ctx.topology.servers.postgres[0]?.port ?? 0;
+    // As root this is a temp dir owned by the postgres user (it cannot enter .infra/); the
+    // member's recorded cwd points there, and stopping the service deletes it.
+    const data = await preparePostgresDataDir(dataDir(ctx, 0));
+    const initLog = join(ctx.logDir, 'postgres-initdb.log');
+    rmSync(initLog, { force: true });
+    try {
+      await initPostgresDataDir({ binDir, dataDir: data, logFile: initLog });
+    } catch (error) {
+      rmSync(data, { recursive: true, force: true });
+      throw error;
+    }
+    const member = spawnDetached(postgresServerSpec({ binDir, port, dataDir: data, logFile: logFile(ctx, 'postgres', 0) }), port);
+    ctx.record([member.record]);
+    await waitUntilReady(member, async () => (await postgresProbe(port, { timeoutMs: 500 }))?.accepting === true);
+  },
+};
+
 /** Every service, in table order. */
-export const SHARED_SERVICES: readonly SharedService[] = [redis, redlock, redisCluster, zookeeper, etcd];
+export const SHARED_SERVICES: readonly SharedService[] = [redis, redlock, redisCluster, zookeeper, etcd, postgres];
 
 /** Runs a helper command with a time bound; its output goes to `log`, quoted in the error if it fails. */
 function runBounded(command: string, args: readonly string[], timeoutMs: number, log: string): Promise<void> {

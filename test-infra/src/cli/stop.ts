@@ -9,14 +9,20 @@ import { sleep } from '../wait.js';
 /**
  * Stops every member of `record` and deletes its data. etcd gets SIGKILL at once: stopping all
  * members gracefully takes 8–9 s (each waits for a leadership transfer) and the data is
- * thrown away anyway. Others get SIGCONT, SIGTERM, then SIGKILL after 5 s.
+ * thrown away anyway. PostgreSQL gets SIGINT (fast shutdown: SIGTERM would wait for every client
+ * to disconnect, and SIGKILL leaves its backends and shared memory behind). Others get SIGCONT,
+ * SIGTERM, then SIGKILL after 5 s.
  *
  * @returns how many processes were signalled.
  */
 export async function stopService(record: ServiceRecord): Promise<number> {
   const immediate = record.service === 'etcd';
-  const results = await Promise.all(record.members.map((m) => terminatePid(m.pid, m.cwd, { immediate, graceMs: 5_000 })));
+  const stopSignal = record.service === 'postgres' ? 'SIGINT' : 'SIGTERM';
+  const results = await Promise.all(record.members.map((m) => terminatePid(m.pid, m.cwd, { immediate, stopSignal, graceMs: 5_000 })));
   await rm(record.dataRoot, { recursive: true, force: true });
+  // A member may live outside dataRoot (PostgreSQL run as root keeps its data in a temp dir the
+  // postgres user owns); its working directory is its data dir.
+  await Promise.all(record.members.map((m) => rm(m.cwd, { recursive: true, force: true })));
   return results.filter(Boolean).length;
 }
 
