@@ -30,8 +30,8 @@ const USAGE = `usage: infra <command>
                       then stop only what this invocation started; exits with <command>'s code
 
 Addresses come from FENCELOCK_REDIS_URL, FENCELOCK_REDLOCK_URLS, FENCELOCK_REDIS_CLUSTER_URLS,
-FENCELOCK_ZK_HOSTS, FENCELOCK_ETCD_ENDPOINTS and FENCELOCK_POSTGRES_URL (loopback only). Logs, data and state: <repo>/.infra/
-(or FENCELOCK_INFRA_DIR).`;
+FENCELOCK_ZK_HOSTS, FENCELOCK_ETCD_ENDPOINTS and FENCELOCK_POSTGRES_URL (loopback only).
+Logs, data and state: <repo>/.infra/ (or FENCELOCK_INFRA_DIR).`;
 
 function log(line: string): void {
   console.log(`[infra] ${line}`);
