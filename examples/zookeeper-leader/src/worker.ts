@@ -1,0 +1,57 @@
+/**
+ * One worker process: it waits to become the leader (`acquire` on the leader lock), leads while
+ * it holds the lock, and waits again when it loses it. Run by {@link WorkerPool} with `fork`.
+ */
+import { isLockError } from '@fencelock/core';
+import { createZooKeeperLockProvider } from '@fencelock/zookeeper';
+import { lead } from './lead.js';
+import type { SupervisorMessage, WorkerConfig, WorkerMessage } from './protocol.js';
+
+// A worker never outlives its supervisor: it exits when the IPC channel closes, and after this bound.
+const MAX_LIFETIME_MS = 5 * 60_000;
+/** How long one `acquire` waits before the worker asks again (also bounds the number of terms). */
+const WAIT_PER_ATTEMPT_MS = 30_000;
+const MAX_ATTEMPTS = 20;
+
+const stop = new AbortController();
+setTimeout(() => process.exit(3), MAX_LIFETIME_MS).unref();
+process.on('disconnect', () => process.exit(stop.signal.aborted ? 0 : 2));
+process.on('message', (message: SupervisorMessage) => {
+  if (message.type === 'stop') stop.abort();
+});
+const send = (message: WorkerMessage): void => {
+  process.send?.(message);
+};
+
+const config = JSON.parse(process.argv[2] ?? '{}') as WorkerConfig;
+// The session timeout is the lock's lifetime: a leader that dies silently is replaced within it.
+const locks = createZooKeeperLockProvider({ connectionString: config.connectionString, sessionTimeoutMs: config.sessionTimeoutMs });
+
+try {
+  await locks.inspect(config.leaderKey); // connected: ready to compete
+  send({ type: 'ready' });
+  for (let attempt = 0; attempt < MAX_ATTEMPTS && !stop.signal.aborted; attempt += 1) {
+    let lock;
+    try {
+      lock = await locks.acquire(config.leaderKey, { waitMs: WAIT_PER_ATTEMPT_MS, signal: stop.signal });
+    } catch (error) {
+      // Still a follower: ask again (after a session loss, the provider opens a new session).
+      if (isLockError(error, 'LOCK_TIMEOUT') || isLockError(error, 'LOCK_BACKEND_UNAVAILABLE')) continue;
+      if (isLockError(error, 'LOCK_ABORTED')) break;
+      throw error;
+    }
+    const token = String(lock.fencingToken);
+    send({ type: 'leading', token });
+    const reason = await lead(lock, {
+      workIntervalMs: config.workIntervalMs,
+      stop: stop.signal,
+      work: (round) => send({ type: 'work', token, round }),
+    });
+    send({ type: 'stepped-down', token, reason });
+  }
+} catch (error) {
+  send({ type: 'failed', error: error instanceof Error ? `${error.name}: ${error.message}` : String(error) });
+} finally {
+  await locks.close();
+  process.disconnect();
+}
