@@ -1,0 +1,173 @@
+import { diag, metrics, trace, type Attributes, type Span } from '@opentelemetry/api';
+import { LockErrorCode, type LockEventListener, type LockEventMap, type LockProvider } from '@fencelock/core';
+import type { Instrumentation } from './instrumentation.js';
+import { lockAttributeCache, type LockAttributeSets } from './lock-attributes.js';
+import { createLockInstruments } from './lock-instruments.js';
+import { endHoldSpan, recordAcquireSpan, startHoldSpan } from './lock-spans.js';
+import { AcquireOutcome, AttributeName, HoldOutcome, INSTRUMENTATION_SCOPE, SpanEventName } from './names.js';
+import { keyAttributeOf, type LockInstrumentationOptions } from './options.js';
+
+/** What the instrumentation remembers about a lock it saw granted, until its release or loss. */
+interface TrackedHold {
+  /** The attributes of the grant, so the decrement hits the same series as the increment. */
+  readonly attributes: LockAttributeSets;
+  state: 'held' | 'uncertain';
+  readonly span: Span | undefined;
+}
+
+/**
+ * Turns a provider's events into OpenTelemetry metrics and spans (see the package README for the
+ * table of names, units and attributes). Uses only `@opentelemetry/api`: without a registered SDK,
+ * nothing is recorded.
+ *
+ * Call it once per provider, after the SDK is registered when relying on the global providers;
+ * `close()` (or `using`) removes the listeners. Locks still held at `close()` are taken out of
+ * `fencelock.lock.count`, since their release will no longer be seen.
+ *
+ * @example
+ * const instrumentation = instrumentLockProvider(locks, { meterProvider, tracerProvider });
+ * // …
+ * instrumentation.close();
+ */
+export function instrumentLockProvider(
+  provider: Pick<LockProvider, 'on'>,
+  options: LockInstrumentationOptions = {},
+): Instrumentation {
+  const meter = (options.meterProvider ?? metrics.getMeterProvider()).getMeter(INSTRUMENTATION_SCOPE);
+  const tracer = (options.tracerProvider ?? trace.getTracerProvider()).getTracer(INSTRUMENTATION_SCOPE);
+  const instruments = createLockInstruments(meter);
+  const attributesOf = lockAttributeCache(options.attributes ?? {}, keyAttributeOf(options.recordKeys));
+  const acquireSpans = options.acquireSpans ?? true;
+  const holdSpans = options.holdSpans ?? false;
+  // Per owner id (unique per acquisition): what was granted while we listened.
+  const holds = new Map<string, TrackedHold>();
+  // Owner ids that ended before their `acquired` event: core reports a loss found during the grant
+  // just before `acquired`, in the same synchronous call, so they are forgotten on the next microtask.
+  const endedBeforeGrant = new Set<string>();
+
+  const endHold = (ownerId: string): TrackedHold | undefined => {
+    const hold = holds.get(ownerId);
+    if (hold === undefined) {
+      endedBeforeGrant.add(ownerId);
+      queueMicrotask(() => endedBeforeGrant.delete(ownerId));
+      return undefined;
+    }
+    holds.delete(ownerId);
+    instruments.lockCount.add(-1, hold.attributes.state(hold.state));
+    return hold;
+  };
+
+  const setState = (ownerId: string, state: TrackedHold['state']): TrackedHold | undefined => {
+    const hold = holds.get(ownerId);
+    if (hold === undefined || hold.state === state) return undefined;
+    instruments.lockCount.add(-1, hold.attributes.state(hold.state));
+    instruments.lockCount.add(1, hold.attributes.state(state));
+    hold.state = state;
+    return hold;
+  };
+
+  const handlers: { [E in keyof LockEventMap]: LockEventListener<E> } = {
+    contended(event) {
+      instruments.contentions.add(1, attributesOf(event).base);
+    },
+    acquired(event) {
+      const attributes = attributesOf(event);
+      const sample = attributes.acquired(event.contended);
+      instruments.acquireDuration.record(event.waitedMs / 1_000, sample);
+      const identity: Attributes = { [AttributeName.OWNER_ID]: event.ownerId };
+      if (event.fencingToken !== undefined) identity[AttributeName.FENCING_TOKEN] = event.fencingToken.toString();
+      if (acquireSpans) recordAcquireSpan(tracer, { ...sample, ...identity }, event.waitedMs);
+      if (endedBeforeGrant.delete(event.ownerId)) return;
+      instruments.lockCount.add(1, attributes.state('held'));
+      const span = holdSpans ? startHoldSpan(tracer, { ...attributes.base, ...identity }) : undefined;
+      holds.set(event.ownerId, { attributes, state: 'held', span });
+    },
+    timeout(event) {
+      const attributes = attributesOf(event);
+      instruments.acquireDuration.record(event.waitedMs / 1_000, attributes.timeout);
+      instruments.timeouts.add(1, attributes.base);
+      if (acquireSpans) {
+        recordAcquireSpan(tracer, attributes.timeout, event.waitedMs, {
+          code: LockErrorCode.TIMEOUT,
+          message: 'the wait bound ran out before the lock was granted',
+        });
+      }
+    },
+    aborted(event) {
+      const attributes = attributesOf(event);
+      instruments.acquireDuration.record(event.waitedMs / 1_000, attributes.aborted);
+      if (acquireSpans) {
+        recordAcquireSpan(tracer, attributes.aborted, event.waitedMs, {
+          code: LockErrorCode.ABORTED,
+          message: 'the acquire call was aborted through its signal',
+        });
+      }
+    },
+    released(event) {
+      instruments.holdDuration.record(event.heldMs / 1_000, attributesOf(event).released(event.wasHeld));
+      const span = endHold(event.ownerId)?.span;
+      if (span === undefined) return;
+      const outcome = event.wasHeld ? HoldOutcome.RELEASED : HoldOutcome.NOT_HELD;
+      // The lock was gone before the release: the work under it may have run unprotected.
+      const failure = event.wasHeld ? undefined : { code: LockErrorCode.NOT_HELD, message: 'release found the lock already gone' };
+      endHoldSpan(span, { [AttributeName.OUTCOME]: outcome, [AttributeName.HELD_MS]: event.heldMs }, failure);
+    },
+    lost(event) {
+      const reason = event.error.reason;
+      const attributes = attributesOf(event).lost(reason);
+      instruments.losses.add(1, attributes.loss);
+      instruments.holdDuration.record(event.heldMs / 1_000, attributes.hold);
+      const span = endHold(event.ownerId)?.span;
+      if (span === undefined) return;
+      const endAttributes: Attributes = { [AttributeName.OUTCOME]: HoldOutcome.LOST, [AttributeName.HELD_MS]: event.heldMs };
+      if (reason !== undefined) endAttributes[AttributeName.LOSS_REASON] = reason;
+      // Not the error's message: it names the key, which only `recordKeys` may put into telemetry.
+      endHoldSpan(span, endAttributes, { code: event.error.code, message: `the lock was lost (${reason ?? 'no reason given'})` });
+    },
+    extended(event) {
+      instruments.extensions.add(1, attributesOf(event).extended(event.automatic));
+    },
+    uncertain(event) {
+      setState(event.ownerId, 'uncertain')?.span?.addEvent(SpanEventName.UNCERTAIN);
+    },
+    recovered(event) {
+      setState(event.ownerId, 'held')?.span?.addEvent(SpanEventName.RECOVERED);
+    },
+  };
+
+  const unsubscribes: (() => void)[] = [];
+  const listen = <E extends keyof LockEventMap>(event: E): void => {
+    unsubscribes.push(subscribe(provider, event, handlers[event]));
+  };
+  for (const event of Object.keys(handlers) as (keyof LockEventMap)[]) listen(event);
+
+  let closed = false;
+  const close = (): void => {
+    if (closed) return;
+    closed = true;
+    for (const unsubscribe of unsubscribes) unsubscribe();
+    for (const hold of holds.values()) {
+      instruments.lockCount.add(-1, hold.attributes.state(hold.state));
+      if (hold.span !== undefined) endHoldSpan(hold.span, { [AttributeName.OUTCOME]: HoldOutcome.UNTRACKED });
+    }
+    holds.clear();
+    endedBeforeGrant.clear();
+  };
+  return { close, [Symbol.dispose]: close };
+}
+
+// A throwing listener would surface as an uncaught error on a later microtask (core's emitter
+// rethrows there): telemetry must never take a process down, so failures go to OTel's diag logger.
+function subscribe<E extends keyof LockEventMap>(
+  provider: Pick<LockProvider, 'on'>,
+  event: E,
+  handler: LockEventListener<E>,
+): () => void {
+  return provider.on(event, (payload) => {
+    try {
+      handler(payload);
+    } catch (error) {
+      diag.error(`@fencelock/opentelemetry: recording the "${event}" event failed`, error);
+    }
+  });
+}

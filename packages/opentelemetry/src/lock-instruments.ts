@@ -1,0 +1,53 @@
+import type { Counter, Histogram, Meter, UpDownCounter } from '@opentelemetry/api';
+import { ACQUIRE_DURATION_BUCKETS_S, HOLD_DURATION_BUCKETS_S, MetricName } from './names.js';
+
+/** @internal The metric instruments of a lock provider. */
+export interface LockInstruments {
+  readonly acquireDuration: Histogram;
+  readonly contentions: Counter;
+  readonly timeouts: Counter;
+  readonly holdDuration: Histogram;
+  readonly losses: Counter;
+  readonly extensions: Counter;
+  readonly lockCount: UpDownCounter;
+}
+
+/**
+ * @internal Creates the instruments on `meter`. Creating them again on the same meter (a second
+ * instrumented provider) yields the same metric streams in the SDK, told apart by attributes.
+ */
+export function createLockInstruments(meter: Meter): LockInstruments {
+  return {
+    acquireDuration: meter.createHistogram(MetricName.ACQUIRE_DURATION, {
+      description: 'Time from an acquire call to its grant, timeout or abort.',
+      unit: 's',
+      // `advice` is read by SDKs from API 1.7 on; older ones ignore it and use their own buckets.
+      advice: { explicitBucketBoundaries: [...ACQUIRE_DURATION_BUCKETS_S] },
+    }),
+    contentions: meter.createCounter(MetricName.CONTENTIONS, {
+      description: 'Acquire or tryAcquire calls that found the key held by another owner.',
+      unit: '{contention}',
+    }),
+    timeouts: meter.createCounter(MetricName.TIMEOUTS, {
+      description: 'Acquire calls whose wait bound ran out before the lock was granted.',
+      unit: '{timeout}',
+    }),
+    holdDuration: meter.createHistogram(MetricName.HOLD_DURATION, {
+      description: 'Time from the grant of a lock to its release or loss.',
+      unit: 's',
+      advice: { explicitBucketBoundaries: [...HOLD_DURATION_BUCKETS_S] },
+    }),
+    losses: meter.createCounter(MetricName.LOSSES, {
+      description: 'Held locks the provider found gone (expired, taken over, session lost, held too long, provider closed).',
+      unit: '{loss}',
+    }),
+    extensions: meter.createCounter(MetricName.EXTENSIONS, {
+      description: 'Successful extensions of held locks, manual or automatic.',
+      unit: '{extension}',
+    }),
+    lockCount: meter.createUpDownCounter(MetricName.LOCK_COUNT, {
+      description: 'Locks this process holds now, by state.',
+      unit: '{lock}',
+    }),
+  };
+}

@@ -1,0 +1,104 @@
+import { randomUUID } from 'node:crypto';
+import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
+import { context } from '@opentelemetry/api';
+import { isLockError, type LockProvider } from '@fencelock/core';
+import { redisCommand, topology } from '@fencelock/test-infra';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { AttributeName, MetricName, SpanName, instrumentLockProvider } from '../src/index.js';
+import { nextEvent, recordEvents } from './support/events.js';
+import { OtelHarness } from './support/otel-harness.js';
+import { createRedisLockProvider } from '@fencelock/redis';
+
+const { redisUrl } = topology();
+const BACKEND = { [AttributeName.BACKEND]: 'redis' };
+
+describe('instrumentLockProvider on a real Redis (shared test-infra server)', () => {
+  const prefix = `fencelock:otel-test:${randomUUID()}:`;
+  let otel: OtelHarness;
+  let locks: LockProvider;
+  let rival: LockProvider;
+
+  beforeAll(async () => {
+    context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
+    const port = Number(new URL(redisUrl).port || 6379);
+    // Fail with the remedy rather than with a timeout deep inside a test.
+    const pong = await redisCommand(port, ['PING']).catch((error: unknown) => error);
+    if (pong !== 'PONG') throw new Error(`no Redis at ${redisUrl} (${String(pong)}): run \`pnpm infra:up\``);
+  });
+  afterAll(() => {
+    context.disable();
+  });
+  beforeEach(() => {
+    otel = new OtelHarness();
+    locks = createRedisLockProvider({ connection: redisUrl, keyPrefix: prefix });
+    rival = createRedisLockProvider({ connection: redisUrl, keyPrefix: prefix });
+  });
+  afterEach(async () => {
+    await Promise.all([locks.close(), rival.close()]);
+    await otel.shutdown();
+  });
+
+  it('measures every acquisition and hold, with spans under the caller across network I/O', async () => {
+    using _ = instrumentLockProvider(locks, { meterProvider: otel.meterProvider, tracerProvider: otel.tracerProvider });
+    const acquired = recordEvents(locks, 'acquired');
+    const key = `count:${randomUUID()}`;
+    const tracer = otel.tracerProvider.getTracer('test');
+    const parentId = await tracer.startActiveSpan('job', async (parent) => {
+      for (let i = 0; i < 4; i += 1) await (await locks.acquire(key)).release();
+      parent.end();
+      return parent.spanContext().spanId;
+    });
+
+    const metrics = await otel.collect();
+    const acquire = metrics.histogram(MetricName.ACQUIRE_DURATION, { ...BACKEND, [AttributeName.OUTCOME]: 'acquired' });
+    expect(acquire.count).toBe(4);
+    expect(acquire.sum).toBeCloseTo(acquired.reduce((total, event) => total + event.waitedMs, 0) / 1_000, 9);
+    expect(metrics.histogram(MetricName.HOLD_DURATION, { ...BACKEND, [AttributeName.OUTCOME]: 'released' }).count).toBe(4);
+    expect(metrics.sum(MetricName.LOCK_COUNT)).toBe(0);
+    const spans = otel.spans(SpanName.ACQUIRE);
+    expect(spans).toHaveLength(4);
+    expect(spans.every((span) => span.parentSpanContext?.spanId === parentId)).toBe(true);
+    // Tokens from the server's per-key counter: strictly increasing.
+    const tokens = spans.map((span) => BigInt(String(span.attributes[AttributeName.FENCING_TOKEN])));
+    expect(tokens).toEqual([...tokens].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0)));
+    expect(new Set(tokens).size).toBe(4);
+  });
+
+  it('counts contention against another client, and a timeout', async () => {
+    using _ = instrumentLockProvider(locks, { meterProvider: otel.meterProvider, tracerProvider: otel.tracerProvider });
+    const key = `contended:${randomUUID()}`;
+    const holder = await rival.acquire(key);
+    const contended = nextEvent(locks, 'contended');
+    const waiter = locks.acquire(key, { waitMs: 10_000 });
+    await contended;
+    await holder.release();
+    await (await waiter).release();
+    const blocker = await rival.acquire(key);
+    const error = await locks.acquire(key, { waitMs: 30 }).catch((reason: unknown) => reason);
+    expect(isLockError(error, 'LOCK_TIMEOUT')).toBe(true);
+    await blocker.release();
+
+    const metrics = await otel.collect();
+    expect(metrics.sum(MetricName.CONTENTIONS, BACKEND)).toBe(2);
+    expect(metrics.sum(MetricName.TIMEOUTS, BACKEND)).toBe(1);
+    expect(metrics.histogram(MetricName.ACQUIRE_DURATION, { [AttributeName.CONTENDED]: true }).count).toBe(1);
+    expect(metrics.histogram(MetricName.ACQUIRE_DURATION, { [AttributeName.OUTCOME]: 'timeout' }).count).toBe(1);
+    expect(otel.spans(SpanName.ACQUIRE).map((span) => span.attributes[AttributeName.OUTCOME]).sort()).toEqual(['acquired', 'timeout']);
+  });
+
+  it('counts a lock that expired on the server while its holder did not extend it', async () => {
+    using _ = instrumentLockProvider(locks, { meterProvider: otel.meterProvider });
+    const key = `lost:${randomUUID()}`;
+    const lost = nextEvent(locks, 'lost');
+    await locks.acquire(key, { ttlMs: 200, autoExtend: false });
+    const event = await lost;
+    // The server agrees: another client gets the key.
+    const successor = await rival.acquire(key, { waitMs: 10_000 });
+    await successor.release();
+
+    const metrics = await otel.collect();
+    expect(metrics.sum(MetricName.LOSSES, { ...BACKEND, [AttributeName.LOSS_REASON]: event.error.reason })).toBe(1);
+    expect(metrics.histogram(MetricName.HOLD_DURATION, { [AttributeName.OUTCOME]: 'lost' }).count).toBe(1);
+    expect(metrics.sum(MetricName.LOCK_COUNT)).toBe(0);
+  });
+});
