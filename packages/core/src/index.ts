@@ -29,3 +29,4 @@ export type { FenceRejection, FencingGuardStats } from './fencing-guard.js';
 export { MemoryLockProvider } from './memory/memory-lock-provider.js';
 export type { MemoryLockProviderOptions } from './memory/memory-lock-provider.js';
 export { MemoryLockStore } from './memory/memory-lock-store.js';
+export type { StoreGrant, StoreRequest } from './memory/memory-lock-store.js';

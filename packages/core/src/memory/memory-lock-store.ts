@@ -14,15 +14,18 @@ interface StoredHolder {
   timer: NodeJS.Timeout | undefined;
 }
 
-/** A queued acquirer. */
-interface Waiter {
+/** An acquirer, as {@link MemoryLockStore.request} takes it (queued when it waits). */
+export interface StoreRequest {
   readonly ownerId: string;
   readonly mode: LockMode;
   readonly ttlMs: number;
   readonly metadata: string | undefined;
   readonly observer: GrantObserver;
+  /** Called when a queued request is granted. */
   readonly grant: (token: bigint, expiresAt: number) => void;
 }
+
+type Waiter = StoreRequest;
 
 interface KeyState {
   readonly holders: Map<string, StoredHolder>;
@@ -52,7 +55,7 @@ export class MemoryLockStore {
    */
   request(
     key: string,
-    request: Omit<Waiter, 'grant'>,
+    request: Omit<StoreRequest, 'grant'>,
     wait: boolean,
   ): { granted: StoreGrant } | { queued: Promise<StoreGrant>; cancel: () => boolean } | undefined {
     const state = this.#state(key);
