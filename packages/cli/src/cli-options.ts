@@ -1,0 +1,58 @@
+/** The commands `fencelock` runs. */
+export type CommandName = 'hold' | 'inspect';
+
+/** Every command, in the order help lists them. */
+export const COMMAND_NAMES: readonly CommandName[] = ['hold', 'inspect'];
+
+/** One command-line flag: how `parseArgs` reads it and how `--help` shows it. */
+export interface OptionSpec {
+  /** The long name, without dashes: `wait` for `--wait`. */
+  readonly name: string;
+  /** `string` takes a value; `boolean` is a switch. */
+  readonly type: 'string' | 'boolean';
+  /** A one-letter alias, e.g. `w` for `-w`. */
+  readonly short?: string;
+  /** How help shows the value, e.g. `<duration>`. */
+  readonly valueName?: string;
+  /** One line for `--help`. */
+  readonly description: string;
+  /** The environment variable read when the flag is not given. */
+  readonly env?: string;
+}
+
+/** Flags every command takes: the backend, its addresses, and output control. */
+export const GLOBAL_OPTIONS: readonly OptionSpec[] = [
+  { name: 'backend', type: 'string', short: 'b', valueName: '<name>', env: 'FENCELOCK_BACKEND', description: 'redis, redlock, etcd or zookeeper (default: redis)' },
+  { name: 'redis-url', type: 'string', valueName: '<url>', env: 'FENCELOCK_REDIS_URL', description: 'the Redis server (default: redis://127.0.0.1:6379)' },
+  { name: 'redlock-urls', type: 'string', valueName: '<url,url,…>', env: 'FENCELOCK_REDLOCK_URLS', description: 'the independent Redlock masters, 3 or more, an odd number (default: redis://127.0.0.1:7001 … 7005)' },
+  { name: 'etcd-endpoints', type: 'string', valueName: '<url,url,…>', env: 'FENCELOCK_ETCD_ENDPOINTS', description: 'the etcd cluster (default: http://127.0.0.1:2379)' },
+  { name: 'zk-hosts', type: 'string', valueName: '<host:port,…[/chroot]>', env: 'FENCELOCK_ZK_HOSTS', description: 'the ZooKeeper connection string (default: 127.0.0.1:2181)' },
+  { name: 'verbose', type: 'boolean', short: 'v', description: 'say what happens on stderr (waiting, acquired, token, released)' },
+  { name: 'debug', type: 'boolean', description: 'print stack traces and causes of errors' },
+  { name: 'help', type: 'boolean', short: 'h', description: 'show help (also: fencelock help <command>)' },
+  { name: 'version', type: 'boolean', description: 'print the version' },
+];
+
+/** Flags of `fencelock hold`. */
+export const HOLD_OPTIONS: readonly OptionSpec[] = [
+  { name: 'wait', type: 'string', short: 'w', valueName: '<duration>', description: 'how long to wait for the lock: 10s, 500ms, 2m, 0 (try once) or forever (default: 30s)' },
+  { name: 'no-wait', type: 'boolean', short: 'n', description: 'fail at once if the lock is held (same as --wait 0)' },
+  { name: 'ttl', type: 'string', short: 't', valueName: '<duration>', description: 'how long the lock outlives fencelock if it dies or hangs; the session timeout on etcd and zookeeper (default: the backend\'s, 30s; etcd 10s)' },
+  { name: 'kill-grace', type: 'string', valueName: '<duration>', description: 'after SIGTERM on lock loss, wait this long before SIGKILL (default: 2s)' },
+  { name: 'max-hold', type: 'string', valueName: '<duration>', description: 'release the lock and stop the command after this long (default: no limit)' },
+  { name: 'shared', type: 'boolean', short: 's', description: 'take a shared (read) lock; etcd and zookeeper only' },
+  { name: 'metadata', type: 'string', short: 'm', valueName: '<text>', description: 'stored with the lock, shown by inspect (default: host, pid and program name)' },
+  { name: 'conflict-exit-code', type: 'string', short: 'E', valueName: '<n>', description: 'exit status when the lock is not acquired (default: 75)' },
+  { name: 'foreground', type: 'boolean', description: 'keep the command in fencelock\'s process group, so it can use the terminal; signals then reach only the command itself, not its children' },
+];
+
+/** Flags of `fencelock inspect`. */
+export const INSPECT_OPTIONS: readonly OptionSpec[] = [
+  { name: 'json', type: 'boolean', description: 'print one JSON object (tokens as decimal strings)' },
+];
+
+/** The flags a command takes besides the global ones. */
+export const COMMAND_OPTIONS: Readonly<Record<CommandName, readonly OptionSpec[]>> = {
+  hold: HOLD_OPTIONS,
+  inspect: INSPECT_OPTIONS,
+};

@@ -1,0 +1,76 @@
+import type { LockCapabilities, LockProvider } from '@fencelock/core';
+import type { BackendConfig } from './backend-config.js';
+import { formatDuration } from './duration.js';
+import { UsageError } from './usage-error.js';
+
+/** The longest a ZooKeeper request (or connecting) may take before fencelock reports the backend unavailable, in ms. */
+export const ZOOKEEPER_OPERATION_TIMEOUT_MS = 10_000;
+
+/**
+ * Opens a provider for `config`. Adapters are loaded only when asked for, so `fencelock` starts fast
+ * and a backend's client library is only loaded when that backend is used.
+ *
+ * `lifetimeMs` is how long a lock outlives a silent holder: the default TTL of each lock on the
+ * per-lock backends (Redis, Redlock), the session lease or timeout on the session backends (etcd,
+ * ZooKeeper). `undefined` keeps the adapter's default. The provider owns its client and closes it
+ * in `close()`.
+ */
+export async function connectProvider(config: BackendConfig, lifetimeMs: number | undefined): Promise<LockProvider> {
+  switch (config.backend) {
+    case 'redis': {
+      const { createRedisLockProvider, REDIS_CAPABILITIES } = await import('@fencelock/redis');
+      checkLifetime(lifetimeMs, REDIS_CAPABILITIES);
+      return createRedisLockProvider({ connection: config.url, ...(lifetimeMs === undefined ? {} : { defaultTtlMs: lifetimeMs }) });
+    }
+    case 'redlock': {
+      const { createRedlockLockProvider, REDLOCK_CAPABILITIES } = await import('@fencelock/redlock');
+      checkLifetime(lifetimeMs, REDLOCK_CAPABILITIES);
+      return createRedlockLockProvider({ masters: [...config.urls], ...(lifetimeMs === undefined ? {} : { defaultTtlMs: lifetimeMs }) });
+    }
+    case 'etcd': {
+      const { createEtcdLockProvider, ETCD_CAPABILITIES } = await import('@fencelock/etcd');
+      checkLifetime(lifetimeMs, ETCD_CAPABILITIES);
+      return createEtcdLockProvider({ connection: { hosts: [...config.endpoints] }, ...(lifetimeMs === undefined ? {} : { sessionTtlMs: lifetimeMs }) });
+    }
+    case 'zookeeper': {
+      const { createZooKeeperLockProvider, DEFAULT_SESSION_TIMEOUT_MS, ZOOKEEPER_CAPABILITIES } = await import('@fencelock/zookeeper');
+      checkLifetime(lifetimeMs, ZOOKEEPER_CAPABILITIES);
+      const sessionTimeoutMs = lifetimeMs ?? DEFAULT_SESSION_TIMEOUT_MS;
+      return createZooKeeperLockProvider({
+        connectionString: config.connectionString,
+        sessionTimeoutMs,
+        // The adapter waits up to a whole session timeout (30 s) for a reply; someone at a prompt
+        // should hear sooner that the ensemble is unreachable.
+        operationTimeoutMs: Math.min(sessionTimeoutMs, ZOOKEEPER_OPERATION_TIMEOUT_MS),
+      });
+    }
+  }
+}
+
+/** `--ttl` below what the backend honours is a usage error, said before the client connects. */
+function checkLifetime(lifetimeMs: number | undefined, capabilities: LockCapabilities): void {
+  if (lifetimeMs !== undefined && lifetimeMs < capabilities.minTtlMs) {
+    throw new UsageError(`--ttl must be at least ${formatDuration(capabilities.minTtlMs)} on this backend`, 'hold');
+  }
+}
+
+/** How long `close()` may take before fencelock exits anyway, in ms (the backend is then unreachable). */
+export const CLOSE_TIMEOUT_MS = 5_000;
+
+/**
+ * Closes a provider, waiting at most {@link CLOSE_TIMEOUT_MS}: with an unreachable server a close
+ * can hang, and a locked-out user must still get their prompt back (locks left behind expire).
+ */
+export async function closeProvider(provider: LockProvider | undefined): Promise<void> {
+  if (provider === undefined) return;
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<void>((resolve) => {
+    timer = setTimeout(resolve, CLOSE_TIMEOUT_MS);
+    timer.unref();
+  });
+  try {
+    await Promise.race([provider.close().catch(() => undefined), timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}

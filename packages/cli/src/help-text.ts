@@ -1,0 +1,122 @@
+import { COMMAND_OPTIONS, GLOBAL_OPTIONS, type CommandName, type OptionSpec } from './cli-options.js';
+import { ExitCode } from './exit-codes.js';
+
+const SUMMARY: Readonly<Record<CommandName, string>> = {
+  hold: 'run a command while holding a lock (a distributed flock); exit with its status',
+  inspect: 'show who holds a lock (owner, mode, fencing token, time left, metadata), or that it is free',
+};
+
+const EXIT_STATUS = [
+  `  ${ExitCode.OK}      the command succeeded (hold), or the lock was shown (inspect)`,
+  '  1-255  hold: the command\'s own exit status; 128+n when it was ended by signal n',
+  `  ${ExitCode.USAGE}     bad usage (unknown flag, bad duration, empty key, no command); nothing was contacted`,
+  `  ${ExitCode.BACKEND_UNAVAILABLE}     the backend could not be reached (or no Redlock majority)`,
+  `  ${ExitCode.INTERNAL}     an unexpected error`,
+  `  ${ExitCode.NOT_ACQUIRED}     hold: the lock was not acquired (held, with --no-wait; or --wait ran out); see --conflict-exit-code`,
+  `  ${ExitCode.LOCK_LOST}     hold: the lock was lost while the command ran; the command was stopped`,
+  `  ${ExitCode.CANNOT_EXECUTE}    hold: the command could not be run; ${ExitCode.COMMAND_NOT_FOUND}: the command was not found`,
+  '  130    hold: interrupted (SIGINT) while waiting for the lock (143: SIGTERM, 129: SIGHUP)',
+];
+
+const HOLD_EXAMPLES = [
+  '  # Run the nightly report on one machine at a time; others wait up to 30 s, then give up (75).',
+  '  fencelock hold reports:nightly -- ./nightly-report.sh',
+  '',
+  '  # Cron: skip this run if another one is still going.',
+  '  fencelock hold --no-wait backup -- pg_dump -f /backups/db.sql mydb',
+  '',
+  '  # etcd, waiting as long as it takes, with the fencing token passed on to the job.',
+  '  fencelock hold -b etcd --etcd-endpoints http://10.0.0.5:2379 --wait forever deploy \\',
+  '    -- sh -c \'./deploy.sh --fence "$FENCELOCK_TOKEN"\'',
+];
+
+const INSPECT_EXAMPLES = [
+  '  fencelock inspect reports:nightly',
+  '  FENCELOCK_BACKEND=zookeeper FENCELOCK_ZK_HOSTS=zk1:2181,zk2:2181 fencelock inspect deploy --json',
+];
+
+const HOLD_DETAILS = [
+  'The command runs directly (no shell: write `sh -c \'…\'` for one), with stdin, stdout and stderr',
+  'inherited, in its own process group. While it runs, the lock is extended every third of its TTL',
+  '(on etcd and zookeeper: kept by the session and re-confirmed as often), SIGINT, SIGTERM and SIGHUP',
+  'sent to fencelock are passed on to it, and if the lock is lost the command gets SIGTERM, then',
+  'SIGKILL after --kill-grace (exit 76). The lock is released when the command exits.',
+  '',
+  'The command\'s environment has:',
+  '  FENCELOCK_KEY       the lock key',
+  '  FENCELOCK_TOKEN     the fencing token (decimal; unset on redlock, which has none): pass it with',
+  '                      every write so the resource can refuse a writer that lost the lock',
+  '  FENCELOCK_OWNER_ID  this acquisition\'s owner id, as inspect shows it',
+  '  FENCELOCK_FENCING   how strong the token is: global (etcd, zookeeper), per-key (redis), none',
+  '',
+  'A waiting status line is drawn on stderr when it is a terminal; otherwise fencelock is quiet',
+  'unless --verbose.',
+];
+
+/** The text of `fencelock --help`, or of `fencelock <command> --help`. */
+export function helpText(command: CommandName | undefined): string {
+  return `${(command === undefined ? globalHelp() : commandHelp(command)).join('\n')}\n`;
+}
+
+function globalHelp(): string[] {
+  return [
+    'fencelock — distributed locks from the shell: run a command while holding a lock on Redis,',
+    'Redlock, etcd or ZooKeeper (a distributed flock), and see who holds one.',
+    '',
+    'Usage:',
+    '  fencelock hold <key> [options] -- <command> [args…]',
+    '  fencelock inspect <key> [options]',
+    '  fencelock help [hold|inspect]',
+    '',
+    'Commands:',
+    ...Object.entries(SUMMARY).map(([name, summary]) => `  ${name.padEnd(9)}${summary}`),
+    '',
+    'Options for every command (a flag wins over its environment variable):',
+    ...optionLines(GLOBAL_OPTIONS),
+    '',
+    'Exit status:',
+    ...EXIT_STATUS,
+    '',
+    'Examples:',
+    ...HOLD_EXAMPLES,
+    '',
+    ...INSPECT_EXAMPLES,
+    '',
+    'More: fencelock hold --help, fencelock inspect --help.',
+  ];
+}
+
+function commandHelp(command: CommandName): string[] {
+  const usage = command === 'hold' ? 'fencelock hold <key> [options] -- <command> [args…]' : 'fencelock inspect <key> [options]';
+  return [
+    `fencelock ${command} — ${SUMMARY[command]}.`,
+    '',
+    'Usage:',
+    `  ${usage}`,
+    '',
+    ...(command === 'hold' ? [...HOLD_DETAILS, ''] : []),
+    `Options of ${command}:`,
+    ...optionLines(COMMAND_OPTIONS[command]),
+    '',
+    'Options for every command (a flag wins over its environment variable):',
+    ...optionLines(GLOBAL_OPTIONS),
+    '',
+    'Exit status:',
+    ...EXIT_STATUS.filter((line) => command === 'hold' || !/ hold: /.test(line)),
+    '',
+    'Examples:',
+    ...(command === 'hold' ? HOLD_EXAMPLES : INSPECT_EXAMPLES),
+  ];
+}
+
+function optionLines(options: readonly OptionSpec[]): string[] {
+  const heads = options.map((option) => {
+    const short = option.short === undefined ? '    ' : `-${option.short}, `;
+    return `  ${short}--${option.name}${option.valueName === undefined ? '' : ` ${option.valueName}`}`;
+  });
+  const width = Math.max(...heads.map((head) => head.length)) + 2;
+  return options.map((option, index) => {
+    const env = option.env === undefined ? '' : ` [${option.env}]`;
+    return `${(heads[index] as string).padEnd(width)}${option.description}${env}`;
+  });
+}

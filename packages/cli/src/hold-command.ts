@@ -1,0 +1,229 @@
+import { isLockError, lockAbortedError, LockErrorCode, type LockHandle, type LockProvider } from '@fencelock/core';
+import { describeBackend } from './backend-config.js';
+import { HANDLED_SIGNALS, processSignal, type CliIo, type HandledSignal } from './cli-io.js';
+import { closeProvider, connectProvider } from './connect-provider.js';
+import { describeError, type ErrorContext } from './describe-error.js';
+import { formatDuration } from './duration.js';
+import { ExitCode, signalExitCode } from './exit-codes.js';
+import type { HoldSettings } from './parse-command-line.js';
+import { runCommand, type CommandOutcome } from './run-command.js';
+import { WaitStatus } from './wait-status.js';
+
+/** The variables `hold` adds to the command's environment. */
+export const HOLD_ENV = {
+  /** The lock key. */
+  key: 'FENCELOCK_KEY',
+  /** The fencing token, a decimal integer; unset when the backend has none (Redlock). */
+  token: 'FENCELOCK_TOKEN',
+  /** The owner id of this acquisition, as `inspect` shows it. */
+  ownerId: 'FENCELOCK_OWNER_ID',
+  /** How strong the token is: `global`, `per-key` or `none`. */
+  fencing: 'FENCELOCK_FENCING',
+} as const;
+
+/**
+ * `fencelock hold`: acquires the lock (waiting per `--wait`), runs the command while holding it,
+ * stops the command if the lock is lost, releases the lock, and returns the exit status.
+ */
+export async function runHold(settings: HoldSettings, io: CliIo): Promise<number> {
+  const onSignal = io.onSignal ?? processSignal;
+  const say = (line: string): void => {
+    io.stderr.write(`${line}\n`);
+  };
+  const verbose = (line: string): void => {
+    if (settings.verbose) say(`fencelock: ${line}`);
+  };
+  const context: ErrorContext = {
+    backend: settings.backend,
+    key: settings.key,
+    debug: settings.debug,
+    conflictExitCode: settings.conflictExitCode,
+  };
+
+  // Until the command runs, a signal stops the wait (and releases whatever was granted meanwhile).
+  const interrupt = new AbortController();
+  let interruptedBy: HandledSignal | undefined;
+  let stopListening: (() => void)[] = HANDLED_SIGNALS.map((signal) =>
+    onSignal(signal, () => {
+      interruptedBy ??= signal;
+      interrupt.abort(new Error(`interrupted by ${signal}`));
+    }),
+  );
+  const listenNoMore = (): void => {
+    for (const off of stopListening) off();
+    stopListening = [];
+  };
+
+  let provider: LockProvider | undefined;
+  let lock: LockHandle | undefined;
+  try {
+    provider = await connectProvider(settings.backend, settings.ttlMs);
+    verbose(`using ${describeBackend(settings.backend)}`);
+    // One cheap read first: an unreachable backend is reported in seconds, where an acquire would
+    // keep retrying it for the whole --wait.
+    await abortable(provider.inspect(settings.key), interrupt.signal, settings.key);
+    lock = await acquire(provider, settings, interrupt.signal, io);
+    if (interruptedBy !== undefined) return signalExitCode(interruptedBy);
+    if (lock === undefined) {
+      say(`fencelock: lock ${JSON.stringify(settings.key)} is held by another owner; the command was not run`);
+      return settings.conflictExitCode;
+    }
+    listenNoMore();
+    const token = lock.fencingToken === undefined ? 'no fencing token' : `token ${lock.fencingToken}`;
+    verbose(`acquired lock ${JSON.stringify(settings.key)} (${token}); running ${settings.command.join(' ')}`);
+    const outcome = await holdWhileRunning(provider, lock, settings, io, onSignal);
+    return exitStatus(outcome, settings, say, verbose);
+  } catch (error) {
+    if (interruptedBy !== undefined && isLockError(error, LockErrorCode.ABORTED)) {
+      verbose(`stopped waiting for lock ${JSON.stringify(settings.key)} (${interruptedBy})`);
+      return signalExitCode(interruptedBy);
+    }
+    const report = describeError(error, context);
+    for (const line of report.lines) say(line);
+    return report.exitCode;
+  } finally {
+    listenNoMore();
+    // A second Ctrl-C must not cut the release short (it is bounded: see closeProvider).
+    const ignore = HANDLED_SIGNALS.map((signal) => onSignal(signal, () => undefined));
+    try {
+      if (lock !== undefined) await release(lock, settings, say, verbose);
+      await closeProvider(provider);
+    } finally {
+      for (const off of ignore) off();
+    }
+  }
+}
+
+/** Acquires with the status line; resolves `undefined` when `--no-wait` finds the key held. */
+async function acquire(provider: LockProvider, settings: HoldSettings, signal: AbortSignal, io: CliIo): Promise<LockHandle | undefined> {
+  const options = {
+    mode: settings.mode,
+    metadata: settings.metadata,
+    signal,
+    ...(settings.maxHoldMs === undefined ? {} : { maxHoldMs: settings.maxHoldMs }),
+  };
+  if (settings.waitMs === 0) return provider.tryAcquire(settings.key, options);
+  const status = new WaitStatus({ stderr: io.stderr, verbose: settings.verbose, key: settings.key, waitMs: settings.waitMs });
+  const stopWatching = provider.on('contended', (event) => {
+    if (event.key !== settings.key) return;
+    status.contended();
+    // Who holds it is shown when known; failing to find out must not disturb the wait.
+    provider.inspect(settings.key).then(
+      (info) => status.holder(info?.holders[0]),
+      () => undefined,
+    );
+  });
+  try {
+    return await provider.acquire(settings.key, { ...options, waitMs: settings.waitMs });
+  } finally {
+    stopWatching();
+    status.stop();
+  }
+}
+
+/** Runs the command while the lock is held: confirms the lock, stops the command on loss. */
+async function holdWhileRunning(
+  provider: LockProvider,
+  lock: LockHandle,
+  settings: HoldSettings,
+  io: CliIo,
+  onSignal: NonNullable<CliIo['onSignal']>,
+): Promise<CommandOutcome> {
+  // Per-lock backends are extended by core every third of the TTL. Session backends keep the lock
+  // through their session, which does not notice the lock's own key being deleted (an operator's
+  // `etcdctl del`, a ZooKeeper `deleteall`): confirm the lock as often, so such a loss stops the command too.
+  const confirm =
+    provider.capabilities.expiry === 'session'
+      ? setInterval(() => {
+          lock.extend().catch(() => undefined);
+        }, Math.max(100, Math.floor(provider.defaultTtlMs / 3)))
+      : undefined;
+  confirm?.unref();
+  const offUncertain = provider.on('uncertain', (event) => {
+    if (event.ownerId === lock.ownerId && settings.verbose) io.stderr.write(`fencelock: connection to the backend lost; lock ${JSON.stringify(settings.key)} is uncertain\n`);
+  });
+  const offRecovered = provider.on('recovered', (event) => {
+    if (event.ownerId === lock.ownerId && settings.verbose) io.stderr.write(`fencelock: connection back; lock ${JSON.stringify(settings.key)} still held\n`);
+  });
+  try {
+    return await runCommand({
+      command: settings.command,
+      env: commandEnv(io.env, lock, provider),
+      foreground: settings.foreground,
+      lost: lock.signal,
+      killGraceMs: settings.killGraceMs,
+      onSignal,
+      onStop: (signal) => {
+        if (signal === 'SIGTERM') {
+          const report = describeError(lock.signal.reason, { key: settings.key, debug: settings.debug });
+          io.stderr.write(`${report.lines.join('\n')}\n`);
+          io.stderr.write(`fencelock: stopping the command (SIGTERM, then SIGKILL after ${formatDuration(settings.killGraceMs)})\n`);
+        } else {
+          io.stderr.write('fencelock: the command did not stop in time: SIGKILL\n');
+        }
+      },
+    });
+  } finally {
+    clearInterval(confirm);
+    offUncertain();
+    offRecovered();
+  }
+}
+
+/** The command's environment: ours, plus the lock's key, owner id and fencing token. */
+function commandEnv(env: CliIo['env'], lock: LockHandle, provider: LockProvider): Record<string, string> {
+  const result: Record<string, string> = {};
+  for (const [name, value] of Object.entries(env)) if (value !== undefined) result[name] = value;
+  result[HOLD_ENV.key] = lock.key;
+  result[HOLD_ENV.ownerId] = lock.ownerId;
+  result[HOLD_ENV.fencing] = provider.capabilities.fencing;
+  // An outer fencelock's token must not leak into a command that has none.
+  if (lock.fencingToken === undefined) delete result[HOLD_ENV.token];
+  else result[HOLD_ENV.token] = lock.fencingToken.toString();
+  return result;
+}
+
+function exitStatus(outcome: CommandOutcome, settings: HoldSettings, say: (line: string) => void, verbose: (line: string) => void): number {
+  if (outcome.kind === 'not-started') {
+    const program = JSON.stringify(settings.command[0]);
+    if (outcome.error.code === 'ENOENT') {
+      say(`fencelock: command not found: ${program}`);
+      return ExitCode.COMMAND_NOT_FOUND;
+    }
+    say(`fencelock: cannot run ${program}: ${outcome.error.message}`);
+    return outcome.error.code === 'EACCES' || outcome.error.code === 'EISDIR' ? ExitCode.CANNOT_EXECUTE : ExitCode.INTERNAL;
+  }
+  if (outcome.stoppedForLoss) return ExitCode.LOCK_LOST;
+  const status = outcome.code ?? (outcome.signal === null ? ExitCode.INTERNAL : signalExitCode(outcome.signal));
+  verbose(`the command exited with status ${status}`);
+  return status;
+}
+
+async function release(lock: LockHandle, settings: HoldSettings, say: (line: string) => void, verbose: (line: string) => void): Promise<void> {
+  try {
+    const wasHeld = await lock.release();
+    if (wasHeld) verbose(`released lock ${JSON.stringify(settings.key)}`);
+    else if (!lock.signal.aborted || !isLockError(lock.signal.reason, LockErrorCode.LOST)) verbose(`lock ${JSON.stringify(settings.key)} was no longer held at release`);
+  } catch (error) {
+    say(`fencelock: could not release lock ${JSON.stringify(settings.key)} (it expires on its own): ${error instanceof Error ? error.message : String(error)}`);
+  }
+}
+
+/** `promise`, or a `LOCK_ABORTED` rejection as soon as `signal` aborts (Ctrl-C must not wait for a slow server). */
+function abortable<T>(promise: Promise<T>, signal: AbortSignal, key: string): Promise<T> {
+  if (signal.aborted) return Promise.reject(lockAbortedError(key, signal));
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = (): void => reject(lockAbortedError(key, signal));
+    signal.addEventListener('abort', onAbort, { once: true });
+    promise.then(
+      (value) => {
+        signal.removeEventListener('abort', onAbort);
+        resolve(value);
+      },
+      (error: unknown) => {
+        signal.removeEventListener('abort', onAbort);
+        reject(error);
+      },
+    );
+  });
+}

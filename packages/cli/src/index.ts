@@ -1,0 +1,15 @@
+export { runCli } from './run-cli.js';
+export { processIo, HANDLED_SIGNALS } from './cli-io.js';
+export type { CliIo, CliOutput, HandledSignal } from './cli-io.js';
+export { ExitCode, signalExitCode } from './exit-codes.js';
+export { HOLD_ENV } from './hold-command.js';
+export { parseCommandLine, DEFAULT_WAIT_MS, DEFAULT_KILL_GRACE_MS } from './parse-command-line.js';
+export type { GlobalSettings, HoldSettings, InspectSettings, Invocation } from './parse-command-line.js';
+export { BACKEND_NAMES, DEFAULT_ADDRESSES, resolveBackendConfig } from './backend-config.js';
+export type { BackendConfig, BackendName, Env, Values } from './backend-config.js';
+export type { CommandName } from './cli-options.js';
+export { parseDuration } from './duration.js';
+export type { DurationRules } from './duration.js';
+export { inspectJson } from './inspect-command.js';
+export type { InspectJson, InspectJsonHolder } from './inspect-command.js';
+export { UsageError } from './usage-error.js';

@@ -1,0 +1,81 @@
+import type { LockInfo, LockProvider } from '@fencelock/core';
+import { describeBackend } from './backend-config.js';
+import type { CliIo } from './cli-io.js';
+import { closeProvider, connectProvider } from './connect-provider.js';
+import { describeError } from './describe-error.js';
+import { formatDuration } from './duration.js';
+import { ExitCode } from './exit-codes.js';
+import type { InspectSettings } from './parse-command-line.js';
+
+/** One holder in `inspect --json` output. Tokens are decimal strings: they may exceed 2^53. */
+export interface InspectJsonHolder {
+  /** The holder's owner id (`FENCELOCK_OWNER_ID` of a `hold`; for foreign lock libraries, their stored value). */
+  readonly ownerId: string;
+  /** Exclusive, or shared (a read lock). */
+  readonly mode: 'exclusive' | 'shared';
+  /** The fencing token as a decimal string, or `null` when the backend gives none. */
+  readonly fencingToken: string | null;
+  /** Remaining validity in ms as the backend sees it, or `null` when it does not say (session backends). */
+  readonly remainingMs: number | null;
+  /** What the holder stored with the lock (`--metadata`), or `null`. */
+  readonly metadata: string | null;
+}
+
+/** The object `fencelock inspect --json` prints. */
+export interface InspectJson {
+  /** The key, as given. */
+  readonly key: string;
+  /** The provider's name: `redis`, `redlock`, `etcd`, `zookeeper`. */
+  readonly backend: string;
+  /** `held` when there is at least one holder. */
+  readonly state: 'free' | 'held';
+  /** Empty when free; one entry for an exclusive holder, one per reader for shared locks. */
+  readonly holders: readonly InspectJsonHolder[];
+}
+
+/** `fencelock inspect`: prints the holder(s) of a key, or that it is free. Exits 0 either way. */
+export async function runInspect(settings: InspectSettings, io: CliIo): Promise<number> {
+  let provider: LockProvider | undefined;
+  try {
+    provider = await connectProvider(settings.backend, undefined);
+    const info = await provider.inspect(settings.key);
+    const json = inspectJson(settings.key, provider.name, info);
+    io.stdout.write(settings.json ? `${JSON.stringify(json)}\n` : formatInspect(json, describeBackend(settings.backend)));
+    return ExitCode.OK;
+  } catch (error) {
+    const report = describeError(error, { backend: settings.backend, key: settings.key, debug: settings.debug });
+    for (const line of report.lines) io.stderr.write(`${line}\n`);
+    return report.exitCode;
+  } finally {
+    await closeProvider(provider);
+  }
+}
+
+/** The JSON form of what a provider's `inspect` returned. */
+export function inspectJson(key: string, backend: string, info: LockInfo | undefined): InspectJson {
+  const holders = (info?.holders ?? []).map((holder) => ({
+    ownerId: holder.ownerId,
+    mode: holder.mode,
+    fencingToken: holder.fencingToken === undefined ? null : holder.fencingToken.toString(),
+    remainingMs: holder.remainingMs ?? null,
+    metadata: holder.metadata ?? null,
+  }));
+  return { key, backend, state: holders.length === 0 ? 'free' : 'held', holders };
+}
+
+/** The text form: one line when free, an aligned block per holder when held. */
+export function formatInspect(json: InspectJson, where: string): string {
+  if (json.state === 'free') return `${JSON.stringify(json.key)} is free (${where})\n`;
+  const lines = [`${JSON.stringify(json.key)} is held (${where})`];
+  for (const holder of json.holders) {
+    lines.push(
+      `  owner      ${holder.ownerId}`,
+      `  mode       ${holder.mode}`,
+      `  token      ${holder.fencingToken ?? 'none (this backend gives no fencing token)'}`,
+      `  remaining  ${holder.remainingMs === null ? 'while the holder\'s session lives' : formatDuration(holder.remainingMs)}`,
+      `  metadata   ${holder.metadata ?? '-'}`,
+    );
+    if (json.holders.length > 1) lines.push('');
+  }
+  return `${lines.join('\n')}\n`;
+}

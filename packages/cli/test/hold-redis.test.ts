@@ -1,0 +1,104 @@
+import { randomUUID } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { topology, waitFor } from '@fencelock/test-infra';
+import { Redis } from 'ioredis';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { ExitCode } from '../src/index.js';
+import { CRITICAL_SECTION, killRunningFencelocks, startFencelock } from './support/fencelock-process.js';
+import { describeHoldEndToEnd } from './support/hold-suite.js';
+import { LockLog } from './support/lock-log.js';
+
+// Single Redis: the lock is the plain key itself (the adapter's default prefix is ''), so deleting
+// it from outside is exactly the loss an operator's DEL, an eviction or a failover causes.
+describeHoldEndToEnd(
+  'redis',
+  async () => {
+    const { redisUrl } = topology();
+    const client = new Redis(redisUrl, { lazyConnect: true, maxRetriesPerRequest: 2 });
+    await client.connect();
+    return {
+      env: { FENCELOCK_BACKEND: 'redis', FENCELOCK_REDIS_URL: redisUrl },
+      shortLifetime: ['--ttl', '1s'],
+      removeLock: async (key) => {
+        await client.del(key);
+      },
+      close: async () => {
+        client.disconnect();
+      },
+    };
+  },
+  { fencing: 'per-key', full: true, readWrite: false },
+);
+
+// Backend-independent details of stopping the command, on the single Redis.
+describe('fencelock hold stops what it started', () => {
+  const { redisUrl } = topology();
+  const env = { FENCELOCK_BACKEND: 'redis', FENCELOCK_REDIS_URL: redisUrl };
+  const client = new Redis(redisUrl, { lazyConnect: true, maxRetriesPerRequest: 2 });
+  const logs: LockLog[] = [];
+  const orphans: number[] = [];
+  const section = (log: LockLog, who: string, ...extra: string[]): string[] => [process.execPath, CRITICAL_SECTION, log.path, who, ...extra];
+  const readyPid = (output: string, who: string): number => Number(new RegExp(`ready ${who} (\\d+)`).exec(output)?.[1]);
+
+  beforeAll(async () => {
+    await client.connect();
+  });
+  afterEach(async () => {
+    await killRunningFencelocks();
+    for (const pid of orphans.splice(0)) if (isRunning(pid)) process.kill(pid, 'SIGKILL');
+    for (const log of logs.splice(0)) log.remove();
+  });
+  afterAll(() => {
+    client.disconnect();
+  });
+
+  it('kills the whole process group on loss, also a child the command left behind', async () => {
+    const log = new LockLog();
+    logs.push(log);
+    const key = `cli-group:${randomUUID()}`;
+    const quoted = section(log, 'G', '--gate', log.gate('never'), '--ignore-term', '--no-parent-check').map((word) => `'${word}'`).join(' ');
+    // The shell dies of SIGTERM; its child ignores SIGTERM and outlives it unless the group is killed.
+    const holder = startFencelock(['hold', key, '--ttl', '1s', '--kill-grace', '300ms', '--', 'sh', '-c', `${quoted}; echo shell-after`], env);
+    await holder.waitForStdout('ready G');
+    const grandchild = readyPid(holder.stdout(), 'G');
+    orphans.push(grandchild);
+    await client.del(key);
+    expect((await holder.exited).code).toBe(ExitCode.LOCK_LOST);
+    await waitFor(async () => (isRunning(grandchild) ? undefined : true), { what: `the command's child ${grandchild} to be killed`, timeoutMs: 15_000 });
+    expect(log.events()).toEqual(['G start', 'G SIGTERM']);
+    expect(holder.stdout()).not.toContain('shell-after');
+  });
+
+  it('with --foreground, still stops the command on loss', async () => {
+    const log = new LockLog();
+    logs.push(log);
+    const key = `cli-foreground:${randomUUID()}`;
+    const holder = startFencelock(['hold', key, '--foreground', '--ttl', '1s', '--kill-grace', '300ms', '--', ...section(log, 'F', '--gate', log.gate('never'), '--ignore-term')], env);
+    await holder.waitForStdout('ready F');
+    await client.del(key);
+    expect((await holder.exited).code).toBe(ExitCode.LOCK_LOST);
+    expect(log.events()).toEqual(['F start', 'F SIGTERM']);
+  });
+
+  it('ends the hold after --max-hold: the command is stopped, the lock released, exit 76', async () => {
+    const log = new LockLog();
+    logs.push(log);
+    const key = `cli-max-hold:${randomUUID()}`;
+    const holder = startFencelock(['hold', key, '--max-hold', '1s', '--', ...section(log, 'M', '--gate', log.gate('never'))], env);
+    expect((await holder.exited).code).toBe(ExitCode.LOCK_LOST);
+    expect(log.events()).toEqual(['M start', 'M SIGTERM']);
+    expect(holder.stderr()).toContain('LOCK_LOST');
+    expect(await client.exists(key)).toBe(0);
+  });
+});
+
+/** True while `pid` runs (a zombie waiting to be reaped counts as gone). */
+function isRunning(pid: number): boolean {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // The state follows the command name in parentheses, which may itself contain spaces.
+    return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) !== 'Z';
+  } catch {
+    return false;
+  }
+}
