@@ -30,6 +30,13 @@ export interface LockEventMap {
   timeout: LockEventBase & { readonly waitedMs: number };
   /** An acquire call was aborted through its signal. */
   aborted: LockEventBase & { readonly waitedMs: number };
+  /** A `tryAcquire` found the key held and resolved `undefined`. */
+  declined: LockEventBase & { readonly waitedMs: number };
+  /**
+   * An acquire call failed with an error other than a timeout or the caller's abort: the backend
+   * was unreachable, a quorum was not reached, the provider was closed under it.
+   */
+  failed: LockEventBase & { readonly waitedMs: number; readonly error: LockError };
   /** A handle was released; `wasHeld` is what `release()` resolved. */
   released: LockEventBase & { readonly ownerId: string; readonly heldMs: number; readonly wasHeld: boolean };
   /** A held lock was extended (by `extend()` or automatically). */

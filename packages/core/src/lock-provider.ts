@@ -178,7 +178,9 @@ export class BaseLockProvider implements LockProvider {
       }
     } catch (error) {
       if (!internal.signal.aborted) {
-        throw isLockError(error) ? error : backendUnavailableError(`acquiring lock "${key}" failed`, error, key);
+        const failure = isLockError(error) ? error : backendUnavailableError(`acquiring lock "${key}" failed`, error, key);
+        this.#emit('failed', key, settings, { waitedMs: monotonicNow() - start, error: failure });
+        throw failure;
       }
     } finally {
       userSignal?.removeEventListener('abort', forwardAbort);
@@ -191,9 +193,14 @@ export class BaseLockProvider implements LockProvider {
         this.#emit('aborted', key, settings, { waitedMs });
         throw lockAbortedError(key, userSignal);
       }
-      throw isLockError(internal.signal.reason) ? internal.signal.reason : lockAbortedError(key, internal.signal);
+      const failure = isLockError(internal.signal.reason) ? internal.signal.reason : lockAbortedError(key, internal.signal);
+      this.#emit('failed', key, settings, { waitedMs, error: failure });
+      throw failure;
     }
-    if (tryOnce) return undefined;
+    if (tryOnce) {
+      this.#emit('declined', key, settings, { waitedMs });
+      return undefined;
+    }
     this.#emit('timeout', key, settings, { waitedMs });
     throw new LockError(LockErrorCode.TIMEOUT, `lock "${key}" was not acquired within ${settings.waitMs} ms`, { key });
   }
@@ -223,7 +230,7 @@ export class BaseLockProvider implements LockProvider {
     return handle;
   }
 
-  #emit<E extends 'acquired' | 'contended' | 'timeout' | 'aborted'>(
+  #emit<E extends 'acquired' | 'contended' | 'timeout' | 'aborted' | 'declined' | 'failed'>(
     event: E,
     key: string,
     settings: NormalizedAcquireOptions,

@@ -50,6 +50,26 @@ describe('BaseLockProvider over a backend', () => {
     await lock.release();
   });
 
+  it('reports an acquire that failed, and a tryAcquire that found the key held, as events', async () => {
+    const backend = new ScriptedBackend([]);
+    backend.steps.push(
+      async () => {
+        throw new Error('connection refused');
+      },
+      async () => undefined,
+    );
+    const provider = new BaseLockProvider(backend);
+    const failed: unknown[] = [];
+    const declined: string[] = [];
+    provider.on('failed', (event) => failed.push(event.error));
+    provider.on('declined', (event) => declined.push(event.key));
+    await expect(provider.acquire('k')).rejects.toMatchObject({ code: 'LOCK_BACKEND_UNAVAILABLE' });
+    expect(failed).toEqual([expect.objectContaining({ code: 'LOCK_BACKEND_UNAVAILABLE' })]);
+    expect(await provider.tryAcquire('k')).toBeUndefined();
+    expect(declined).toEqual(['k']);
+    expect(failed).toHaveLength(1);
+  });
+
   it('releases a grant that arrives after the caller aborted', async () => {
     const controller = new AbortController();
     const backend = new ScriptedBackend([]);

@@ -103,6 +103,19 @@ export function instrumentLockProvider(
         });
       }
     },
+    declined(event) {
+      const attributes = attributesOf(event);
+      instruments.acquireDuration.record(event.waitedMs / 1_000, attributes.declined);
+      if (acquireSpans) recordAcquireSpan(tracer, attributes.declined, event.waitedMs);
+    },
+    failed(event) {
+      const sample = attributesOf(event).failed(event.error.code);
+      instruments.acquireDuration.record(event.waitedMs / 1_000, sample);
+      if (acquireSpans) {
+        // Not the error's message: it names the key, which only `recordKeys` may put into telemetry.
+        recordAcquireSpan(tracer, sample, event.waitedMs, { code: event.error.code, message: 'the acquire call failed' });
+      }
+    },
     released(event) {
       instruments.holdDuration.record(event.heldMs / 1_000, attributesOf(event).released(event.wasHeld));
       const span = endHold(event.ownerId)?.span;

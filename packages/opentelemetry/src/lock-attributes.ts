@@ -17,6 +17,8 @@ export class LockAttributeSets {
   #acquiredUncontended: Attributes | undefined;
   #timeout: Attributes | undefined;
   #aborted: Attributes | undefined;
+  #declined: Attributes | undefined;
+  readonly #failed = new Map<string, Attributes>();
   #released: Attributes | undefined;
   #notHeld: Attributes | undefined;
   #held: Attributes | undefined;
@@ -41,6 +43,20 @@ export class LockAttributeSets {
 
   get aborted(): Attributes {
     return (this.#aborted ??= this.#with(AttributeName.OUTCOME, AcquireOutcome.ABORTED));
+  }
+
+  get declined(): Attributes {
+    return (this.#declined ??= this.#with(AttributeName.OUTCOME, AcquireOutcome.DECLINED));
+  }
+
+  /** A failed acquire call, by error code (a small, fixed set). */
+  failed(code: string): Attributes {
+    let attributes = this.#failed.get(code);
+    if (attributes === undefined) {
+      attributes = this.#with(AttributeName.OUTCOME, AcquireOutcome.FAILED, AttributeName.ERROR_TYPE, code);
+      this.#failed.set(code, attributes);
+    }
+    return attributes;
   }
 
   /** A hold that ended with `release()`, still held (`released`) or not (`not_held`). */

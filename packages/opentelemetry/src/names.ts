@@ -73,6 +73,10 @@ export const AcquireOutcome = {
   TIMEOUT: 'timeout',
   /** The caller's signal aborted the wait (`LOCK_ABORTED`). */
   ABORTED: 'aborted',
+  /** A `tryAcquire` found the key held (not an error). */
+  DECLINED: 'declined',
+  /** The call failed with another error (backend unreachable, no quorum, provider closed); `error.type` says which. */
+  FAILED: 'failed',
 } as const;
 /** One of the {@link AcquireOutcome} values. */
 export type AcquireOutcome = (typeof AcquireOutcome)[keyof typeof AcquireOutcome];

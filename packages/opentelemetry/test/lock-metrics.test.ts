@@ -6,6 +6,7 @@ import {
   AttributeName,
   HOLD_DURATION_BUCKETS_S,
   MetricName,
+  SpanName,
   instrumentLockProvider,
 } from '../src/index.js';
 import { nextEvent, recordEvents } from './support/events.js';
@@ -92,7 +93,7 @@ describe('instrumentLockProvider metrics (MemoryLockProvider)', () => {
     await contended;
     await holder.release();
     await (await waiter).release();
-    // tryAcquire on a held key: a contention, but no acquisition sample (core reports no end for it).
+    // tryAcquire on a held key: a contention, and a sample with outcome "declined".
     const blocker = await locks.acquire(key);
     expect(await locks.tryAcquire(key)).toBeUndefined();
     await blocker.release();
@@ -101,7 +102,31 @@ describe('instrumentLockProvider metrics (MemoryLockProvider)', () => {
     expect(metrics.sum(MetricName.CONTENTIONS, { ...BACKEND, [AttributeName.MODE]: 'exclusive' })).toBe(2);
     expect(metrics.histogram(MetricName.ACQUIRE_DURATION, { [AttributeName.CONTENDED]: true }).count).toBe(1);
     expect(metrics.histogram(MetricName.ACQUIRE_DURATION, { [AttributeName.CONTENDED]: false }).count).toBe(2);
+    expect(metrics.histogram(MetricName.ACQUIRE_DURATION, { [AttributeName.OUTCOME]: 'declined' }).count).toBe(1);
     expect(metrics.sum(MetricName.TIMEOUTS)).toBe(0);
+  });
+
+  it('records an acquire that failed (the provider closed under it) with outcome "failed" and its error type', async () => {
+    const closing = new MemoryLockProvider({ store: locks.store });
+    using _ = instrumentLockProvider(closing, { meterProvider: otel.meterProvider, tracerProvider: otel.tracerProvider });
+    const key = uniqueKey('failed');
+    const holder = await locks.acquire(key);
+    const contended = nextEvent(closing, 'contended');
+    const waiter = closing.acquire(key, { waitMs: 10_000 });
+    await contended;
+    await closing.close();
+    expect((await rejection(waiter)).code).toBe('LOCK_BACKEND_UNAVAILABLE');
+    await holder.release();
+
+    const metrics = await otel.collect();
+    const failed = metrics.histogram(MetricName.ACQUIRE_DURATION, {
+      [AttributeName.OUTCOME]: 'failed',
+      [AttributeName.ERROR_TYPE]: 'LOCK_BACKEND_UNAVAILABLE',
+    });
+    expect(failed.count).toBe(1);
+    const spans = otel.spans(SpanName.ACQUIRE).filter((span) => span.attributes[AttributeName.OUTCOME] === 'failed');
+    expect(spans).toHaveLength(1);
+    expect(spans[0]!.attributes[AttributeName.ERROR_TYPE]).toBe('LOCK_BACKEND_UNAVAILABLE');
   });
 
   it('counts a timeout and records its wait with outcome "timeout"', async () => {

@@ -46,8 +46,12 @@ export function registerBasicCases(ctx: SuiteContext): void {
       const key = ctx.key('try');
       const lock = await a.tryAcquire(key);
       expect(lock).toBeDefined();
+      const declined: string[] = [];
+      b.on('declined', (event) => declined.push(event.key));
       expect(await a.tryAcquire(key)).toBeUndefined();
       expect(await b.tryAcquire(key)).toBeUndefined();
+      // The refusal is reported as an event (core emits it; a provider must not bypass core's path).
+      expect(declined).toEqual([key]);
       await lock?.release();
       const next = await b.tryAcquire(key);
       expect(next?.isHeld()).toBe(true);
