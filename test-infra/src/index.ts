@@ -58,3 +58,4 @@ export { InfraError, logTail } from './errors.js';
 export { waitFor, sleep, withTimeout, WaitTimeoutError } from './wait.js';
 export * from './zookeeper-lock-peers.js';
 export type { WaitOptions } from './wait.js';
+export { isChildOfThisProcess, killChildLeftovers } from './child-cleanup.js';

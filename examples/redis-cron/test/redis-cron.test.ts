@@ -1,34 +1,10 @@
-import { readFileSync } from 'node:fs';
-import { topology } from '@fencelock/test-infra';
+import { isChildOfThisProcess, killChildLeftovers, topology } from '@fencelock/test-infra';
 import { afterEach, describe, expect, it } from 'vitest';
 import { previousDays, runCron, type CronTick } from '../src/run-cron.js';
 
-/** True while `pid` is a child of this process (and so ours to kill): /proc/<pid>/stat names its parent. */
-function isOurChild(pid: number): boolean {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    // Fields after the command name (in parentheses, which may contain spaces): state, ppid, …
-    return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]) === process.pid;
-  } catch {
-    return false;
-  }
-}
-
-/** Kills what a failed or timed-out run left behind (a successful run stops its workers itself). */
-function killLeftovers(pids: readonly number[]): void {
-  for (const pid of pids.filter(isOurChild)) {
-    try {
-      process.kill(pid, 'SIGCONT'); // a frozen worker
-      process.kill(pid, 'SIGKILL');
-    } catch {
-      // exited meanwhile
-    }
-  }
-}
-
 // Worker process ids of the current test.
 const started: number[] = [];
-afterEach(() => killLeftovers(started.splice(0)));
+afterEach(() => killChildLeftovers(started.splice(0)));
 
 describe('redis-cron example', () => {
   it('N ticks fired at three worker processes: exactly N reports, each built by one worker under an extended lock', async () => {
@@ -75,7 +51,7 @@ describe('redis-cron example', () => {
     expect(waitLosers.some((report) => report.tookLock === true)).toBe(true);
     // Every worker process is gone once runCron returns.
     expect(started).toHaveLength(3);
-    expect(started.filter(isOurChild)).toEqual([]);
+    expect(started.filter(isChildOfThisProcess)).toEqual([]);
     expect(lines.at(-1)).toContain('4 ticks -> 4 reports published');
   });
 });

@@ -1,37 +1,13 @@
-import { readFileSync } from 'node:fs';
-import { startRedisMasters, topology, type RedisServer } from '@fencelock/test-infra';
+import { isChildOfThisProcess, killChildLeftovers, startRedisMasters, topology, type RedisServer } from '@fencelock/test-infra';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { TickReport } from '../src/protocol.js';
 import { previousDays, runCron, type CronTick } from '../src/run-cron.js';
-
-/** True while `pid` is a child of this process (and so ours to kill): /proc/<pid>/stat names its parent. */
-function isOurChild(pid: number): boolean {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    // Fields after the command name (in parentheses, which may contain spaces): state, ppid, …
-    return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]) === process.pid;
-  } catch {
-    return false;
-  }
-}
-
-/** Kills what a failed or timed-out run left behind (a successful run stops its workers itself). */
-function killLeftovers(pids: readonly number[]): void {
-  for (const pid of pids.filter(isOurChild)) {
-    try {
-      process.kill(pid, 'SIGCONT'); // a frozen worker
-      process.kill(pid, 'SIGKILL');
-    } catch {
-      // exited meanwhile
-    }
-  }
-}
 
 // Worker process ids and dedicated servers of the current test.
 const started: number[] = [];
 const servers: RedisServer[] = [];
 afterEach(async () => {
-  killLeftovers(started.splice(0));
+  killChildLeftovers(started.splice(0));
   await Promise.all(servers.splice(0).map((server) => server.stop()));
 });
 
@@ -79,7 +55,7 @@ describe('redlock-cron example', () => {
     expect(result.written.find((report) => report.date === d3)?.worker).toBe('worker-3');
 
     expect(started).toHaveLength(3);
-    expect(started.filter(isOurChild)).toEqual([]);
+    expect(started.filter(isChildOfThisProcess)).toEqual([]);
     expect(lines.at(-1)).toContain('1 duplicate write(s) refused by the idempotency record');
   });
 
@@ -105,6 +81,6 @@ describe('redlock-cron example', () => {
       const run = onlyRun(result.reports, tick.date);
       expect(result.written.find((report) => report.date === tick.date)?.worker).toBe(run.worker);
     }
-    expect(started.filter(isOurChild)).toEqual([]);
+    expect(started.filter(isChildOfThisProcess)).toEqual([]);
   });
 });

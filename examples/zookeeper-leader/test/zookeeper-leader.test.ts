@@ -1,34 +1,10 @@
-import { readFileSync } from 'node:fs';
-import { topology } from '@fencelock/test-infra';
+import { isChildOfThisProcess, killChildLeftovers, topology } from '@fencelock/test-infra';
 import { afterEach, describe, expect, it } from 'vitest';
 import { runElection } from '../src/run-election.js';
 
-/** True while `pid` is a child of this process (and so ours to kill): /proc/<pid>/stat names its parent. */
-function isOurChild(pid: number): boolean {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    // Fields after the command name (in parentheses, which may contain spaces): state, ppid, …
-    return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]) === process.pid;
-  } catch {
-    return false;
-  }
-}
-
-/** Kills what a failed or timed-out run left behind (a successful run stops its workers itself). */
-function killLeftovers(pids: readonly number[]): void {
-  for (const pid of pids.filter(isOurChild)) {
-    try {
-      process.kill(pid, 'SIGCONT'); // a frozen worker
-      process.kill(pid, 'SIGKILL');
-    } catch {
-      // exited meanwhile
-    }
-  }
-}
-
 // Worker process ids of the current test.
 const started: number[] = [];
-afterEach(() => killLeftovers(started.splice(0)));
+afterEach(() => killChildLeftovers(started.splice(0)));
 
 describe('zookeeper-leader example', () => {
   it('a killed leader and a frozen leader are each replaced by another worker with a larger token, never two at once', async () => {
@@ -55,6 +31,6 @@ describe('zookeeper-leader example', () => {
     // Every leader's work began after the previous leader's last round: no overlap, in token order.
     expect(result.violations).toEqual([]);
     expect(started).toHaveLength(3);
-    expect(started.filter(isOurChild)).toEqual([]);
+    expect(started.filter(isChildOfThisProcess)).toEqual([]);
   });
 });

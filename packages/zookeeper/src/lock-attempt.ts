@@ -173,30 +173,28 @@ export class LockAttempt {
     for (let attempt = 0; attempt < MAX_CREATE_ATTEMPTS; attempt += 1) {
       if (signal.aborted) throw signal.reason;
       // The listing and (when the sequence can be guessed) our node's stat go right behind the create,
-      // in the same write: answered after it, they cost no round trip of their own.
+      // in the same write (the session coalesces one turn's requests): answered after it, in order,
+      // they see our node and cost no round trip of their own.
       const guess = hints.guess(lockPath);
       const guessedName = guess === undefined ? undefined : `${this.#prefix}${guess}`;
-      const { creating, first } = this.#session.batch(() => {
-        const creating = this.#session.request<string>(
-          'creating the contender node',
-          (done) => {
-            const path = this.#path(this.#prefix);
-            if (data === undefined) this.#session.client.create(path, CreateMode.EPHEMERAL_SEQUENTIAL, done);
-            else this.#session.client.create(path, data, CreateMode.EPHEMERAL_SEQUENTIAL, done);
-          },
-          { late: (path) => this.#adoptLateCreate(path), signal },
-        );
-        const first: FirstReads = {
-          children: this.#session
-            .request<string[]>('listing lock contenders', (done) =>
-              this.#session.client.getChildren(lockPath, (error, list) => done(error, list)),
-            )
-            .catch(() => undefined),
-          guessedName,
-          guessedStat: guessedName === undefined ? undefined : this.#stat(guessedName).catch(() => undefined),
-        };
-        return { creating, first };
-      });
+      const creating = this.#session.request<string>(
+        'creating the contender node',
+        (done) => {
+          const path = this.#path(this.#prefix);
+          if (data === undefined) this.#session.client.create(path, CreateMode.EPHEMERAL_SEQUENTIAL, done);
+          else this.#session.client.create(path, data, CreateMode.EPHEMERAL_SEQUENTIAL, done);
+        },
+        { late: (path) => this.#adoptLateCreate(path), signal },
+      );
+      const first: FirstReads = {
+        children: this.#session
+          .request<string[]>('listing lock contenders', (done) =>
+            this.#session.client.getChildren(lockPath, (error, list) => done(error, list)),
+          )
+          .catch(() => undefined),
+        guessedName,
+        guessedStat: guessedName === undefined ? undefined : this.#stat(guessedName).catch(() => undefined),
+      };
       try {
         const created = await creating;
         const name = created.slice(created.lastIndexOf('/') + 1);

@@ -75,12 +75,18 @@ export class ZooKeeperSession {
   readonly #connectWaiters = new Set<() => void>();
   #heartbeatTimer: NodeJS.Timeout | undefined;
   #deadlineTimer: NodeJS.Timeout | undefined;
+  // When the armed deadline timer fires (monotonic ms).
+  #deadlineAt = Number.POSITIVE_INFINITY;
+  // The deadline last passed on to the grants.
+  #renewedUntil = Number.NEGATIVE_INFINITY;
   #heartbeatInFlight = false;
   // Silence is counted from here at the earliest (creation, a reconnection, a pause of this process).
   #quietFrom = monotonicNow();
   #heartbeatGeneration = 0;
   #lastTick = monotonicNow();
   #closing: Promise<void> = Promise.resolve();
+  // The socket corked for the current turn of the event loop (see #coalesceWrites).
+  #corked: { uncork(): void } | undefined;
   readonly #onState = (state: State): void => this.#stateChanged(state);
 
   constructor(client: Client, owned: boolean, settings: SessionSettings) {
@@ -189,6 +195,7 @@ export class ZooKeeperSession {
     const { signal, late } = options;
     if (signal?.aborted) return Promise.reject(signal.reason);
     const sent = monotonicNow();
+    this.#coalesceWrites();
     return new Promise<T>((resolve, reject) => {
       let settled = false;
       const giveUp = (reason: unknown): void => {
@@ -220,23 +227,6 @@ export class ZooKeeperSession {
         giveUp(error);
       }
     });
-  }
-
-  /**
-   * Runs `send`, which issues several requests at once, with the client's socket corked, so that they
-   * leave in one write (one system call and one TCP segment for the server to wake up for) instead
-   * of one each. Requests still go out in the order they were issued; without a socket (not
-   * connected) they simply queue in the client as usual.
-   */
-  batch<T>(send: () => T): T {
-    const socket = this.#manager()?.socket;
-    const corkable = typeof socket?.cork === 'function' && typeof socket.uncork === 'function';
-    if (corkable) socket.cork?.();
-    try {
-      return send();
-    } finally {
-      if (corkable) socket.uncork?.();
-    }
   }
 
   /** Tracks a grant: it is renewed, made uncertain, recovered and lost with the session. */
@@ -283,6 +273,27 @@ export class ZooKeeperSession {
     manager.socket?.destroy();
   }
 
+  /**
+   * Corks the client's socket until the end of this turn of the event loop, so that every request
+   * issued meanwhile (an acquire's create and the reads behind it; the requests of many concurrent
+   * acquires) leaves in one write: one system call and one segment for the server to wake up for,
+   * instead of one per request. Order is unchanged; node-zookeeper-client writes each request as
+   * it is queued, so without this each costs a write of its own. Without a socket (not connected)
+   * requests queue in the client as usual.
+   */
+  #coalesceWrites(): void {
+    if (this.#corked !== undefined) return;
+    const socket = this.#manager()?.socket;
+    if (socket === undefined || typeof socket.cork !== 'function' || typeof socket.uncork !== 'function') return;
+    socket.cork();
+    const corked = { uncork: () => socket.uncork?.() };
+    this.#corked = corked;
+    process.nextTick(() => {
+      this.#corked = undefined;
+      corked.uncork();
+    });
+  }
+
   #manager(): ConnectionManagerInternals | undefined {
     return (this.client as unknown as { connectionManager?: ConnectionManagerInternals }).connectionManager;
   }
@@ -301,9 +312,18 @@ export class ZooKeeperSession {
     if (this.#state === 'dead' || sent <= this.#lastContact) return;
     this.#lastContact = sent;
     const validUntil = this.validUntil();
-    this.#armDeadline(validUntil);
+    // Every answer moves the deadline later: a timer armed for an earlier moment re-arms itself when
+    // it fires (#deadlinePassed), so it is only re-armed here when none is armed or it would fire too
+    // late (a smaller timeout negotiated) — not once per answer.
+    if (this.#deadlineTimer === undefined || validUntil < this.#deadlineAt) this.#armDeadline(validUntil);
     const recovered = this.#uncertain && this.#state === 'connected';
     if (recovered) this.#uncertain = false;
+    // Grants hear of a renewal once it moved their deadline by a quarter heartbeat (each heartbeat
+    // does): not on every answer, which would re-arm every held handle's timers per request (64 held
+    // locks, 4 requests per acquisition). Their deadline then lags the session's by less than that
+    // step, on the safe side, within the heartbeat resolution the capabilities announce.
+    if (!recovered && validUntil - this.#renewedUntil < this.#settings.heartbeatIntervalMs / 4) return;
+    this.#renewedUntil = validUntil;
     for (const grant of this.#grants) {
       grant.observer.renewed(validUntil);
       if (recovered) grant.observer.recovered();
@@ -312,11 +332,13 @@ export class ZooKeeperSession {
 
   #armDeadline(validUntil: number): void {
     clearTimeout(this.#deadlineTimer);
+    this.#deadlineAt = validUntil;
     this.#deadlineTimer = setTimeout(() => this.#deadlinePassed(), Math.max(0, Math.ceil(validUntil - monotonicNow())));
     this.#deadlineTimer.unref();
   }
 
   #deadlinePassed(): void {
+    this.#deadlineTimer = undefined;
     if (this.#state === 'dead') return;
     const validUntil = this.validUntil();
     if (monotonicNow() < validUntil) return this.#armDeadline(validUntil);

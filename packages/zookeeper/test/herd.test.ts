@@ -80,6 +80,39 @@ it(`one release wakes exactly one of ${WAITERS} waiters (one watch notification 
   }
 }, 120_000);
 
+it('with 40 waiters in one process, 40 releases with a waiter deliver exactly 40 watch notifications in all', async () => {
+  const key = `herd:${randomUUID()}`;
+  const WAITING = 40;
+  const holderSide = await countingClient();
+  const waiterSide = await countingClient();
+  const holder = createZooKeeperLockProvider({ client: holderSide.client, root: '/fencelock-herd' });
+  const waiter = createZooKeeperLockProvider({ client: waiterSide.client, root: '/fencelock-herd' });
+  try {
+    const lock = await holder.acquire(key);
+    const order: number[] = [];
+    const done: Promise<void>[] = [];
+    for (let index = 0; index < WAITING; index += 1) {
+      const queued = nextEvent(waiter, 'contended', (e) => e.key === key, 10_000);
+      done.push(
+        waiter.acquire(key, { waitMs: 60_000 }).then(async (held) => {
+          order.push(index);
+          await held.release();
+        }),
+      );
+      await queued;
+    }
+    expect(waiterSide.notifications()).toBe(0);
+    await lock.release();
+    await within(Promise.all(done), 60_000, 'every waiter to acquire and release');
+    expect(order).toEqual(Array.from({ length: WAITING }, (_, index) => index));
+    // Each waiter watched only its predecessor: one notification per hand-off, whatever the queue length.
+    expect(holderSide.notifications()).toBe(0);
+    expect(waiterSide.notifications()).toBe(WAITING);
+  } finally {
+    await Promise.allSettled([holder.close(), waiter.close()]);
+  }
+}, 120_000);
+
 it('a provider on a given client: close() ends waits and deletes their nodes, and leaves the client open', async () => {
   const key = `given-${randomUUID()}`;
   const path = `/fencelock-herd/${key}`;

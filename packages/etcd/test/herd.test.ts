@@ -1,0 +1,88 @@
+/**
+ * No herd effect: each waiter watches only the deletion of the key just before its own, so a release
+ * wakes exactly one waiter whatever the number of waiters. Counted at the clients, as the watch
+ * events etcd delivers to each of them (a herd would deliver one event per remaining waiter).
+ */
+import { randomUUID } from 'node:crypto';
+import { nextEvent, within } from '@fencelock/conformance';
+import type { LockHandle } from '@fencelock/core';
+import { topology } from '@fencelock/test-infra';
+import { Etcd3 } from 'etcd3';
+import { afterEach, expect, it } from 'vitest';
+import { type EtcdLockProvider, createEtcdLockProvider } from '../src/index.js';
+
+const hosts = [...topology().etcdEndpoints];
+const clients: Etcd3[] = [];
+const providers: EtcdLockProvider[] = [];
+
+afterEach(async () => {
+  await Promise.allSettled(providers.splice(0).map((provider) => provider.close()));
+  for (const client of clients.splice(0)) client.close();
+});
+
+/** A provider on a client of its own whose delivered watch `delete` events are counted. */
+function countingProvider(): { provider: EtcdLockProvider; deletions: () => number } {
+  const client = new Etcd3({ hosts });
+  clients.push(client);
+  let count = 0;
+  const watch = client.watch.bind(client);
+  client.watch = () => {
+    const builder = watch();
+    const watcher = builder.watcher.bind(builder);
+    builder.watcher = () => watcher().on('delete', () => (count += 1));
+    return builder;
+  };
+  const provider = createEtcdLockProvider({ client, keyPrefix: 'fencelock-herd/', sessionTtlMs: 10_000 });
+  providers.push(provider);
+  return { provider, deletions: () => count };
+}
+
+/** Queues one acquire per entry of `waiters` on `key`, in that order; each releases once granted. */
+async function queueInOrder(key: string, waiters: readonly EtcdLockProvider[]): Promise<{ order: number[]; done: Promise<void[]> }> {
+  const order: number[] = [];
+  const done: Promise<void>[] = [];
+  for (const [index, waiter] of waiters.entries()) {
+    const queued = nextEvent(waiter, 'contended', (event) => event.key === key, 10_000);
+    done.push(
+      waiter.acquire(key, { waitMs: 60_000 }).then(async (lock: LockHandle) => {
+        order.push(index);
+        await lock.release();
+      }),
+    );
+    await queued;
+  }
+  return { order, done: Promise.all(done) };
+}
+
+it('with 10 waiters on 10 clients, each release delivers one watch event, to the next waiter only', async () => {
+  const key = `herd:${randomUUID()}`;
+  const holder = countingProvider();
+  const waiters = Array.from({ length: 10 }, () => countingProvider());
+  const lock = await holder.provider.acquire(key);
+  const { order, done } = await queueInOrder(
+    key,
+    waiters.map((w) => w.provider),
+  );
+  expect(waiters.map((w) => w.deletions())).toEqual(waiters.map(() => 0));
+  await lock.release();
+  await within(done, 60_000, 'every waiter to acquire and release');
+  expect(order).toEqual(waiters.map((_, index) => index));
+  expect(holder.deletions()).toBe(0);
+  expect(waiters.map((w) => w.deletions())).toEqual(waiters.map(() => 1));
+});
+
+it('with 40 waiters in one process, 40 releases with a waiter deliver exactly 40 watch events in all', async () => {
+  const key = `herd:${randomUUID()}`;
+  const holder = countingProvider();
+  const waiting = countingProvider();
+  const lock = await holder.provider.acquire(key);
+  const { order, done } = await queueInOrder(
+    key,
+    Array.from({ length: 40 }, () => waiting.provider),
+  );
+  await lock.release();
+  await within(done, 60_000, 'every waiter to acquire and release');
+  expect(order).toEqual(Array.from({ length: 40 }, (_, index) => index));
+  expect(holder.deletions()).toBe(0);
+  expect(waiting.deletions()).toBe(40);
+});

@@ -1,0 +1,154 @@
+/**
+ * The acquire's first round: the listing and (when the sequence number can be guessed) the stat of
+ * our own node are sent right behind the create, in the same write. Counted at the client: an
+ * uncontended acquire + release is 4 requests (create, getChildren, exists, delete) in 2 writes;
+ * a wrong guess (another client moved the lock's sequence counter) costs one more read and never a
+ * wrong token: the token is still the czxid of the holder's own node.
+ */
+import { randomUUID } from 'node:crypto';
+import { createRequire } from 'node:module';
+import { topology } from '@fencelock/test-infra';
+import { type Client, CreateMode, type Stat } from 'node-zookeeper-client';
+import { afterAll, describe, expect, it } from 'vitest';
+import { createZooKeeperLockProvider, encodeKeySegment } from '../src/index.js';
+import { SequenceHints } from '../src/sequence-hints.js';
+import { rawClient } from './znodes.js';
+
+const ROOT = '/fencelock-pipelining';
+const clients: Client[] = [];
+afterAll(() => {
+  for (const client of clients) client.close();
+});
+
+/** A connected client whose queued requests (by opcode) and socket flushes are counted. */
+async function countingClient(): Promise<{ client: Client; counts: () => Record<string, number> }> {
+  const client = await rawClient(topology().zkConnectionString);
+  clients.push(client);
+  const require = createRequire(import.meta.url);
+  const { OP_CODES } = require('node-zookeeper-client/lib/jute/index.js') as { OP_CODES: Record<string, number> };
+  const names = new Map(Object.entries(OP_CODES).map(([name, code]) => [code, name]));
+  const manager = (client as unknown as { connectionManager: { queue: (request: unknown, callback: unknown) => void; socket: object } })
+    .connectionManager;
+  const counts: Record<string, number> = {};
+  const queue = manager.queue.bind(manager);
+  manager.queue = (request, callback) => {
+    const { header, payload } = request as { header: { type: number }; payload?: { path?: string } };
+    // The session heartbeat is an exists of "/": counted apart.
+    const name = payload?.path === '/' ? 'HEARTBEAT' : (names.get(header.type) ?? 'OTHER');
+    counts[name] = (counts[name] ?? 0) + 1;
+    queue(request, callback);
+  };
+  const socket = manager.socket as { _write: (...args: unknown[]) => void; _writev: (...args: unknown[]) => void };
+  for (const method of ['_write', '_writev'] as const) {
+    const original = socket[method].bind(socket);
+    socket[method] = (...args: unknown[]) => {
+      counts['socket writes'] = (counts['socket writes'] ?? 0) + 1;
+      original(...args);
+    };
+  }
+  return { client, counts: () => ({ ...counts }) };
+}
+
+function delta(after: Record<string, number>, before: Record<string, number>): Record<string, number> {
+  const changed: Record<string, number> = {};
+  for (const [name, count] of Object.entries(after)) if (count !== (before[name] ?? 0)) changed[name] = count - (before[name] ?? 0);
+  return changed;
+}
+
+function statOf(client: Client, path: string): Promise<Stat> {
+  return new Promise((resolve, reject) => client.exists(path, (error, stat) => (error || !stat ? reject(error ?? new Error(`no ${path}`)) : resolve(stat))));
+}
+
+describe('the first round of an acquire', () => {
+  it('uncontended, once the sequence is known: 4 requests in 2 writes per acquire + release', async () => {
+    const { client, counts } = await countingClient();
+    const locks = createZooKeeperLockProvider({ client, root: ROOT });
+    const key = `pipelining:${randomUUID()}`;
+    try {
+      // The first acquire creates the lock znode and learns the sequence number.
+      await (await locks.acquire(key)).release();
+      let measured = 0;
+      // Five cycles without a session heartbeat in them (one goes out every session timeout / 6).
+      for (let cycle = 0; cycle < 50 && measured < 5; cycle += 1) {
+        const before = counts();
+        const lock = await locks.acquire(key);
+        await lock.release();
+        const sent = delta(counts(), before);
+        if (sent['HEARTBEAT'] !== undefined) continue;
+        expect(sent).toEqual({ CREATE: 1, GET_CHILDREN2: 1, EXISTS: 1, DELETE: 1, 'socket writes': 2 });
+        measured += 1;
+      }
+      expect(measured).toBe(5);
+    } finally {
+      await locks.close();
+    }
+  });
+
+  it('a wrong guess costs one more read, and the token is still the czxid of our own node', async () => {
+    const { client, counts } = await countingClient();
+    const other = await rawClient(topology().zkConnectionString);
+    clients.push(other);
+    const locks = createZooKeeperLockProvider({ client, root: ROOT, removeEmptyParents: false });
+    const key = `pipelining:${randomUUID()}`;
+    const lockPath = `${ROOT}/${encodeKeySegment(key)}`;
+    try {
+      await (await locks.acquire(key)).release();
+      // Another client moves the lock's sequence counter (a contender that came and went).
+      const foreign = await new Promise<string>((resolve, reject) =>
+        other.create(`${lockPath}/x-lock-`, CreateMode.EPHEMERAL_SEQUENTIAL, (error, path) => (error ? reject(error) : resolve(path))),
+      );
+      await new Promise<void>((resolve, reject) => other.remove(foreign, -1, (error) => (error ? reject(error) : resolve())));
+
+      const before = counts();
+      const lock = await locks.acquire(key);
+      // The guessed name did not exist: its stat was null, and our node's stat was asked for again.
+      expect(delta(counts(), before)).toMatchObject({ CREATE: 1, GET_CHILDREN2: 1, EXISTS: 2 });
+      const info = await locks.inspect(key);
+      const holder = info?.holders[0];
+      expect(holder?.fencingToken).toBe(lock.fencingToken);
+      const children = await new Promise<string[]>((resolve, reject) =>
+        other.getChildren(lockPath, (error, list) => (error ? reject(error) : resolve(list))),
+      );
+      const own = children.find((child) => child.includes(lock.ownerId));
+      expect(own).toBeDefined();
+      expect((await statOf(other, `${lockPath}/${own}`)).czxid.readBigInt64BE(0)).toBe(lock.fencingToken);
+      await lock.release();
+
+      // After a miss the next acquire does not guess: one stat, asked for once the name is known.
+      const next = counts();
+      await (await locks.acquire(key)).release();
+      expect(delta(counts(), next)).toMatchObject({ CREATE: 1, GET_CHILDREN2: 1, EXISTS: 1, DELETE: 1 });
+    } finally {
+      await locks.close();
+      await new Promise<void>((resolve) => other.remove(lockPath, -1, () => resolve()));
+    }
+  });
+});
+
+describe('sequence guesses', () => {
+  it('guess the next number after ours, learn the step, stop for one acquisition after a miss, and stay bounded', () => {
+    const hints = new SequenceHints();
+    expect(hints.guess('/l')).toBeUndefined();
+    hints.record('/l', 7, undefined);
+    expect(hints.guess('/l')).toBe('0000000008');
+    hints.record('/l', 8, '0000000008');
+    expect(hints.guess('/l')).toBe('0000000009');
+    // Another client's create in between: a miss; no guess next time, then the learnt step.
+    hints.record('/l', 10, '0000000009');
+    expect(hints.guess('/l')).toBeUndefined();
+    hints.record('/l', 12, undefined);
+    expect(hints.guess('/l')).toBe('0000000014');
+    // A jump (the znode was recreated, or a burst of other clients) is not learnt as a step.
+    hints.record('/l', 0, '0000000014');
+    hints.record('/l', 1, undefined);
+    expect(hints.guess('/l')).toBe('0000000002');
+    hints.forget('/l');
+    expect(hints.guess('/l')).toBeUndefined();
+    // Past the signed 32-bit counter ZooKeeper wraps: no guess.
+    hints.record('/max', 2_147_483_647, undefined);
+    expect(hints.guess('/max')).toBeUndefined();
+    for (let index = 0; index < 2_000; index += 1) hints.record(`/many/${index}`, 1, undefined);
+    expect(hints.guess('/many/0')).toBeUndefined();
+    expect(hints.guess('/many/1999')).toBe('0000000002');
+  });
+});
