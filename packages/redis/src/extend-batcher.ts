@@ -8,6 +8,8 @@ export interface ExtendItem {
   readonly metaKey?: string;
   readonly ownerId: string;
   readonly ttlMs: number;
+  /** How long the batch carrying this item may take (the batch gets the longest of its items'). */
+  readonly timeoutMs?: number;
 }
 
 /** The outcome of one extension: whether the lock was still ours, and when its request was sent. */
@@ -20,7 +22,7 @@ export interface ExtendOutcome {
  * Sends one batch: `keys` and `args` exactly as the extend-many script takes them (its ARGV[1], the
  * keys per lock, included in `args`); resolves the script's reply.
  */
-export type ExtendManyCall = (keys: string[], args: (string | number)[]) => Promise<unknown>;
+export type ExtendManyCall = (keys: string[], args: (string | number)[], timeoutMs: number | undefined) => Promise<unknown>;
 
 interface Pending {
   readonly item: ExtendItem;
@@ -82,14 +84,16 @@ export class ExtendBatcher {
   async #send(batch: Pending[]): Promise<void> {
     const keys: string[] = [];
     const args: (string | number)[] = [this.#withMeta ? 2 : 1];
+    let timeoutMs: number | undefined;
     for (const { item } of batch) {
+      if (item.timeoutMs !== undefined) timeoutMs = Math.max(timeoutMs ?? 0, item.timeoutMs);
       keys.push(item.lockKey);
       if (this.#withMeta) keys.push(item.metaKey ?? item.lockKey);
       args.push(item.ownerId, item.ttlMs);
     }
     const sent = monotonicNow();
     try {
-      const reply = await this.#call(keys, args);
+      const reply = await this.#call(keys, args, timeoutMs);
       const results = Array.isArray(reply) ? reply : [];
       batch.forEach((entry, index) => entry.resolve({ extended: Number(results[index]) === 1, sent }));
     } catch (error) {

@@ -8,7 +8,7 @@ interface Waiter {
 
 /**
  * The one pub/sub connection of a provider: it subscribes to a single channel on which the release
- * script publishes the released lock key, and wakes every local waiter of that key. One subscription
+ * script publishes the released lock key, and wakes one local waiter of that key. One subscription
  * serves any number of keys and waiters (per-lock subscriptions run out at scale).
  *
  * The connection is a `duplicate()` of the provider's client, opened on the first wait and closed
@@ -132,12 +132,13 @@ export class ReleaseSubscriber {
     if (!this.#closed) this.#isSubscribed = true;
   }
 
+  // One release frees one lock: wake one local waiter (the longest waiting), not all of them — a
+  // hundred waiters in one process would otherwise send a hundred attempts per release. The others
+  // are woken by the releases that follow (the winner's own, or the next holder's), and poll meanwhile.
   #notify(lockKey: string): void {
-    const set = this.#waiters.get(lockKey);
-    if (set === undefined) return;
-    for (const waiter of set) {
-      waiter.notified = true;
-      waiter.wake?.();
-    }
+    const first = this.#waiters.get(lockKey)?.values().next().value;
+    if (first === undefined) return;
+    first.notified = true;
+    first.wake?.();
   }
 }

@@ -62,7 +62,11 @@ export class MasterNode {
     this.client = client;
     this.owned = owned;
     this.#commands = defineRedisLockCommands(client);
-    this.#extends = new ExtendBatcher(extendManyCommand(client), { bySlot: false, withMeta: false });
+    const extendMany = extendManyCommand(client);
+    this.#extends = new ExtendBatcher(
+      (keys, args, timeoutMs) => this.#bounded(() => extendMany(keys, args), timeoutMs ?? FIRST_CONNECT_WAIT_MS),
+      { bySlot: false, withMeta: false },
+    );
     if (CONNECTING_STATES.has(client.status)) {
       this.#firstConnection = this.#settled(FIRST_CONNECT_WAIT_MS);
       // A lazy client (`lazyConnect`) would otherwise wait for a first command that we hold back.
@@ -102,13 +106,22 @@ export class MasterNode {
     return this.#call(() => this.#commands.release(key, value), timeoutMs, false);
   }
 
-  /** `PEXPIRE key ttl` only if `key` holds `value` (the shared extend script; never re-creates it). */
-  extend(key: string, value: string, ttlMs: number, timeoutMs: number): Promise<NodeReply<boolean>> {
-    return this.#call(
-      async () => (await this.#extends.extend({ lockKey: key, ownerId: value, ttlMs })).extended,
-      timeoutMs,
-      true,
-    );
+  /**
+   * `PEXPIRE key ttl` only if `key` holds `value` (the shared extend script; never re-creates it).
+   * Extensions asked for in one turn share one script call and one timeout: with thousands of held
+   * locks, a timer per lock and master would cost more than the requests.
+   */
+  async extend(key: string, value: string, ttlMs: number, timeoutMs: number): Promise<NodeReply<boolean>> {
+    if (this.#firstConnection !== undefined) await this.#firstConnection;
+    if (DOWN_STATES.has(this.client.status)) {
+      return { ok: false, error: new NodeNotConnectedError(`${this.name} is not connected (${this.client.status})`), unreachable: true };
+    }
+    try {
+      return { ok: true, value: (await this.#extends.extend({ lockKey: key, ownerId: value, ttlMs, timeoutMs })).extended };
+    } catch (error) {
+      const unreachable = !(error instanceof NodeTimeoutError) && this.client.status !== 'ready';
+      return { ok: false, error, unreachable };
+    }
   }
 
   /** The value and remaining TTL (`PTTL`, ms; −2 when absent) of `key`, for `inspect`. */
@@ -147,6 +160,16 @@ export class MasterNode {
     if (skipWhenDown && DOWN_STATES.has(this.client.status)) {
       return { ok: false, error: new NodeNotConnectedError(`${this.name} is not connected (${this.client.status})`), unreachable: true };
     }
+    try {
+      return { ok: true, value: await this.#bounded(send, timeoutMs) };
+    } catch (error) {
+      const unreachable = !(error instanceof NodeTimeoutError) && this.client.status !== 'ready';
+      return { ok: false, error, unreachable };
+    }
+  }
+
+  /** `send()`, rejected with a {@link NodeTimeoutError} when it takes longer than `timeoutMs`. */
+  async #bounded<T>(send: () => Promise<T>, timeoutMs: number): Promise<T> {
     let timer: NodeJS.Timeout | undefined;
     let deferred: NodeJS.Immediate | undefined;
     const pending = Promise.resolve().then(send);
@@ -158,12 +181,11 @@ export class MasterNode {
       }, timeoutMs);
     });
     try {
-      return { ok: true, value: await Promise.race([pending, timeout]) };
+      return await Promise.race([pending, timeout]);
     } catch (error) {
       // The request may still complete after the timeout; its outcome is handled by the caller's clean-up.
       pending.catch(() => undefined);
-      const unreachable = !(error instanceof NodeTimeoutError) && this.client.status !== 'ready';
-      return { ok: false, error, unreachable };
+      throw error;
     } finally {
       clearTimeout(timer);
       clearImmediate(deferred);

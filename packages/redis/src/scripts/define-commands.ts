@@ -94,7 +94,7 @@ export function defineRedisLockCommands(client: Redis | Cluster): RedisLockComma
  * its keys and args (keys per lock first), registered if needed. Used by the batcher of automatic
  * extensions here and in `@fencelock/redlock`.
  */
-export function extendManyCommand(client: Redis | Cluster): (keys: string[], args: (string | number)[]) => Promise<unknown> {
+export function extendManyCommand(client: Redis | Cluster): (keys: readonly string[], args: readonly (string | number)[]) => Promise<unknown> {
   registerRedisLockScripts(client);
   const call = scriptCall(client, variadicCommandName(extendManyScript));
   return (keys, args) => call(keys.length, ...keys, ...args);
