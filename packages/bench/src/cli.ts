@@ -51,6 +51,14 @@ const fail = (scenario: string, subject: Subject, cause: unknown): void => {
   errors[`${scenario} ${subject.id}`] = describe(cause);
   console.log(`${scenario} ${subject.id}: FAILED ${describe(cause)}`);
 };
+// An exception thrown from a client library's callback (an adapter bug) would otherwise end the run
+// and lose every figure measured so far: record it with the scenario that was running and go on (the
+// scenario's own bounded waits end it).
+let running = 'start-up';
+process.on('uncaughtException', (error) => {
+  errors[`uncaught exception during ${running}`] = describe(error);
+  console.log(`uncaught exception during ${running}: ${describe(error)}`);
+});
 const elapsed = (): string => `[${((performance.now() - benchStarted) / 1000).toFixed(0)} s]`;
 
 // 1 and 3a: the subjects of each backend interleaved in rounds.
@@ -58,6 +66,7 @@ const uncontended: UncontendedResult[] = [];
 const parallelKeys: ParallelKeysResult[] = [];
 for (const backend of backends) {
   const group = chosen.filter((subject) => subject.backend === backend);
+  running = `uncontended ${backend}`;
   for (const result of await runUncontendedGroup(group, { maxCycles, maxMs: seconds * 1000, rounds }, (s, e) => fail('uncontended', s, e))) {
     uncontended.push(result);
     console.log(`${elapsed()} uncontended ${result.subject}: ${result.opsPerSec} ops/s (rounds ${result.roundOpsPerSec.join(' ')}), p50 ${result.p50Ms} ms, p99 ${result.p99Ms} ms (${result.cycles} cycles)`);
@@ -66,6 +75,7 @@ for (const backend of backends) {
 for (const backend of backends) {
   const group = chosen.filter((subject) => subject.backend === backend);
   const options = { keys: 64, maxCyclesPerKey: maxCycles, maxMs: seconds * 1000, rounds };
+  running = `64 keys ${backend}`;
   for (const result of await runParallelKeysGroup(group, options, (s, e) => fail('64 keys', s, e))) {
     parallelKeys.push(result);
     console.log(`${elapsed()} 64 keys ${result.subject}: ${result.opsPerSec} ops/s aggregate (rounds ${result.roundOpsPerSec.join(' ')}), p50 ${result.p50Ms} ms, p99 ${result.p99Ms} ms`);
@@ -75,6 +85,7 @@ for (const backend of backends) {
 // 2: forked client processes.
 const contention: ContentionResult[] = [];
 for (const subject of chosen.filter((s) => s.waits && s.inProcess !== true)) {
+  running = `contention ${subject.id}`;
   try {
     const result = await runContention(subject, { clients, maxMs: seconds * 1000, maxAcquisitionsPerClient: maxCycles });
     contention.push(result);
@@ -96,6 +107,7 @@ try {
   console.log(`${elapsed()} counting on ${servers.dedicated ? 'dedicated' : 'shared'} servers`);
   const counted = pick(subjects(servers.addresses));
   for (const subject of counted.filter((s) => s.waits)) {
+    running = `100 waiters ${subject.id}`;
     try {
       const result = await runWaiters(subject, { waiters: 100, waitMs: 10_000 }, servers.probe(subject.backend));
       waiters.push(result);
@@ -105,6 +117,7 @@ try {
     }
   }
   for (const subject of counted.filter((s) => s.openProvider !== undefined)) {
+    running = `held locks ${subject.id}`;
     try {
       const result = await runHeldLocks(subject, servers.probe(subject.backend), { locks: heldLockCount, ttlMs: heldTtlMs, windowMs: holdSeconds * 1000 });
       heldLocks.push(result);
@@ -126,6 +139,7 @@ try {
 // 4: heap growth.
 const memory: MemoryResult[] = [];
 for (const subject of chosen.filter((s) => s.kind === 'fencelock')) {
+  running = `memory ${subject.id}`;
   try {
     const result = await runMemory(subject, { maxCycles: 100_000, maxMs: seconds * 2_000 });
     memory.push(result);

@@ -41,35 +41,38 @@ export interface ParallelKeysResult {
   readonly maxMs: number;
 }
 
-/** Opens `subject` for slices of `keyCount` concurrent loops, after one warm-up cycle per key. */
-export async function openParallelKeys(subject: Subject, keyCount: number): Promise<SliceRunner> {
+/**
+ * Opens `subject` for slices of `keyCount` concurrent loops, after one cycle per key and an unmeasured
+ * slice of at most `warmupMs` and `warmupCyclesPerKey`.
+ */
+export async function openParallelKeys(subject: Subject, keyCount: number, warmupMs: number, warmupCyclesPerKey: number): Promise<SliceRunner> {
   const session = await subject.open();
   const run = randomUUID();
   const keys = Array.from({ length: keyCount }, (_, index) => `parallel:${run}:${index}`);
+  // maxCycles is per key here.
+  const slice = async (maxMs: number, maxCyclesPerKey: number): Promise<number[]> => {
+    const samples: number[] = [];
+    const deadline = performance.now() + maxMs;
+    await Promise.all(
+      keys.map(async (key) => {
+        for (let cycle = 0; cycle < maxCyclesPerKey && performance.now() < deadline; cycle += 1) {
+          const t0 = performance.now();
+          await (await session.lock(key, 5_000))();
+          samples.push(performance.now() - t0);
+        }
+      }),
+    );
+    return samples;
+  };
   try {
-    await Promise.all(keys.map(async (key) => (await session.lock(key, 5_000))()));
+    // One cycle per key (connections, scripts, parents), then a slice for the JIT to settle.
+    await slice(Number.POSITIVE_INFINITY, 1);
+    await slice(warmupMs, warmupCyclesPerKey);
   } catch (error) {
     await session.close().catch(() => undefined);
     throw error;
   }
-  return {
-    // maxCycles is per key here.
-    async slice(maxMs, maxCyclesPerKey) {
-      const samples: number[] = [];
-      const deadline = performance.now() + maxMs;
-      await Promise.all(
-        keys.map(async (key) => {
-          for (let cycle = 0; cycle < maxCyclesPerKey && performance.now() < deadline; cycle += 1) {
-            const t0 = performance.now();
-            await (await session.lock(key, 5_000))();
-            samples.push(performance.now() - t0);
-          }
-        }),
-      );
-      return samples;
-    },
-    close: () => session.close(),
-  };
+  return { slice, close: () => session.close() };
 }
 
 function parallelKeysResult(measurement: RoundsMeasurement, keys: number): ParallelKeysResult {
@@ -101,10 +104,11 @@ export async function runParallelKeysGroup(
 ): Promise<ParallelKeysResult[]> {
   const keyCount = options.keys ?? 64;
   const rounds = options.rounds ?? 1;
+  const cyclesPerSlice = Math.max(1, Math.floor(options.maxCyclesPerKey / rounds));
   const measurements = await runInterleaved(
     subjects,
-    (subject) => openParallelKeys(subject, keyCount),
-    { rounds, sliceMs: options.maxMs / rounds, maxCyclesPerSlice: Math.max(1, Math.floor(options.maxCyclesPerKey / rounds)) },
+    (subject) => openParallelKeys(subject, keyCount, options.maxMs / rounds / 2, cyclesPerSlice),
+    { rounds, sliceMs: options.maxMs / rounds, maxCyclesPerSlice: cyclesPerSlice },
     onError,
   );
   return measurements.map((measurement) => parallelKeysResult(measurement, keyCount));

@@ -16,7 +16,7 @@ export interface UncontendedOptions {
   readonly maxMs: number;
   /** Rounds the time and cycles are split into (default 1). */
   readonly rounds?: number;
-  /** Unmeasured cycles first (default min(50, maxCycles)). */
+  /** Unmeasured cycles first, within the time of one slice (default min(500, maxCycles): enough for the JIT to settle). */
   readonly warmupCycles?: number;
 }
 
@@ -99,10 +99,10 @@ export async function runUncontendedGroup(
   onError: (subject: Subject, error: unknown) => void = () => undefined,
 ): Promise<UncontendedResult[]> {
   const rounds = options.rounds ?? 1;
-  const warmup = options.warmupCycles ?? Math.min(50, options.maxCycles);
+  const warmup = options.warmupCycles ?? Math.min(500, options.maxCycles);
   const measurements = await runInterleaved(
     subjects,
-    (subject) => openUncontended(subject, warmup, options.maxMs),
+    (subject) => openUncontended(subject, warmup, options.maxMs / rounds),
     { rounds, sliceMs: options.maxMs / rounds, maxCyclesPerSlice: Math.max(1, Math.floor(options.maxCycles / rounds)) },
     onError,
   );

@@ -1,0 +1,89 @@
+/**
+ * Interleaved rounds: on a shared, noisy 2-core machine a long run of A then a long run of B
+ * compares A's quiet minute with B's busy one. Instead every subject of a backend keeps its
+ * connection open and they take turns in short slices, A B C, B C A, C A B … (the order rotates
+ * so nobody is always first after a pause); throughput is the median over rounds, and a ratio is
+ * the median of the per-round ratios (each from slices run seconds apart).
+ */
+import type { Subject } from './subjects.js';
+
+/** An open measurement loop for one subject. */
+export interface SliceRunner {
+  /** Runs cycles for at most `maxMs` and `maxCycles`; resolves each cycle's latency, ms. */
+  slice(maxMs: number, maxCycles: number): Promise<number[]>;
+  close(): Promise<void>;
+}
+
+/** Bounds of an interleaved measurement. */
+export interface RoundsOptions {
+  /** Rounds (slices per subject). */
+  readonly rounds: number;
+  /** Length of one slice, ms. */
+  readonly sliceMs: number;
+  /** Most cycles per slice. */
+  readonly maxCyclesPerSlice: number;
+}
+
+/** One subject's slices. */
+export interface RoundsMeasurement {
+  readonly subject: Subject;
+  /** Every cycle's latency over all slices, ms. */
+  readonly samples: number[];
+  /** Cycles per second of each completed slice, in round order (index i = round i while the subject ran). */
+  readonly roundOpsPerSec: number[];
+  /** Total time spent in slices, s. */
+  seconds: number;
+}
+
+/** Median of `values` (NaN when empty). */
+export function median(values: readonly number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  if (sorted.length === 0) return Number.NaN;
+  const mid = sorted.length >> 1;
+  return sorted.length % 2 === 1 ? (sorted[mid] ?? Number.NaN) : ((sorted[mid - 1] ?? 0) + (sorted[mid] ?? 0)) / 2;
+}
+
+/**
+ * Opens every subject, then runs `options.rounds` rounds of one slice each, in rotating order.
+ * A subject whose open or slice fails is reported through `onError` and leaves the rotation.
+ */
+export async function runInterleaved(
+  subjects: readonly Subject[],
+  open: (subject: Subject) => Promise<SliceRunner>,
+  options: RoundsOptions,
+  onError: (subject: Subject, error: unknown) => void,
+): Promise<RoundsMeasurement[]> {
+  const active: { measurement: RoundsMeasurement; runner: SliceRunner }[] = [];
+  for (const subject of subjects) {
+    try {
+      active.push({ measurement: { subject, samples: [], roundOpsPerSec: [], seconds: 0 }, runner: await open(subject) });
+    } catch (error) {
+      onError(subject, error);
+    }
+  }
+  const measurements = active.map((entry) => entry.measurement);
+  try {
+    for (let round = 0; round < options.rounds; round += 1) {
+      const order = active.map((_, index) => active[(index + round) % active.length]);
+      for (const entry of order) {
+        if (entry === undefined || !active.includes(entry)) continue;
+        try {
+          const started = performance.now();
+          const samples = await entry.runner.slice(options.sliceMs, options.maxCyclesPerSlice);
+          const seconds = (performance.now() - started) / 1000;
+          for (const sample of samples) entry.measurement.samples.push(sample);
+          entry.measurement.seconds += seconds;
+          // Every completed slice counts, an empty one as 0 ops/s, so round i pairs with round i.
+          entry.measurement.roundOpsPerSec.push(seconds > 0 ? samples.length / seconds : 0);
+        } catch (error) {
+          onError(entry.measurement.subject, error);
+          active.splice(active.indexOf(entry), 1);
+          await entry.runner.close().catch(() => undefined);
+        }
+      }
+    }
+  } finally {
+    await Promise.allSettled(active.map((entry) => entry.runner.close()));
+  }
+  return measurements.filter((measurement) => measurement.samples.length > 0);
+}
