@@ -176,6 +176,7 @@ const results: BenchResults = {
   heldLocks,
   memory,
   countedOn: countOnShared ? 'shared servers' : 'dedicated servers',
+  built: process.env['FENCELOCK_BENCH_BUILT'] === '1',
   charts: charts.map((chart) => ({ path: `bench/${chart.file}`, title: chart.title })),
   ratios: computeRatios(uncontended, contention, parallelKeys),
   targets: checkTargets(uncontended, contention, waiters, heldLocks),

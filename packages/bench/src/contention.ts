@@ -90,7 +90,8 @@ export async function runContention(subject: Subject, options: ContentionOptions
   const children = Array.from({ length: clients }, (_, index) =>
     fork(WORKER, [subject.id, key, String(index)], {
       cwd: PACKAGE_DIR,
-      execArgv: ['--conditions=@fencelock/source', '--import', 'tsx'],
+      // Workers load fencelock the way the parent does: built packages under `pnpm bench`, sources in tests.
+      execArgv: process.env['FENCELOCK_BENCH_BUILT'] === '1' ? ['--import', 'tsx'] : ['--conditions=@fencelock/source', '--import', 'tsx'],
       stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
     }),
   );

@@ -56,6 +56,8 @@ export interface BenchResults {
   readonly memory: readonly MemoryResult[];
   /** Where the server-counted scenarios (waiters, held locks) ran. */
   readonly countedOn?: 'dedicated servers' | 'shared servers';
+  /** Whether fencelock was loaded from its built packages (`pnpm bench`) rather than its sources. */
+  readonly built?: boolean;
   /** Chart files written next to docs/BENCHMARKS.md, relative to docs/ (e.g. `bench/handoff-latency.svg`), with titles. */
   readonly charts?: readonly { readonly path: string; readonly title: string }[];
   readonly ratios: readonly Ratio[];
@@ -229,6 +231,10 @@ export function renderMarkdown(results: BenchResults): string {
     'small: read the ratios, not the absolute figures. Latency and throughput run on the shared test-infra',
     `servers; the server-counted scenarios (wake-ups, held locks) on ${results.countedOn ?? 'the shared servers'} of the same kind,`,
     'so that other clients do not show up in the counters.',
+    '',
+    results.built
+      ? 'fencelock is loaded from its built packages (`dist/`, as users install it), like the baselines.'
+      : 'fencelock is loaded from its TypeScript sources (through tsx), which costs it some client CPU: `pnpm bench` measures the built packages.',
     '',
     `Settings: ${Object.entries(results.settings).map(([k, v]) => `${k} = ${v}`).join(', ')}.`,
     '',
