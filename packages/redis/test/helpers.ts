@@ -1,5 +1,6 @@
 import type { LockCapabilities, LockProvider } from '@fencelock/core';
 import { Cluster, type ClusterNode } from 'ioredis';
+import { redisCommand } from '@fencelock/test-infra';
 import { RedisLockProvider } from '../src/index.js';
 
 /** The capabilities every Redis provider must report (an assertion in the suite, never a switch). */
@@ -34,4 +35,12 @@ export function newCluster(urls: readonly string[]): Cluster {
 export async function crashProvider(provider: LockProvider): Promise<void> {
   if (!(provider instanceof RedisLockProvider)) throw new Error('crashProvider needs a RedisLockProvider');
   provider.client.disconnect();
+}
+
+/** Script calls (EVAL and EVALSHA) a server has run so far, from `INFO commandstats`. */
+export async function scriptCallsOn(port: number): Promise<number> {
+  const info = String(await redisCommand(port, ['INFO', 'commandstats']));
+  let calls = 0;
+  for (const match of info.matchAll(/^cmdstat_(?:evalsha|eval):calls=(\d+)/gm)) calls += Number(match[1]);
+  return calls;
 }

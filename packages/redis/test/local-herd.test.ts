@@ -1,7 +1,8 @@
-import { redisCommand, startRedisServer, type RedisServer } from '@fencelock/test-infra';
+import { startRedisServer, type RedisServer } from '@fencelock/test-infra';
 import { nextEvent, within } from '@fencelock/conformance';
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { scriptCallsOn } from './helpers.js';
 import { createRedisLockProvider } from '../src/index.js';
 
 // A dedicated server, so that its command counters count this test's requests only.
@@ -13,12 +14,7 @@ afterAll(async () => {
   await server?.stop();
 });
 
-async function scriptCalls(): Promise<number> {
-  const info = String(await redisCommand(server.port, ['INFO', 'commandstats']));
-  let calls = 0;
-  for (const match of info.matchAll(/^cmdstat_(?:evalsha|eval):calls=(\d+)/gm)) calls += Number(match[1]);
-  return calls;
-}
+const scriptCalls = (): Promise<number> => scriptCallsOn(server.port);
 
 describe('many waiters of one key in one process', () => {
   it('a release wakes one of them, not all: attempts per hand-off stay flat', async () => {

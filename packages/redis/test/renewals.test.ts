@@ -2,6 +2,7 @@ import type { LockHandle } from '@fencelock/core';
 import { redisCommand, startRedisServer, waitFor, type RedisServer } from '@fencelock/test-infra';
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { scriptCallsOn } from './helpers.js';
 import { createRedisLockProvider, type RedisLockProvider } from '../src/index.js';
 
 // A dedicated server, so that its command counters count this test's requests only.
@@ -13,12 +14,7 @@ afterAll(async () => {
   await server?.stop();
 });
 
-async function scriptCalls(): Promise<number> {
-  const info = String(await redisCommand(server.port, ['INFO', 'commandstats']));
-  let calls = 0;
-  for (const match of info.matchAll(/^cmdstat_(?:evalsha|eval):calls=(\d+)/gm)) calls += Number(match[1]);
-  return calls;
-}
+const scriptCalls = (): Promise<number> => scriptCallsOn(server.port);
 
 describe('automatic extension of many locks', () => {
   it('renews locks due together in one script call, not one request per lock', async () => {
