@@ -4,8 +4,7 @@
  * backend run interleaved in rounds (see rounds.ts); each slice is bounded by cycles per key AND time.
  */
 import { randomUUID } from 'node:crypto';
-import { median, runInterleaved, type RoundsMeasurement, type SliceRunner } from './rounds.js';
-import { round, summarize } from './stats.js';
+import { runAlone, runInterleaved, throughputResult, type RoundsMeasurement, type SliceRunner, type ThroughputResult } from './rounds.js';
 import type { Subject } from './subjects.js';
 
 /** Bounds of one parallel-keys measurement. */
@@ -20,25 +19,9 @@ export interface ParallelKeysOptions {
   readonly rounds?: number;
 }
 
-/** One subject's parallel-keys figures. */
-export interface ParallelKeysResult {
-  readonly subject: string;
-  readonly backend: Subject['backend'];
-  readonly kind: Subject['kind'];
-  readonly label: string;
+/** One subject's parallel-keys figures: ops/s are aggregate over every key. */
+export interface ParallelKeysResult extends ThroughputResult {
   readonly keys: number;
-  readonly cycles: number;
-  readonly seconds: number;
-  /** Aggregate acquire + release cycles per second over every key: the median over rounds. */
-  readonly opsPerSec: number;
-  /** The best round's aggregate cycles per second. */
-  readonly bestOpsPerSec: number;
-  /** Aggregate cycles per second of each round, in round order. */
-  readonly roundOpsPerSec: readonly number[];
-  readonly p50Ms: number;
-  readonly p90Ms: number;
-  readonly p99Ms: number;
-  readonly maxMs: number;
 }
 
 /**
@@ -76,24 +59,7 @@ export async function openParallelKeys(subject: Subject, keyCount: number, warmu
 }
 
 function parallelKeysResult(measurement: RoundsMeasurement, keys: number): ParallelKeysResult {
-  const { subject, samples, roundOpsPerSec } = measurement;
-  const latency = summarize(samples);
-  return {
-    subject: subject.id,
-    backend: subject.backend,
-    kind: subject.kind,
-    label: subject.label,
-    keys,
-    cycles: samples.length,
-    seconds: round(measurement.seconds),
-    opsPerSec: round(median(roundOpsPerSec), 1),
-    bestOpsPerSec: round(Math.max(...roundOpsPerSec), 1),
-    roundOpsPerSec: roundOpsPerSec.map((value) => round(value, 1)),
-    p50Ms: round(latency.p50),
-    p90Ms: round(latency.p90),
-    p99Ms: round(latency.p99),
-    maxMs: round(latency.max),
-  };
+  return { ...throughputResult(measurement), keys };
 }
 
 /** Measures `subjects` (of ONE backend) on many keys at once, interleaved in rounds. */
@@ -115,11 +81,6 @@ export async function runParallelKeysGroup(
 }
 
 /** Measures one subject on many keys (one round); rejects on failure. */
-export async function runParallelKeys(subject: Subject, options: ParallelKeysOptions): Promise<ParallelKeysResult> {
-  let failure: unknown;
-  const [result] = await runParallelKeysGroup([subject], options, (_, error) => {
-    failure = error;
-  });
-  if (result === undefined) throw failure ?? new Error(`${subject.id}: no cycle completed`);
-  return result;
+export function runParallelKeys(subject: Subject, options: ParallelKeysOptions): Promise<ParallelKeysResult> {
+  return runAlone(runParallelKeysGroup, subject, options);
 }

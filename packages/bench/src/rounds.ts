@@ -5,6 +5,7 @@
  * so nobody is always first after a pause); throughput is the median over rounds, and a ratio is
  * the median of the per-round ratios (each from slices run seconds apart).
  */
+import { round, summarize } from './stats.js';
 import type { Subject } from './subjects.js';
 
 /** An open measurement loop for one subject. */
@@ -86,4 +87,61 @@ export async function runInterleaved(
     await Promise.allSettled(active.map((entry) => entry.runner.close()));
   }
   return measurements.filter((measurement) => measurement.samples.length > 0);
+}
+
+/** The figures every interleaved throughput scenario reports for one subject. */
+export interface ThroughputResult {
+  readonly subject: string;
+  readonly backend: Subject['backend'];
+  readonly kind: Subject['kind'];
+  readonly label: string;
+  /** Measured cycles. */
+  readonly cycles: number;
+  readonly seconds: number;
+  /** Acquire + release cycles per second: the median over rounds. */
+  readonly opsPerSec: number;
+  /** The best round's cycles per second. */
+  readonly bestOpsPerSec: number;
+  /** Cycles per second of each round, in round order. */
+  readonly roundOpsPerSec: readonly number[];
+  /** Latency of one acquire + release cycle over every round, ms. */
+  readonly p50Ms: number;
+  readonly p90Ms: number;
+  readonly p99Ms: number;
+  readonly maxMs: number;
+}
+
+/** The {@link ThroughputResult} of one subject's slices. */
+export function throughputResult(measurement: RoundsMeasurement): ThroughputResult {
+  const { subject, samples, roundOpsPerSec } = measurement;
+  const latency = summarize(samples);
+  return {
+    subject: subject.id,
+    backend: subject.backend,
+    kind: subject.kind,
+    label: subject.label,
+    cycles: samples.length,
+    seconds: round(measurement.seconds),
+    opsPerSec: round(median(roundOpsPerSec), 1),
+    bestOpsPerSec: round(Math.max(...roundOpsPerSec), 1),
+    roundOpsPerSec: roundOpsPerSec.map((value) => round(value, 1)),
+    p50Ms: round(latency.p50),
+    p90Ms: round(latency.p90),
+    p99Ms: round(latency.p99),
+    maxMs: round(latency.max),
+  };
+}
+
+/** Runs a group measurement on one subject alone; rejects with its failure when it produced nothing. */
+export async function runAlone<O, R>(
+  runGroup: (subjects: readonly Subject[], options: O, onError: (subject: Subject, error: unknown) => void) => Promise<R[]>,
+  subject: Subject,
+  options: O,
+): Promise<R> {
+  let failure: unknown;
+  const [result] = await runGroup([subject], options, (_, error) => {
+    failure = error;
+  });
+  if (result === undefined) throw failure ?? new Error(`${subject.id}: no cycle completed`);
+  return result;
 }

@@ -4,8 +4,7 @@
  * interleaved in rounds (see rounds.ts); each slice is bounded by a cycle count AND a time budget.
  */
 import { randomUUID } from 'node:crypto';
-import { median, runInterleaved, type RoundsMeasurement, type SliceRunner } from './rounds.js';
-import { round, summarize } from './stats.js';
+import { runAlone, runInterleaved, throughputResult, type RoundsMeasurement, type SliceRunner, type ThroughputResult } from './rounds.js';
 import type { Subject } from './subjects.js';
 
 /** Bounds of one uncontended measurement. */
@@ -21,26 +20,7 @@ export interface UncontendedOptions {
 }
 
 /** One subject's uncontended figures. */
-export interface UncontendedResult {
-  readonly subject: string;
-  readonly backend: Subject['backend'];
-  readonly kind: Subject['kind'];
-  readonly label: string;
-  /** Measured cycles. */
-  readonly cycles: number;
-  readonly seconds: number;
-  /** Acquire + release cycles per second: the median over rounds. */
-  readonly opsPerSec: number;
-  /** The best round's cycles per second. */
-  readonly bestOpsPerSec: number;
-  /** Cycles per second of each round, in round order. */
-  readonly roundOpsPerSec: readonly number[];
-  /** Latency of one acquire + release cycle over every round, ms. */
-  readonly p50Ms: number;
-  readonly p90Ms: number;
-  readonly p99Ms: number;
-  readonly maxMs: number;
-}
+export type UncontendedResult = ThroughputResult;
 
 /** Opens `subject` for uncontended slices on one key of its own, after `warmupCycles`. */
 export async function openUncontended(subject: Subject, warmupCycles: number, warmupMs: number): Promise<SliceRunner> {
@@ -69,25 +49,7 @@ export async function openUncontended(subject: Subject, warmupCycles: number, wa
 }
 
 /** Builds the result of one subject's interleaved slices. */
-export function uncontendedResult(measurement: RoundsMeasurement): UncontendedResult {
-  const { subject, samples, roundOpsPerSec } = measurement;
-  const latency = summarize(samples);
-  return {
-    subject: subject.id,
-    backend: subject.backend,
-    kind: subject.kind,
-    label: subject.label,
-    cycles: samples.length,
-    seconds: round(measurement.seconds),
-    opsPerSec: round(median(roundOpsPerSec), 1),
-    bestOpsPerSec: round(Math.max(...roundOpsPerSec), 1),
-    roundOpsPerSec: roundOpsPerSec.map((value) => round(value, 1)),
-    p50Ms: round(latency.p50),
-    p90Ms: round(latency.p90),
-    p99Ms: round(latency.p99),
-    maxMs: round(latency.max),
-  };
-}
+export const uncontendedResult: (measurement: RoundsMeasurement) => UncontendedResult = throughputResult;
 
 /**
  * Measures `subjects` uncontended, interleaved in `options.rounds` rounds (give the subjects of
@@ -110,11 +72,6 @@ export async function runUncontendedGroup(
 }
 
 /** Measures one subject uncontended (one round); rejects on failure. */
-export async function runUncontended(subject: Subject, options: UncontendedOptions): Promise<UncontendedResult> {
-  let failure: unknown;
-  const [result] = await runUncontendedGroup([subject], options, (_, error) => {
-    failure = error;
-  });
-  if (result === undefined) throw failure ?? new Error(`${subject.id}: no cycle completed`);
-  return result;
+export function runUncontended(subject: Subject, options: UncontendedOptions): Promise<UncontendedResult> {
+  return runAlone(runUncontendedGroup, subject, options);
 }

@@ -49,7 +49,9 @@ export class BaseLockProvider implements LockProvider {
   readonly #backend: LockBackend;
   readonly #events = new LockEventEmitter();
   readonly #held = new Set<ManagedLockHandle>();
-  readonly #inFlight = new Map<AbortController, Promise<void>>();
+  readonly #inFlight = new Set<AbortController>();
+  // Set by close() while it waits for in-flight acquires to finish; called when the last one does.
+  #drained: (() => void) | undefined;
   // Shared by every handle of this provider.
   readonly #handleContext: LockHandleContext;
   #closing: Promise<void> | undefined;
@@ -104,19 +106,22 @@ export class BaseLockProvider implements LockProvider {
   }
 
   async #close(): Promise<void> {
-    for (const controller of this.#inFlight.keys()) {
+    for (const controller of this.#inFlight) {
       controller.abort(new LockError(LockErrorCode.BACKEND_UNAVAILABLE, `provider ${this.name} was closed`));
     }
     const held = [...this.#held];
     await Promise.all(held.map((handle) => handle.abandon(lockLostError(handle.key, 'provider-closed'))));
     // Aborted attempts may still be removing what they queued: let them finish (bounded) before the
     // backend closes the connection they need.
-    let timer: NodeJS.Timeout | undefined;
-    await Promise.race([
-      Promise.allSettled(this.#inFlight.values()),
-      new Promise<void>((resolve) => (timer = setTimeout(resolve, CLOSE_DRAIN_MS))),
-    ]);
-    clearTimeout(timer);
+    if (this.#inFlight.size > 0) {
+      let timer: NodeJS.Timeout | undefined;
+      await new Promise<void>((resolve) => {
+        this.#drained = resolve;
+        timer = setTimeout(resolve, CLOSE_DRAIN_MS);
+      });
+      clearTimeout(timer);
+      this.#drained = undefined;
+    }
     this.#handleContext.renewals.clear();
     await this.#backend.close();
   }
@@ -142,8 +147,7 @@ export class BaseLockProvider implements LockProvider {
     const userSignal = settings.signal;
     const forwardAbort = (): void => internal.abort(userSignal?.reason);
     userSignal?.addEventListener('abort', forwardAbort, { once: true });
-    let settle = (): void => undefined;
-    this.#inFlight.set(internal, new Promise<void>((resolve) => (settle = resolve)));
+    this.#inFlight.add(internal);
     let contended = false;
     try {
       // A grant whose validity is already used up (a slow reply) is handed back and tried again.
@@ -185,7 +189,7 @@ export class BaseLockProvider implements LockProvider {
     } finally {
       userSignal?.removeEventListener('abort', forwardAbort);
       this.#inFlight.delete(internal);
-      settle();
+      if (this.#inFlight.size === 0) this.#drained?.();
     }
     const waitedMs = monotonicNow() - start;
     if (internal.signal.aborted) {

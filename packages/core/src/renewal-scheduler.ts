@@ -8,9 +8,13 @@ export interface RenewalTicket {
 interface Entry {
   readonly dueAt: number;
   readonly earliestAt: number;
-  readonly run: () => void;
-  cancelled: boolean;
+  // Dropped at cancel: a released lock's handle must not stay reachable until its old due time.
+  run: (() => void) | undefined;
 }
+
+// Rebuild the heap without cancelled entries once they are the majority (and more than a few): a
+// loop of short holds cancels one renewal per lock, each due a third of a TTL later.
+const COMPACT_MIN_CANCELLED = 64;
 
 /**
  * One timer for all the automatic extensions of a provider, instead of one per lock.
@@ -23,18 +27,22 @@ interface Entry {
  */
 export class RenewalScheduler {
   // A binary min-heap on dueAt; cancelled entries are dropped when they reach the top.
-  readonly #heap: Entry[] = [];
+  #heap: Entry[] = [];
+  #cancelled = 0;
   #timer: NodeJS.Timeout | undefined;
   #timerAt = Number.POSITIVE_INFINITY;
 
   /** Runs `run` at `dueAt` (monotonic ms) at the latest, and possibly from `dueAt - slackMs` on. */
   schedule(dueAt: number, slackMs: number, run: () => void): RenewalTicket {
-    const entry: Entry = { dueAt, earliestAt: dueAt - Math.max(0, slackMs), run, cancelled: false };
+    const entry: Entry = { dueAt, earliestAt: dueAt - Math.max(0, slackMs), run };
     this.#push(entry);
     if (dueAt < this.#timerAt) this.#arm(dueAt);
     return {
       cancel: () => {
-        entry.cancelled = true;
+        if (entry.run === undefined) return;
+        entry.run = undefined;
+        this.#cancelled += 1;
+        if (this.#cancelled >= COMPACT_MIN_CANCELLED && this.#cancelled * 2 > this.#heap.length) this.#compact();
       },
     };
   }
@@ -46,8 +54,9 @@ export class RenewalScheduler {
 
   /** Drops every renewal and the timer. */
   clear(): void {
-    for (const entry of this.#heap) entry.cancelled = true;
-    this.#heap.length = 0;
+    for (const entry of this.#heap) entry.run = undefined;
+    this.#heap = [];
+    this.#cancelled = 0;
     clearTimeout(this.#timer);
     this.#timer = undefined;
     this.#timerAt = Number.POSITIVE_INFINITY;
@@ -65,16 +74,28 @@ export class RenewalScheduler {
     this.#timer = undefined;
     this.#timerAt = Number.POSITIVE_INFINITY;
     const now = monotonicNow();
-    const due: Entry[] = [];
+    const due: (() => void)[] = [];
     // Bounded by the heap's size: each iteration removes one entry.
     for (let top = this.#heap[0]; top !== undefined; top = this.#heap[0]) {
-      if (!top.cancelled && top.earliestAt > now) break;
+      if (top.run !== undefined && top.earliestAt > now) break;
       this.#pop();
-      if (!top.cancelled) due.push(top);
+      if (top.run === undefined) {
+        this.#cancelled -= 1;
+      } else {
+        due.push(top.run);
+        top.run = undefined;
+      }
     }
     const next = this.#heap[0];
     if (next !== undefined) this.#arm(next.dueAt);
-    for (const entry of due) entry.run();
+    for (const run of due) run();
+  }
+
+  #compact(): void {
+    const live = this.#heap.filter((entry) => entry.run !== undefined);
+    this.#heap = [];
+    this.#cancelled = 0;
+    for (const entry of live) this.#push(entry);
   }
 
   #push(entry: Entry): void {

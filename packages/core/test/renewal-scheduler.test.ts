@@ -40,6 +40,20 @@ describe('RenewalScheduler', () => {
     expect(vi.getTimerCount()).toBe(0);
   });
 
+  it('drops cancelled renewals once they are the majority, and still runs the others', () => {
+    const scheduler = new RenewalScheduler();
+    const now = performance.now();
+    let runs = 0;
+    const tickets = Array.from({ length: 200 }, (_, i) => scheduler.schedule(now + 1_000 + i, 0, () => (runs += 1)));
+    // A loop of short holds: renewals cancelled long before they are due must not pile up.
+    for (const ticket of tickets.slice(0, 150)) ticket.cancel();
+    // Without compaction all 200 would stay until due; with it, cancelled ones never outnumber the live 50 by much.
+    expect(scheduler.size).toBeLessThanOrEqual(100);
+    vi.advanceTimersByTime(1_300);
+    expect(runs).toBe(50);
+    expect(scheduler.size).toBe(0);
+  });
+
   it('re-arms for an earlier renewal scheduled later, and clear() drops everything', () => {
     const scheduler = new RenewalScheduler();
     const now = performance.now();

@@ -111,17 +111,9 @@ export class MasterNode {
    * Extensions asked for in one turn share one script call and one timeout: with thousands of held
    * locks, a timer per lock and master would cost more than the requests.
    */
-  async extend(key: string, value: string, ttlMs: number, timeoutMs: number): Promise<NodeReply<boolean>> {
-    if (this.#firstConnection !== undefined) await this.#firstConnection;
-    if (DOWN_STATES.has(this.client.status)) {
-      return { ok: false, error: new NodeNotConnectedError(`${this.name} is not connected (${this.client.status})`), unreachable: true };
-    }
-    try {
-      return { ok: true, value: (await this.#extends.extend({ lockKey: key, ownerId: value, ttlMs, timeoutMs })).extended };
-    } catch (error) {
-      const unreachable = !(error instanceof NodeTimeoutError) && this.client.status !== 'ready';
-      return { ok: false, error, unreachable };
-    }
+  extend(key: string, value: string, ttlMs: number, timeoutMs: number): Promise<NodeReply<boolean>> {
+    // The batch carries the timeout (the longest of its items'), so no timer per lock here.
+    return this.#call(async () => (await this.#extends.extend({ lockKey: key, ownerId: value, ttlMs, timeoutMs })).extended, undefined, true);
   }
 
   /** The value and remaining TTL (`PTTL`, ms; −2 when absent) of `key`, for `inspect`. */
@@ -155,13 +147,14 @@ export class MasterNode {
     if (this.owned) this.client.disconnect();
   }
 
-  async #call<T>(send: () => Promise<T>, timeoutMs: number, skipWhenDown: boolean): Promise<NodeReply<T>> {
+  /** `send()` as a {@link NodeReply}; `timeoutMs` undefined when `send` is bounded already. */
+  async #call<T>(send: () => Promise<T>, timeoutMs: number | undefined, skipWhenDown: boolean): Promise<NodeReply<T>> {
     if (this.#firstConnection !== undefined) await this.#firstConnection;
     if (skipWhenDown && DOWN_STATES.has(this.client.status)) {
       return { ok: false, error: new NodeNotConnectedError(`${this.name} is not connected (${this.client.status})`), unreachable: true };
     }
     try {
-      return { ok: true, value: await this.#bounded(send, timeoutMs) };
+      return { ok: true, value: await (timeoutMs === undefined ? send() : this.#bounded(send, timeoutMs)) };
     } catch (error) {
       const unreachable = !(error instanceof NodeTimeoutError) && this.client.status !== 'ready';
       return { ok: false, error, unreachable };
