@@ -56,7 +56,7 @@ export interface WaitersResult {
 /** What one wake-up is on each backend's server, and how it is computed from the counter deltas. */
 export const WAKEUP_DEFINITIONS: Readonly<Record<Backend, string>> = {
   redis: 'acquire-script runs (EVALSHA + EVAL calls in INFO commandstats, minus the release-script calls)',
-  redlock: 'acquire rounds (SET calls in INFO commandstats summed over the masters, divided by the masters)',
+  redlock: 'acquire rounds ((EVALSHA + EVAL calls in INFO commandstats summed over the masters, divided by the masters) − 1, halved: every round is one acquire-script call per master, undone by one release-script call per master, and the holder\'s first release has no round)',
   zookeeper: 'watches fired (mntr: sum of zk_sum_node_{deleted,children,changed,created}_watch_count over the members)',
   etcd: 'watch events sent (etcd_debugging_mvcc_events_total summed over the members)',
   memory: 'grants to queued waiters plus acquire attempts (calls on the store)',
@@ -71,7 +71,10 @@ export function wakeupsFromCounters(backend: Backend, delta: CounterDelta, relea
     case 'redis':
       return sumMatching(delta, /^cmdstat_(eval|evalsha)$/) - releases;
     case 'redlock':
-      return (delta['cmdstat_set'] ?? 0) / redlockMasters;
+      // Every round is an acquire-script call on each master, and one release-script call on each
+      // master undoes it (at once when it failed, at the release when it won); the holder's release
+      // that opens the drain has no round in the window.
+      return (sumMatching(delta, /^cmdstat_(eval|evalsha)$/) / redlockMasters - 1) / 2;
     case 'zookeeper':
       return sumMatching(delta, /^zk_sum_node_(deleted|children|changed|created)_watch_count$/);
     case 'etcd':

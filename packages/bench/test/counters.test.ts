@@ -47,8 +47,9 @@ describe('wake-ups and requests from counter deltas', () => {
     expect(wakeupsFromCounters('redis', { cmdstat_evalsha: 5168, cmdstat_set: 5167 }, 101, 5)).toBe(5067);
   });
 
-  it('redlock: SET calls over every master, per master', () => {
-    expect(wakeupsFromCounters('redlock', { cmdstat_set: 650, cmdstat_evalsha: 667 }, 101, 5)).toBe(130);
+  it('redlock: script calls per master, less the opening release, halved (each round is an acquire and its release)', () => {
+    // 130 rounds on each of 5 masters: 130 acquire calls + 130 releases + the holder's release = 261 per master.
+    expect(wakeupsFromCounters('redlock', { cmdstat_evalsha: 1300, cmdstat_eval: 5, cmdstat_set: 7 }, 101, 5)).toBe(130);
   });
 
   it('zookeeper: watches fired of every kind; etcd: watch events sent', () => {

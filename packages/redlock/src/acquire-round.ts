@@ -1,8 +1,10 @@
 import { monotonicNow } from '@fencelock/core';
+import type { RedlockKeys } from './lock-keys.js';
 import type { MasterNode } from './master-node.js';
 import { type RoundTally, tally } from './node-outcomes.js';
 import { quorumOf, remainingValidityMs } from './quorum.js';
 import { releaseOnAll } from './release-round.js';
+import { voteRound } from './vote-round.js';
 
 /** How one acquire round ended. */
 export type AcquireRound =
@@ -19,34 +21,48 @@ export type AcquireRound =
 
 /** What a round needs besides the masters. */
 export interface AcquireRoundInput {
-  readonly key: string;
+  readonly keys: RedlockKeys;
   readonly value: string;
   readonly ttlMs: number;
   readonly driftFactor: number;
   readonly nodeTimeoutMs: number;
+  /** How long a refused attempt stays in the masters' line of waiters, in ms (0: it does not wait). */
+  readonly registerMs: number;
 }
 
 /**
  * One Redlock acquire round, step by step as the algorithm states it (antirez, distlock):
  * 1. read the monotonic clock (`start`);
- * 2. `SET key value NX PX ttl` on ALL masters in parallel, each bounded by the per-node timeout, so
- *    the round costs the slowest reply, not the sum;
+ * 2. `SET key value NX PX ttl` on ALL masters in parallel (with the line of waiters, see
+ *    `redlock-scripts.ts`), the round bounded by the per-node timeout, so it costs the slowest
+ *    reply, not the sum — and only up to the majority's last grant: once a majority granted, the
+ *    outcome is decided and the remaining replies are not awaited;
  * 3. acquired iff a majority granted AND `validity = ttl − elapsed − (ttl × driftFactor + 2 ms) > 0`;
  *    `validUntil = start + validity`;
  * 4. otherwise release on EVERY master before returning — partial grants never survive into the
  *    next round, which is what keeps split votes from livelocking waiters (node-redlock keeps them).
+ *    This release announces nothing: the key was never ours on a majority, so no holder left it.
  */
-export async function acquireRound(masters: readonly MasterNode[], input: AcquireRoundInput): Promise<AcquireRound> {
+export async function acquireRound(
+  masters: readonly MasterNode[],
+  input: AcquireRoundInput,
+  track?: (settled: Promise<void>) => void,
+): Promise<AcquireRound> {
   const quorum = quorumOf(masters.length);
+  const { keys, value, ttlMs, registerMs } = input;
   const start = monotonicNow();
-  const replies = await Promise.all(masters.map((m) => m.setIfAbsent(input.key, input.value, input.ttlMs, input.nodeTimeoutMs)));
+  const replies = await voteRound(masters, (master) => master.acquire(keys.lock, keys.waiters, value, ttlMs, registerMs).then((vote) => vote === 1), {
+    timeoutMs: input.nodeTimeoutMs,
+    enoughYes: quorum,
+    ...(track === undefined ? {} : { track }),
+  });
   const elapsedMs = monotonicNow() - start;
   const counted = tally(masters, replies);
-  const validityMs = remainingValidityMs(input.ttlMs, elapsedMs, input.driftFactor);
+  const validityMs = remainingValidityMs(ttlMs, elapsedMs, input.driftFactor);
   if (counted.succeeded >= quorum && validityMs > 0) {
     return { kind: 'acquired', validUntil: start + validityMs, tally: counted };
   }
-  await releaseOnAll(masters, input.key, input.value, input.nodeTimeoutMs);
+  await releaseOnAll(masters, { keys, value, timeoutMs: input.nodeTimeoutMs, head: '' });
   if (counted.succeeded >= quorum) return { kind: 'validity-exhausted', tally: counted, elapsedMs, validityMs };
   if (masters.length - counted.unreachable < quorum) return { kind: 'unreachable', tally: counted };
   if (masters.length - counted.failed < quorum) return { kind: 'failing', tally: counted };

@@ -1,5 +1,6 @@
-import { ExtendBatcher, defineRedisLockCommands, extendManyCommand, type RedisLockCommands } from '@fencelock/redis';
+import { ExtendBatcher, extendManyCommand } from '@fencelock/redis';
 import type { Redis } from 'ioredis';
+import { type AcquireVote, type RedlockScripts, defineRedlockScripts } from './redlock-scripts.js';
 
 /** What one master answered to one command: a value, or an error (never a throw). */
 export type NodeReply<T> =
@@ -44,7 +45,8 @@ export const FIRST_CONNECT_WAIT_MS = 2_000;
 /**
  * One independent Redis master, as Redlock talks to it: every call is bounded by a per-node timeout
  * and resolves a {@link NodeReply}, so one slow or dead master never holds up a round longer than
- * that timeout. The owner-checked release and extend are the shared scripts of `@fencelock/redis`.
+ * that timeout. Acquire and release are sent bare (see `voteRound`, which bounds a whole round with
+ * one timer); the batched owner-checked extension is the shared script of `@fencelock/redis`.
  */
 export class MasterNode {
   /** A printable name, e.g. `127.0.0.1:7001`. */
@@ -52,7 +54,7 @@ export class MasterNode {
   readonly client: Redis;
   /** True when the provider created the client and must close it. */
   readonly owned: boolean;
-  readonly #commands: RedisLockCommands;
+  readonly #scripts: RedlockScripts;
   // Extensions asked for in one turn (core runs due renewals together) share one script call.
   readonly #extends: ExtendBatcher;
   #firstConnection: Promise<void> | undefined;
@@ -61,7 +63,7 @@ export class MasterNode {
     this.name = name;
     this.client = client;
     this.owned = owned;
-    this.#commands = defineRedisLockCommands(client);
+    this.#scripts = defineRedlockScripts(client);
     const extendMany = extendManyCommand(client);
     this.#extends = new ExtendBatcher(
       (keys, args, timeoutMs) => this.#bounded(() => extendMany(keys, args), timeoutMs ?? FIRST_CONNECT_WAIT_MS),
@@ -90,20 +92,38 @@ export class MasterNode {
   }
 
   /**
-   * `SET key value NX PX ttl`: the Redlock acquire step, as the algorithm states it. Resolves `true`
-   * when this master granted the key to us, `false` when the key already exists (another owner).
-   * A disconnected master is not asked (so dead masters cost nothing); a slow one times out.
+   * While the client makes its first connection: resolves when it is ready or has failed, bounded by
+   * {@link FIRST_CONNECT_WAIT_MS}. Establishing a connection is not part of a master's answer time;
+   * without this, the first round of a new provider on a busy machine would time out on every master.
    */
-  setIfAbsent(key: string, value: string, ttlMs: number, timeoutMs: number): Promise<NodeReply<boolean>> {
-    return this.#call(async () => (await this.client.set(key, value, 'PX', ttlMs, 'NX')) === 'OK', timeoutMs, true);
+  get connecting(): Promise<void> | undefined {
+    return this.#firstConnection;
+  }
+
+  /** True while the connection is known down: a request would only wait in the offline queue. */
+  get down(): boolean {
+    return DOWN_STATES.has(this.client.status);
   }
 
   /**
-   * Deletes `key` only if it holds `value` (the shared release script). Sent even to a disconnected
-   * master: ioredis queues it behind any SET it may still deliver, so a late grant is undone too.
+   * The Redlock acquire step on this master: `SET lock value NX PX ttl` with the line of waiters
+   * (see `redlock-scripts.ts`). Unbounded: the caller's round bounds it.
    */
-  release(key: string, value: string, timeoutMs: number): Promise<NodeReply<boolean>> {
-    return this.#call(() => this.#commands.release(key, value), timeoutMs, false);
+  acquire(lockKey: string, waitersKey: string, value: string, ttlMs: number, registerMs: number): Promise<AcquireVote> {
+    return this.#scripts.acquire(lockKey, waitersKey, value, ttlMs, registerMs);
+  }
+
+  /**
+   * Deletes `lockKey` only if it holds `value`, announcing the release on `channel` while someone
+   * waits (`head` empty: no announcement). Unbounded: the caller's round bounds it.
+   */
+  release(lockKey: string, waitersKey: string, value: string, channel: string, head: string): Promise<boolean> {
+    return this.#scripts.release(lockKey, waitersKey, value, channel, head);
+  }
+
+  /** Takes `value` out of the line of waiters of a lock. Unbounded: the caller's round bounds it. */
+  leaveLine(waitersKey: string, value: string): Promise<boolean> {
+    return this.client.zrem(waitersKey, value).then((removed) => removed > 0);
   }
 
   /**
@@ -113,7 +133,7 @@ export class MasterNode {
    */
   extend(key: string, value: string, ttlMs: number, timeoutMs: number): Promise<NodeReply<boolean>> {
     // The batch carries the timeout (the longest of its items'), so no timer per lock here.
-    return this.#call(async () => (await this.#extends.extend({ lockKey: key, ownerId: value, ttlMs, timeoutMs })).extended, undefined, true);
+    return this.#call(async () => (await this.#extends.extend({ lockKey: key, ownerId: value, ttlMs, timeoutMs })).extended, undefined);
   }
 
   /** The value and remaining TTL (`PTTL`, ms; −2 when absent) of `key`, for `inspect`. */
@@ -124,7 +144,6 @@ export class MasterNode {
         return { value, pttlMs };
       },
       timeoutMs,
-      true,
     );
   }
 
@@ -148,9 +167,9 @@ export class MasterNode {
   }
 
   /** `send()` as a {@link NodeReply}; `timeoutMs` undefined when `send` is bounded already. */
-  async #call<T>(send: () => Promise<T>, timeoutMs: number | undefined, skipWhenDown: boolean): Promise<NodeReply<T>> {
+  async #call<T>(send: () => Promise<T>, timeoutMs: number | undefined): Promise<NodeReply<T>> {
     if (this.#firstConnection !== undefined) await this.#firstConnection;
-    if (skipWhenDown && DOWN_STATES.has(this.client.status)) {
+    if (this.down) {
       return { ok: false, error: new NodeNotConnectedError(`${this.name} is not connected (${this.client.status})`), unreachable: true };
     }
     try {

@@ -9,23 +9,29 @@ import {
   lockLostError,
   monotonicNow,
   normalizeCapabilities,
+  DEFAULT_RETRY,
   sleep,
   waitForGrant,
 } from '@fencelock/core';
 import { type AcquireRound, acquireRound } from './acquire-round.js';
 import { extendRound } from './extend-round.js';
+import { type RedlockKeys, redlockKeys } from './lock-keys.js';
 import { decodeLockValue, encodeLockValue } from './lock-value.js';
 import type { MasterNode } from './master-node.js';
 import { tally } from './node-outcomes.js';
 import { REDLOCK_MIN_TTL_MS, type ResolvedRedlockOptions, nodeTimeoutFor } from './options.js';
 import { quorumOf } from './quorum.js';
 import { quorumNotReachedError, validityExhaustedError } from './redlock-errors.js';
+import { ReleaseListener } from './release-listener.js';
 import { releaseOnAll } from './release-round.js';
+import { announcementHead } from './redlock-scripts.js';
+import { voteRound } from './vote-round.js';
 
 /**
  * What a Redlock provider guarantees: `fencing: 'none'` (no token), loss detection by its validity
- * deadline, extension on a majority, polling waiters (no notify, no FIFO), exclusive locks only,
- * per-lock TTLs at 1 ms resolution, TTLs of at least 10 ms.
+ * deadline, extension on a majority, waiters woken by the masters' release announcements (and
+ * polling; a released lock goes to a client already waiting, but not in FIFO order), exclusive
+ * locks only, per-lock TTLs at 1 ms resolution, TTLs of at least 10 ms.
  */
 export const REDLOCK_CAPABILITIES = normalizeCapabilities({
   // No safe monotonic token can come out of N independent counters (Kleppmann, "How to do
@@ -34,7 +40,7 @@ export const REDLOCK_CAPABILITIES = normalizeCapabilities({
   // The handle's validity deadline ends the lock on its own, with or without a word from the masters.
   lossDetection: true,
   extend: true,
-  notify: false,
+  notify: true,
   fifo: false,
   readWrite: false,
   expiry: 'per-lock',
@@ -50,7 +56,7 @@ const MAX_EXTEND_ROUNDS = 3;
 
 /** A lock this backend granted and has not seen end. */
 interface HeldLock {
-  readonly key: string;
+  readonly keys: RedlockKeys;
   readonly value: string;
   readonly userKey: string;
   readonly ttlMs: number;
@@ -67,12 +73,24 @@ export class RedlockBackend implements LockBackend {
   /** Held locks, for connection-state reports: owner value → what to tell and how to check. */
   readonly #held = new Map<string, HeldLock>();
   readonly #unsubscribe: (() => void)[];
+  readonly #listener: ReleaseListener;
+  // Rounds that returned at a majority, until their last master has answered (close waits for them).
+  readonly #stragglers = new Set<Promise<void>>();
+  readonly #track = (settled: Promise<void>): void => {
+    this.#stragglers.add(settled);
+    void settled.then(() => this.#stragglers.delete(settled));
+  };
+  // How long a refused attempt stays in line: a waiter asks again within its longest backoff delay
+  // (or at an announcement), and each round takes at most the per-node timeout.
+  readonly #maxDelayMs: number;
   #majorityConnected = true;
 
   constructor(masters: readonly MasterNode[], options: ResolvedRedlockOptions) {
     this.#masters = masters;
     this.#options = options;
     this.#quorum = quorumOf(masters.length);
+    this.#listener = new ReleaseListener(masters);
+    this.#maxDelayMs = options.retry?.maxDelayMs ?? DEFAULT_RETRY.maxDelayMs;
     this.#unsubscribe = masters.map((m) => m.onConnectionChange(() => this.#connectionChanged()));
   }
 
@@ -92,7 +110,7 @@ export class RedlockBackend implements LockBackend {
   }
 
   async #recheck(held: HeldLock): Promise<void> {
-    const replies = await Promise.all(this.#masters.map((m) => m.read(held.key, nodeTimeoutFor(this.#options, held.ttlMs))));
+    const replies = await Promise.all(this.#masters.map((m) => m.read(held.keys.lock, nodeTimeoutFor(this.#options, held.ttlMs))));
     if (!this.#held.has(held.value) || !this.#majorityConnected) return;
     const ours = replies.filter((r) => r.ok && r.value.value === held.value).length;
     const notOurs = replies.filter((r) => r.ok && r.value.value !== held.value).length;
@@ -115,44 +133,64 @@ export class RedlockBackend implements LockBackend {
    * - validity exhausted: retried up to 3 rounds in a row, then LOCK_QUORUM_NOT_REACHED.
    */
   async acquire(request: BackendAcquireRequest): Promise<BackendGrant | undefined> {
-    const key = this.#options.keyPrefix + request.key;
+    const keys = redlockKeys(this.#options.keyPrefix, request.key);
     const value = encodeLockValue(request.ownerId, request.metadata);
+    const nodeTimeoutMs = nodeTimeoutFor(this.#options, request.ttlMs);
+    const waits = request.deadline > monotonicNow();
     const input = {
-      key,
+      keys,
       value,
       ttlMs: request.ttlMs,
       driftFactor: this.#options.driftFactor,
-      nodeTimeoutMs: nodeTimeoutFor(this.#options, request.ttlMs),
+      nodeTimeoutMs,
+      registerMs: waits ? Math.ceil(this.#maxDelayMs + 2 * nodeTimeoutMs) : 0,
     };
     let last: AcquireRound | undefined;
     let exhaustedInARow = 0;
     let unreachableSince: number | undefined;
+    // Whether a refused attempt may have put this acquisition in a master's line of waiters.
+    let inLine = false;
     const exhausted = (round: Extract<AcquireRound, { kind: 'validity-exhausted' }>) =>
       validityExhaustedError(request.key, round.tally, { ttlMs: request.ttlMs, elapsedMs: round.elapsedMs, validityMs: round.validityMs, rounds: exhaustedInARow });
     // `contended` is reported for real contention only, not for rounds that failed on errors.
     const loop = { deadline: request.deadline, signal: request.signal, contended: () => undefined };
-    const granted = await waitForGrant(
-      loop,
-      async () => {
-        const round = await acquireRound(this.#masters, input);
-        last = round;
-        if (round.kind === 'acquired') return round;
-        if (round.kind === 'contended') request.contended();
-        if (round.kind === 'unreachable') {
-          unreachableSince ??= monotonicNow();
-          if (monotonicNow() - unreachableSince >= this.#options.unreachableGraceMs) {
-            throw quorumNotReachedError(request.key, 'acquiring', this.#quorum, round.tally);
+    let granted: Extract<AcquireRound, { kind: 'acquired' }> | undefined;
+    try {
+      granted = await waitForGrant(
+        loop,
+        async () => {
+          const round = await acquireRound(this.#masters, input, this.#track);
+          last = round;
+          if (waits && round.tally.refused > 0) inLine = true;
+          if (round.kind === 'acquired') return round;
+          if (round.kind === 'contended') request.contended();
+          if (round.kind === 'unreachable') {
+            unreachableSince ??= monotonicNow();
+            if (monotonicNow() - unreachableSince >= this.#options.unreachableGraceMs) {
+              throw quorumNotReachedError(request.key, 'acquiring', this.#quorum, round.tally);
+            }
+          } else {
+            unreachableSince = undefined;
           }
-        } else {
-          unreachableSince = undefined;
-        }
-        exhaustedInARow = round.kind === 'validity-exhausted' ? exhaustedInARow + 1 : 0;
-        if (round.kind === 'validity-exhausted' && exhaustedInARow >= MAX_EXHAUSTED_ROUNDS) throw exhausted(round);
-        return undefined;
-      },
-      this.#options.retry === undefined ? {} : { retry: this.#options.retry },
-    );
-    if (granted !== undefined) return this.#grant(request, key, value, granted.validUntil);
+          exhaustedInARow = round.kind === 'validity-exhausted' ? exhaustedInARow + 1 : 0;
+          if (round.kind === 'validity-exhausted' && exhaustedInARow >= MAX_EXHAUSTED_ROUNDS) throw exhausted(round);
+          return undefined;
+        },
+        {
+          ...(this.#options.retry === undefined ? {} : { retry: this.#options.retry }),
+          wakeup: () => this.#listener.wakeup(keys.lock),
+        },
+      );
+    } finally {
+      // A waiter that stops waiting leaves the line at once, so a free lock is not held back for it
+      // (an entry it cannot remove lapses by itself). One that got the lock leaves the lines of the
+      // masters that did not grant it, in the background.
+      if (inLine) {
+        const leaving = voteRound(this.#masters, (master) => master.leaveLine(keys.waiters, value), { timeoutMs: nodeTimeoutMs, track: this.#track });
+        if (granted === undefined) await leaving;
+      }
+    }
+    if (granted !== undefined) return this.#grant(request, keys, value, granted.validUntil);
     const final = last as AcquireRound | undefined;
     if (final?.kind === 'failing' || final?.kind === 'unreachable') throw quorumNotReachedError(request.key, 'acquiring', this.#quorum, final.tally);
     if (final?.kind === 'validity-exhausted') throw exhausted(final);
@@ -165,7 +203,7 @@ export class RedlockBackend implements LockBackend {
    * hold it); one present on a majority under differing values shows the most frequent value.
    */
   async inspect(userKey: string): Promise<LockInfo | undefined> {
-    const key = this.#options.keyPrefix + userKey;
+    const key = redlockKeys(this.#options.keyPrefix, userKey).lock;
     const timeoutMs = nodeTimeoutFor(this.#options, 10_000);
     const replies = await Promise.all(this.#masters.map((m) => m.read(key, timeoutMs)));
     const answered = replies.filter((r) => r.ok).length;
@@ -203,15 +241,20 @@ export class RedlockBackend implements LockBackend {
   async close(): Promise<void> {
     for (const unsubscribe of this.#unsubscribe) unsubscribe();
     this.#held.clear();
+    this.#listener.close();
+    // Rounds that returned at a majority still have requests out (each bounded by its round's timeout).
+    await Promise.all(this.#stragglers);
     for (const master of this.#masters) master.close();
   }
 
-  #grant(request: BackendAcquireRequest, key: string, value: string, firstValidUntil: number): BackendGrant {
+  #grant(request: BackendAcquireRequest, keys: RedlockKeys, value: string, firstValidUntil: number): BackendGrant {
     const masters = this.#masters;
     const options = this.#options;
     const quorum = this.#quorum;
     const heldLocks = this.#held;
-    heldLocks.set(value, { key, value, userKey: request.key, ttlMs: request.ttlMs, observer: request.observer });
+    const track = this.#track;
+    const key = keys.lock;
+    heldLocks.set(value, { keys, value, userKey: request.key, ttlMs: request.ttlMs, observer: request.observer });
     const forget = (): void => {
       heldLocks.delete(value);
     };
@@ -262,7 +305,16 @@ export class RedlockBackend implements LockBackend {
       },
       async release(): Promise<boolean> {
         forget();
-        const replies = await releaseOnAll(masters, key, value, nodeTimeoutFor(options, request.ttlMs));
+        // Done once a majority confirmed (the others are still told, in the background); announced,
+        // so that a client waiting for this key tries again at once.
+        const replies = await releaseOnAll(masters, {
+          keys,
+          value,
+          timeoutMs: nodeTimeoutFor(options, request.ttlMs),
+          head: announcementHead(request.ownerId),
+          enoughYes: quorum,
+          track,
+        });
         // It was still held if a majority still had it: fewer copies could not have been a valid lock.
         return replies.filter((r) => r.ok && r.value).length >= quorum;
       },

@@ -1,4 +1,19 @@
+import { type RedlockKeys, RELEASE_CHANNEL } from './lock-keys.js';
 import type { MasterNode, NodeReply } from './master-node.js';
+import { voteRound } from './vote-round.js';
+
+/** What a release round needs besides the masters. */
+export interface ReleaseInput {
+  readonly keys: RedlockKeys;
+  readonly value: string;
+  readonly timeoutMs: number;
+  /** The announcement's head (`announcementHead`), or `''` to release without waking waiters. */
+  readonly head: string;
+  /** Stop once this many masters confirmed (a majority: the lock is surely over); default: wait for all. */
+  readonly enoughYes?: number;
+  /** See `VoteRoundOptions.track`. */
+  readonly track?: (settled: Promise<void>) => void;
+}
 
 /**
  * Redlock release: the owner-checked release script on EVERY master, in parallel — also on masters
@@ -6,9 +21,15 @@ import type { MasterNode, NodeReply } from './master-node.js';
  * the client may still be applied (a paused server applies its queued requests when it resumes).
  *
  * Guarantees: never deletes a key another owner holds (the script compares the whole value);
- * resolves within the per-node timeout; never rejects. On a disconnected master ioredis keeps the
- * release queued behind any request it may still deliver, so a late SET is undone by it in order.
+ * resolves within the timeout; never rejects. On a disconnected master ioredis keeps the release
+ * queued behind any request it may still deliver, so a late SET is undone by it in order.
  */
-export function releaseOnAll(masters: readonly MasterNode[], key: string, value: string, timeoutMs: number): Promise<NodeReply<boolean>[]> {
-  return Promise.all(masters.map((master) => master.release(key, value, timeoutMs)));
+export function releaseOnAll(masters: readonly MasterNode[], input: ReleaseInput): Promise<NodeReply<boolean>[]> {
+  const { keys, value, head } = input;
+  return voteRound(masters, (master) => master.release(keys.lock, keys.waiters, value, RELEASE_CHANNEL, head), {
+    timeoutMs: input.timeoutMs,
+    askDown: true,
+    ...(input.enoughYes === undefined ? {} : { enoughYes: input.enoughYes }),
+    ...(input.track === undefined ? {} : { track: input.track }),
+  });
 }

@@ -5,7 +5,7 @@ export const REDLOCK_EXPECTED_CAPABILITIES: Partial<LockCapabilities> = {
   fencing: 'none',
   lossDetection: true,
   extend: true,
-  notify: false,
+  notify: true,
   fifo: false,
   readWrite: false,
   expiry: 'per-lock',

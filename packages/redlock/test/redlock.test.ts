@@ -193,7 +193,7 @@ describe('validity exhausted', () => {
     const error = (await provider.acquire(key, { ttlMs: 20, waitMs: 5_000 }).catch((e: unknown) => e)) as LockError;
     expect(isLockError(error, 'LOCK_QUORUM_NOT_REACHED')).toBe(true);
     // Told apart from other quorum failures by its nodes: a majority did grant it.
-    expect(error.nodes?.every((n) => n.outcome === 'granted')).toBe(true);
+    expect(error.nodes?.filter((n) => n.outcome === 'granted').length).toBeGreaterThanOrEqual(3);
     for (const proxy of proxies) proxy.setMode('pass');
     for (const port of ports) expect(await redisCommand(port, ['EXISTS', key])).toBe(0);
   });

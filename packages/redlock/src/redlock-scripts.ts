@@ -1,0 +1,114 @@
+import type { Redis } from 'ioredis';
+
+/**
+ * Acquire on one master: `SET lock value NX PX ttl`, plus a line of waiters.
+ *
+ * KEYS[1] = the lock key, KEYS[2] = the key's waiter registry (a sorted set of lock values scored by
+ * the server time, in ms, until which each registration lasts). ARGV[1] = the lock value, ARGV[2] =
+ * TTL in ms, ARGV[3] = how long (ms) a refused attempt stays registered (`'0'`: it does not wait).
+ *
+ * Returns 1 (granted), 0 (the key holds another value) or -2 (the key is free but held back for the
+ * clients already waiting). Guarantees:
+ * - The lock itself is a plain `SET NX PX`: other Redlock clients on the same masters (node-redlock,
+ *   redis-py) exclude it and are excluded by it; they are not held back by the line (they never see it).
+ * - While live registrations exist, a free key goes only to a registered value: a client that just
+ *   released and asks again at once is refused (and registered in turn), so a waiting client gets the
+ *   lock next instead of polling forever behind it.
+ * - The key already holding ARGV[1] (a retry whose first reply was lost) is taken over with the new
+ *   TTL; lock values are unique per acquisition, so this never makes a lock reentrant.
+ * - When nobody waits (no registry key) the script costs one `EXISTS` more than a bare `SET NX`.
+ */
+const ACQUIRE_LUA = `
+-- Redis 3.2-4.x need effects replication before a write that follows TIME; no-op since Redis 5.
+if redis.replicate_commands then redis.replicate_commands() end
+local register = tonumber(ARGV[3]) or 0
+local function wait_in_line(reply)
+  if register > 0 then
+    local now = redis.call('TIME')
+    redis.call('ZADD', KEYS[2], now[1] * 1000 + math.floor(now[2] / 1000) + register, ARGV[1])
+    if redis.call('PTTL', KEYS[2]) < register then redis.call('PEXPIRE', KEYS[2], register) end
+  end
+  return reply
+end
+local line = redis.call('EXISTS', KEYS[2]) == 1
+if line then
+  local now = redis.call('TIME')
+  redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now[1] * 1000 + math.floor(now[2] / 1000))
+  if redis.call('ZCARD', KEYS[2]) > 0 and redis.call('ZSCORE', KEYS[2], ARGV[1]) == false
+    and redis.call('EXISTS', KEYS[1]) == 0 then
+    return wait_in_line(-2)
+  end
+end
+if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) == false then
+  if redis.call('GET', KEYS[1]) ~= ARGV[1] then return wait_in_line(0) end
+  redis.call('PEXPIRE', KEYS[1], ARGV[2])
+end
+if line then redis.call('ZREM', KEYS[2], ARGV[1]) end
+return 1
+`;
+
+/**
+ * Release on one master: `DEL lock` only if it holds ARGV[1] (the whole value is compared, so another
+ * owner's key is never touched). KEYS[1] = the lock key, KEYS[2] = its waiter registry; ARGV[1] = the
+ * lock value, ARGV[2] = the channel, ARGV[3] = the announcement's head (`''`: no announcement).
+ * Returns 1 if it deleted.
+ *
+ * The announcement goes out only while someone waits (the registry exists): `ARGV[3] .. lock key`,
+ * where the head names this release (see {@link announcementHead}), so a client subscribed to several
+ * masters can tell the copies of one release from the next release and wake one waiter per release.
+ */
+const RELEASE_LUA = `
+if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
+redis.call('DEL', KEYS[1])
+if ARGV[3] ~= '' and redis.call('EXISTS', KEYS[2]) == 1 then
+  redis.call('PUBLISH', ARGV[2], ARGV[3] .. KEYS[1])
+end
+return 1
+`;
+
+/** What a master answered to an acquire: 1 granted, 0 held by another value, -2 held back for waiters. */
+export type AcquireVote = 1 | 0 | -2;
+
+/** The Redlock scripts on one client (ioredis sends EVALSHA and falls back to EVAL on NOSCRIPT). */
+export interface RedlockScripts {
+  /** See {@link ACQUIRE_LUA}. */
+  acquire(lockKey: string, waitersKey: string, value: string, ttlMs: number, registerMs: number): Promise<AcquireVote>;
+  /** See {@link RELEASE_LUA}; resolves whether the key held `value` and was deleted. */
+  release(lockKey: string, waitersKey: string, value: string, channel: string, head: string): Promise<boolean>;
+}
+
+type ScriptFunction = (...args: (string | number)[]) => Promise<unknown>;
+
+const ACQUIRE_NAME = 'fencelockRedlockAcquire';
+const RELEASE_NAME = 'fencelockRedlockRelease';
+
+/** Registers the scripts on `client` (idempotently) and returns typed calls of them. */
+export function defineRedlockScripts(client: Redis): RedlockScripts {
+  const commands = client as unknown as Record<string, ScriptFunction | undefined>;
+  if (typeof commands[ACQUIRE_NAME] !== 'function') client.defineCommand(ACQUIRE_NAME, { numberOfKeys: 2, lua: ACQUIRE_LUA });
+  if (typeof commands[RELEASE_NAME] !== 'function') client.defineCommand(RELEASE_NAME, { numberOfKeys: 2, lua: RELEASE_LUA });
+  const acquire = (commands[ACQUIRE_NAME] as ScriptFunction).bind(client);
+  const release = (commands[RELEASE_NAME] as ScriptFunction).bind(client);
+  return {
+    acquire: (lockKey, waitersKey, value, ttlMs, registerMs) =>
+      acquire(lockKey, waitersKey, value, ttlMs, registerMs).then((reply) => Number(reply) as AcquireVote),
+    release: (lockKey, waitersKey, value, channel, head) =>
+      release(lockKey, waitersKey, value, channel, head).then((reply) => Number(reply) === 1),
+  };
+}
+
+/**
+ * The head of a release announcement: `<length>:<release id>`, where the id is the owner id of the
+ * acquisition (a UUID, so its length in characters is its length in bytes).
+ */
+export function announcementHead(releaseId: string): string {
+  return `${releaseId.length}:${releaseId}`;
+}
+
+/** An announcement split back into the release id and the lock key; `undefined` if malformed. */
+export function parseAnnouncement(message: string): { releaseId: string; lockKey: string } | undefined {
+  const colon = message.indexOf(':');
+  const length = Number(message.slice(0, colon));
+  if (colon <= 0 || !Number.isInteger(length) || colon + 1 + length > message.length) return undefined;
+  return { releaseId: message.slice(colon + 1, colon + 1 + length), lockKey: message.slice(colon + 1 + length) };
+}
