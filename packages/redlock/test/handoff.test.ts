@@ -4,24 +4,14 @@
  * woken by the release, not by its next poll) and leaving the line when a waiter gives up.
  */
 import { nextEvent, within } from '@fencelock/conformance';
-import { type LockProvider, isLockError } from '@fencelock/core';
-import { redisCommand, topology } from '@fencelock/test-infra';
+import { isLockError } from '@fencelock/core';
+import { redisCommand } from '@fencelock/test-infra';
 import { randomUUID } from 'node:crypto';
-import { afterEach, describe, expect, it } from 'vitest';
-import { createRedlockLockProvider } from '../src/index.js';
+import { describe, expect, it } from 'vitest';
 import { parseAnnouncement } from '../src/redlock-scripts.js';
+import { sharedMasters } from './helpers.js';
 
-const { redlockUrls, servers } = topology();
-const ports = servers.redlock.map((e) => e.port);
-const opened: LockProvider[] = [];
-const open = (options: Partial<Parameters<typeof createRedlockLockProvider>[0]> = {}): LockProvider => {
-  const provider = createRedlockLockProvider({ masters: redlockUrls, ...options });
-  opened.push(provider);
-  return provider;
-};
-afterEach(async () => {
-  await Promise.all(opened.splice(0).map((p) => p.close()));
-});
+const { ports, open } = sharedMasters();
 
 // Polls so rare that only a release announcement can wake the waiter within the test's bounds.
 const NO_POLLING = { initialDelayMs: 60_000, maxDelayMs: 60_000 };

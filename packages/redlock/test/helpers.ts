@@ -1,5 +1,7 @@
 import type { LockProvider } from '@fencelock/core';
+import { topology } from '@fencelock/test-infra';
 import { Redis } from 'ioredis';
+import { afterEach } from 'vitest';
 import { type RedlockLockProviderOptions, createRedlockLockProvider } from '../src/index.js';
 
 /**
@@ -37,6 +39,31 @@ export function providerFactory(
     },
     closeAll: () => {
       for (const client of all.splice(0)) client.disconnect();
+    },
+  };
+}
+
+/**
+ * `open(options)` makes a provider over the shared masters (`redlockUrls`) that is closed after
+ * each test of the calling file; `ports` are the masters' ports, for raw commands.
+ */
+export function sharedMasters(): {
+  redlockUrls: readonly string[];
+  ports: readonly number[];
+  open: (options?: Partial<RedlockLockProviderOptions>) => LockProvider;
+} {
+  const { redlockUrls, servers } = topology();
+  const opened: LockProvider[] = [];
+  afterEach(async () => {
+    await Promise.all(opened.splice(0).map((p) => p.close()));
+  });
+  return {
+    redlockUrls,
+    ports: servers.redlock.map((e) => e.port),
+    open: (options = {}) => {
+      const provider = createRedlockLockProvider({ masters: redlockUrls, ...options });
+      opened.push(provider);
+      return provider;
     },
   };
 }

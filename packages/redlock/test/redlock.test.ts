@@ -4,24 +4,15 @@
  * node-redlock-style lock (plain SET NX PX of a random value on every master).
  */
 import { nextEvent, within } from '@fencelock/conformance';
-import { type LockError, type LockProvider, isLockError, monotonicNow, withLock } from '@fencelock/core';
-import { type TcpProxy, freePort, redisCommand, startTcpProxy, topology } from '@fencelock/test-infra';
+import { type LockError, isLockError, monotonicNow, withLock } from '@fencelock/core';
+import { type TcpProxy, freePort, redisCommand, startTcpProxy } from '@fencelock/test-infra';
 import { Redis } from 'ioredis';
 import { randomBytes, randomUUID } from 'node:crypto';
-import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { createRedlockLockProvider } from '../src/index.js';
+import { sharedMasters } from './helpers.js';
 
-const { redlockUrls, servers } = topology();
-const ports = servers.redlock.map((e) => e.port);
-const opened: LockProvider[] = [];
-const open = (options: Partial<Parameters<typeof createRedlockLockProvider>[0]> = {}): LockProvider => {
-  const provider = createRedlockLockProvider({ masters: redlockUrls, ...options });
-  opened.push(provider);
-  return provider;
-};
-afterEach(async () => {
-  await Promise.all(opened.splice(0).map((p) => p.close()));
-});
+const { redlockUrls, ports, open } = sharedMasters();
 
 describe('construction', () => {
   const refused = (options: unknown, code = 'LOCK_INVALID_ARGUMENT'): void => {
