@@ -12,3 +12,5 @@ export { hashSlot } from './key-slot.js';
 export { ExtendBatcher, type ExtendItem, type ExtendOutcome, type ExtendManyCall } from './extend-batcher.js';
 /** @internal See {@link ExtendBatcher}. */
 export { extendManyCommand } from './scripts/define-commands.js';
+/** @internal For adapters announcing releases over pub/sub (`@fencelock/redlock`): one local waiter woken per release. */
+export { LocalWaiters, type ReleaseSubscription } from './local-waiters.js';

@@ -1,24 +1,20 @@
 import type { Wakeup } from '@fencelock/core';
 import type { Cluster, Redis } from 'ioredis';
-
-interface Waiter {
-  notified: boolean;
-  wake: (() => void) | undefined;
-}
+import { LocalWaiters } from './local-waiters.js';
 
 /**
  * The one pub/sub connection of a provider: it subscribes to a single channel on which the release
  * script publishes the released lock key, and wakes one local waiter of that key. One subscription
  * serves any number of keys and waiters (per-lock subscriptions run out at scale).
  *
- * The connection is a `duplicate()` of the provider's client, opened on the first wait and closed
- * with the provider. Messages sent while it is (re)connecting are lost; waiters poll as well, so a
- * missed message costs at most one backoff delay.
+ * The connection is a `duplicate()` of the provider's client, opened by the first wait (not by an
+ * acquire that gets the lock at once) and closed with the provider. Messages sent while it is
+ * (re)connecting are lost; waiters poll as well, so a missed message costs at most one backoff delay.
  */
 export class ReleaseSubscriber {
   readonly #client: Redis | Cluster;
   readonly #channel: string;
-  readonly #waiters = new Map<string, Set<Waiter>>();
+  readonly #waiters: LocalWaiters;
   #connection: Redis | Cluster | undefined;
   #subscribed: Promise<void> | undefined;
   #isSubscribed = false;
@@ -27,6 +23,14 @@ export class ReleaseSubscriber {
   constructor(client: Redis | Cluster, channel: string) {
     this.#client = client;
     this.#channel = channel;
+    const subscribed = (): boolean => this.#isSubscribed;
+    this.#waiters = new LocalWaiters({
+      get confirmed() {
+        return subscribed();
+      },
+      // A failed subscription only means polling (a later wait tries again); never a rejection.
+      open: () => this.#subscribe().catch(() => new Promise<void>(() => undefined)),
+    });
   }
 
   /** Whether the subscription is confirmed by the server right now. */
@@ -34,63 +38,9 @@ export class ReleaseSubscriber {
     return this.#isSubscribed;
   }
 
-  /**
-   * A wake-up source for `lockKey` in core's `waitForGrant`. It starts listening at once; if the
-   * subscription was not yet confirmed at that point, its first `wait` resolves as soon as it is,
-   * so the caller tries again with the subscription in place and no release can fall in between.
-   */
+  /** A wake-up source for `lockKey` in core's `waitForGrant` (see {@link LocalWaiters.wakeup}). */
   wakeup(lockKey: string): Wakeup {
-    const waiter: Waiter = { notified: false, wake: undefined };
-    let set = this.#waiters.get(lockKey);
-    if (set === undefined) {
-      set = new Set();
-      this.#waiters.set(lockKey, set);
-    }
-    set.add(waiter);
-    let confirmed = this.#isSubscribed;
-    const subscribing = confirmed ? undefined : this.#subscribe();
-    // A failed subscription only means polling; it is never an unhandled rejection.
-    subscribing?.catch(() => undefined);
-    return {
-      wait: (ms, signal) =>
-        new Promise<void>((resolve, reject) => {
-          if (signal.aborted) {
-            reject(signal.reason);
-            return;
-          }
-          if (waiter.notified) {
-            waiter.notified = false;
-            resolve();
-            return;
-          }
-          let timer: NodeJS.Timeout | undefined;
-          const done = (): void => {
-            clearTimeout(timer);
-            signal.removeEventListener('abort', onAbort);
-            waiter.wake = undefined;
-            waiter.notified = false;
-            resolve();
-          };
-          const onAbort = (): void => {
-            clearTimeout(timer);
-            waiter.wake = undefined;
-            reject(signal.reason);
-          };
-          timer = setTimeout(done, ms);
-          signal.addEventListener('abort', onAbort, { once: true });
-          waiter.wake = done;
-          if (!confirmed && subscribing !== undefined) {
-            subscribing.then(() => {
-              confirmed = true;
-              if (waiter.wake === done) done();
-            }, () => undefined);
-          }
-        }),
-      close: () => {
-        set.delete(waiter);
-        if (set.size === 0 && this.#waiters.get(lockKey) === set) this.#waiters.delete(lockKey);
-      },
-    };
+    return this.#waiters.wakeup(lockKey);
   }
 
   /** Closes the subscriber connection, if one was opened. */
@@ -117,7 +67,8 @@ export class ReleaseSubscriber {
       connection = this.#client.duplicate();
       this.#connection = connection;
       connection.on('message', (channel: string, message: string) => {
-        if (channel === this.#channel) this.#notify(message);
+        // One release frees one lock: one local waiter of that key is woken (see LocalWaiters).
+        if (channel === this.#channel) this.#waiters.wakeOne(message);
       });
       // ioredis re-subscribes after a reconnect by itself; until then, waiters poll.
       connection.on('close', () => {
@@ -130,15 +81,5 @@ export class ReleaseSubscriber {
     }
     await connection.subscribe(this.#channel);
     if (!this.#closed) this.#isSubscribed = true;
-  }
-
-  // One release frees one lock: wake one local waiter (the longest waiting), not all of them — a
-  // hundred waiters in one process would otherwise send a hundred attempts per release. The others
-  // are woken by the releases that follow (the winner's own, or the next holder's), and poll meanwhile.
-  #notify(lockKey: string): void {
-    const first = this.#waiters.get(lockKey)?.values().next().value;
-    if (first === undefined) return;
-    first.notified = true;
-    first.wake?.();
   }
 }

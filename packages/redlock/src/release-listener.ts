@@ -1,13 +1,9 @@
 import type { Wakeup } from '@fencelock/core';
+import { LocalWaiters } from '@fencelock/redis';
 import type { Redis } from 'ioredis';
 import { RELEASE_CHANNEL } from './lock-keys.js';
 import type { MasterNode } from './master-node.js';
 import { parseAnnouncement } from './redlock-scripts.js';
-
-interface Waiter {
-  notified: boolean;
-  wake: (() => void) | undefined;
-}
 
 // Release ids remembered to drop the copies of one announcement (one per master). The copies of
 // one release arrive within a round trip of each other, so the last thousand releases are plenty.
@@ -25,7 +21,7 @@ const REMEMBERED_RELEASES = 1_024;
  */
 export class ReleaseListener {
   readonly #masters: readonly MasterNode[];
-  readonly #waiters = new Map<string, Set<Waiter>>();
+  readonly #waiters: LocalWaiters;
   readonly #recent = new Set<string>();
   #connections: Redis[] | undefined;
   #subscribed: Promise<void> | undefined;
@@ -34,65 +30,18 @@ export class ReleaseListener {
 
   constructor(masters: readonly MasterNode[]) {
     this.#masters = masters;
+    const subscribed = (): boolean => this.#isSubscribed;
+    this.#waiters = new LocalWaiters({
+      get confirmed() {
+        return subscribed();
+      },
+      open: () => this.#subscribe(),
+    });
   }
 
-  /**
-   * A wake-up source for `lockKey` in core's `waitForGrant`. The waiter is registered at once (an
-   * announcement that comes before its first wait is kept for it); the subscriber connections are
-   * opened by the first wait of any waiter, not before: an acquire that gets the lock at once (the
-   * common case) opens none. A wait that finds no subscription confirmed yet ends as soon as one is,
-   * so the caller tries again with a subscription in place and no release can fall in between.
-   */
+  /** A wake-up source for `lockKey` in core's `waitForGrant` (see `LocalWaiters.wakeup`). */
   wakeup(lockKey: string): Wakeup {
-    const waiter: Waiter = { notified: false, wake: undefined };
-    let set = this.#waiters.get(lockKey);
-    if (set === undefined) {
-      set = new Set();
-      this.#waiters.set(lockKey, set);
-    }
-    set.add(waiter);
-    let confirmed = false;
-    return {
-      wait: (ms, signal) =>
-        new Promise<void>((resolve, reject) => {
-          confirmed ||= this.#isSubscribed;
-          const subscribing = confirmed ? undefined : this.#subscribe();
-          if (signal.aborted) {
-            reject(signal.reason);
-            return;
-          }
-          if (waiter.notified) {
-            waiter.notified = false;
-            resolve();
-            return;
-          }
-          const done = (): void => {
-            clearTimeout(timer);
-            signal.removeEventListener('abort', onAbort);
-            waiter.wake = undefined;
-            waiter.notified = false;
-            resolve();
-          };
-          const onAbort = (): void => {
-            clearTimeout(timer);
-            waiter.wake = undefined;
-            reject(signal.reason);
-          };
-          const timer = setTimeout(done, ms);
-          signal.addEventListener('abort', onAbort, { once: true });
-          waiter.wake = done;
-          if (!confirmed && subscribing !== undefined) {
-            void subscribing.then(() => {
-              confirmed = true;
-              if (waiter.wake === done) done();
-            });
-          }
-        }),
-      close: () => {
-        set.delete(waiter);
-        if (set.size === 0 && this.#waiters.get(lockKey) === set) this.#waiters.delete(lockKey);
-      },
-    };
+    return this.#waiters.wakeup(lockKey);
   }
 
   /** Closes the subscriber connections, if they were opened. */
@@ -132,8 +81,8 @@ export class ReleaseListener {
     return this.#subscribed;
   }
 
-  // The first copy of a release wakes the longest-waiting local waiter of its key; the others are
-  // woken by the releases that follow (the winner's own) and poll meanwhile.
+  // The first copy of a release wakes the longest-waiting local waiter of its key (later copies of
+  // the same release are dropped).
   #announced(message: string): void {
     const announcement = parseAnnouncement(message);
     if (announcement === undefined || this.#recent.has(announcement.releaseId)) return;
@@ -142,9 +91,6 @@ export class ReleaseListener {
       const oldest = this.#recent.values().next().value;
       if (oldest !== undefined) this.#recent.delete(oldest);
     }
-    const first = this.#waiters.get(announcement.lockKey)?.values().next().value;
-    if (first === undefined) return;
-    first.notified = true;
-    first.wake?.();
+    this.#waiters.wakeOne(announcement.lockKey);
   }
 }

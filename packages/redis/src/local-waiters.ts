@@ -1,0 +1,97 @@
+import type { Wakeup } from '@fencelock/core';
+
+interface Waiter {
+  notified: boolean;
+  wake: (() => void) | undefined;
+}
+
+/** The subscription that brings release messages, as {@link LocalWaiters} needs to know it. */
+export interface ReleaseSubscription {
+  /** Whether the server has confirmed the subscription. */
+  readonly confirmed: boolean;
+  /**
+   * Opens the subscription if it is not open yet; resolves when the server has confirmed it. Never
+   * rejects; may never resolve (the server is down): waiters then poll.
+   */
+  open(): Promise<void>;
+}
+
+/**
+ * @internal The waiters of one provider, by lock key, for adapters whose server announces releases
+ * (Redis pub/sub, here and in `@fencelock/redlock`): each announcement wakes ONE waiter of its key,
+ * the longest waiting — a hundred waiters in one process would otherwise send a hundred attempts per
+ * release. The others are woken by the releases that follow and poll meanwhile.
+ */
+export class LocalWaiters {
+  readonly #subscription: ReleaseSubscription;
+  readonly #byKey = new Map<string, Set<Waiter>>();
+
+  constructor(subscription: ReleaseSubscription) {
+    this.#subscription = subscription;
+  }
+
+  /**
+   * A wake-up source for `lockKey` in core's `waitForGrant`. The waiter is registered at once (an
+   * announcement that comes before its first wait is kept for it); the subscription is opened by the
+   * first wait, not before, so an acquire that gets the lock at once opens no connection. A wait
+   * that finds the subscription not yet confirmed ends as soon as it is, so the caller tries again
+   * with the subscription in place and no release can fall in between.
+   */
+  wakeup(lockKey: string): Wakeup {
+    const waiter: Waiter = { notified: false, wake: undefined };
+    let set = this.#byKey.get(lockKey);
+    if (set === undefined) {
+      set = new Set();
+      this.#byKey.set(lockKey, set);
+    }
+    set.add(waiter);
+    let confirmed = false;
+    return {
+      wait: (ms, signal) =>
+        new Promise<void>((resolve, reject) => {
+          if (signal.aborted) {
+            reject(signal.reason);
+            return;
+          }
+          confirmed ||= this.#subscription.confirmed;
+          const confirming = confirmed ? undefined : this.#subscription.open();
+          if (waiter.notified) {
+            waiter.notified = false;
+            resolve();
+            return;
+          }
+          const done = (): void => {
+            clearTimeout(timer);
+            signal.removeEventListener('abort', onAbort);
+            waiter.wake = undefined;
+            waiter.notified = false;
+            resolve();
+          };
+          const onAbort = (): void => {
+            clearTimeout(timer);
+            waiter.wake = undefined;
+            reject(signal.reason);
+          };
+          const timer = setTimeout(done, ms);
+          signal.addEventListener('abort', onAbort, { once: true });
+          waiter.wake = done;
+          void confirming?.then(() => {
+            confirmed = true;
+            if (waiter.wake === done) done();
+          });
+        }),
+      close: () => {
+        set.delete(waiter);
+        if (set.size === 0 && this.#byKey.get(lockKey) === set) this.#byKey.delete(lockKey);
+      },
+    };
+  }
+
+  /** A release of `lockKey` was announced: wakes its longest-waiting local waiter, if any. */
+  wakeOne(lockKey: string): void {
+    const first = this.#byKey.get(lockKey)?.values().next().value;
+    if (first === undefined) return;
+    first.notified = true;
+    first.wake?.();
+  }
+}
