@@ -6,11 +6,12 @@
  */
 import { abortedWithin, describeLockProvider, nextEvent, within } from '@fencelock/conformance';
 import { type LockError, type LockProvider, isLockError } from '@fencelock/core';
-import { type RedisServer, redisCommand, startRedisMasters } from '@fencelock/test-infra';
+import { type RedisServer, redisCommand, startRedisMasters, waitFor } from '@fencelock/test-infra';
 import { Redis } from 'ioredis';
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { NodeTimeoutError, createRedlockLockProvider } from '../src/index.js';
+import { REDLOCK_SCRIPT_SHAS } from '../src/redlock-scripts.js';
 import { REDLOCK_EXPECTED_CAPABILITIES } from './expected-capabilities.js';
 import { providerFactory } from './helpers.js';
 
@@ -193,6 +194,39 @@ describe('a majority of masters restarted empty under a holder', () => {
       expect(performance.now()).toBeLessThan(lock.validUntil);
     } finally {
       await provider.close();
+    }
+  }, 30_000);
+});
+
+describe('a master restarted empty has forgotten the scripts', () => {
+  it('is sent them whole again (NOSCRIPT) and takes part in the next lock', async () => {
+    for (const master of masters.filter((m) => !m.running)) await master.restart();
+    const clients = urls().map((url) => new Redis(url, { maxRetriesPerRequest: 0, retryStrategy: (n) => Math.min(n * 20, 200) }));
+    for (const client of clients) client.on('error', () => undefined);
+    const provider = createRedlockLockProvider({ masters: clients });
+    try {
+      await (await provider.acquire(`scripts-warm:${randomUUID()}`, { waitMs: 5_000 })).release();
+      const cached = (): Promise<unknown> => redisCommand(masters[0]!.port, ['SCRIPT', 'EXISTS', ...REDLOCK_SCRIPT_SHAS]);
+      expect(await cached()).toEqual([1, 1]);
+      await masters[0]!.restart();
+      expect(await cached()).toEqual([0, 0]);
+      await waitFor(async () => ((await clients[0]!.ping()) === 'PONG' ? true : undefined), { timeoutMs: 10_000, what: 'the client back on the restarted master' });
+      const key = `scripts-again:${randomUUID()}`;
+      const lock = await provider.acquire(key, { ttlMs: 10_000, waitMs: 5_000 });
+      // The acquire may return at a majority before master 0 answered: wait for its copy of the lock.
+      await waitFor(async () => ((await redisCommand(masters[0]!.port, ['GET', key])) === lock.ownerId ? true : undefined), {
+        timeoutMs: 5_000,
+        what: "the lock's copy on the restarted master",
+      });
+      expect(await lock.release()).toBe(true);
+      await waitFor(async () => ((await redisCommand(masters[0]!.port, ['EXISTS', key])) === 0 ? true : undefined), {
+        timeoutMs: 5_000,
+        what: 'the release on the restarted master',
+      });
+      expect(await cached()).toEqual([1, 1]);
+    } finally {
+      await provider.close();
+      for (const client of clients) client.disconnect();
     }
   }, 30_000);
 });
