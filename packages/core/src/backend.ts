@@ -31,7 +31,11 @@ export interface BackendAcquireRequest {
    * `undefined`. Equal to the call time for a single try; `Infinity` to wait until aborted.
    */
   readonly deadline: number;
-  /** Aborted when the caller aborts. The backend stops waiting, cleans up, and may reject with anything. */
+  /**
+   * Aborted when the caller aborts. The backend stops waiting, cleans up, and may reject with anything.
+   * Core makes it on first read: read it only to wait (core checks for an abort once the attempt is
+   * over, and hands back a grant made for an aborted call).
+   */
   readonly signal: AbortSignal;
   readonly metadata: string | undefined;
   /** Where to report what happens to the grant later. */

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { AcquireCall, AcquireRequest } from './acquire-call.js';
 import type { BackendGrant, LockBackend } from './backend.js';
 import type { LockCapabilities } from './capabilities.js';
 import { monotonicNow } from './clock.js';
@@ -49,7 +50,7 @@ export class BaseLockProvider implements LockProvider {
   readonly #backend: LockBackend;
   readonly #events = new LockEventEmitter();
   readonly #held = new Set<ManagedLockHandle>();
-  readonly #inFlight = new Set<AbortController>();
+  readonly #inFlight = new Set<AcquireCall>();
   // Set by close() while it waits for in-flight acquires to finish; called when the last one does.
   #drained: (() => void) | undefined;
   // Shared by every handle of this provider.
@@ -106,8 +107,8 @@ export class BaseLockProvider implements LockProvider {
   }
 
   async #close(): Promise<void> {
-    for (const controller of this.#inFlight) {
-      controller.abort(new LockError(LockErrorCode.BACKEND_UNAVAILABLE, `provider ${this.name} was closed`));
+    for (const call of this.#inFlight) {
+      call.abort(new LockError(LockErrorCode.BACKEND_UNAVAILABLE, `provider ${this.name} was closed`));
     }
     const held = [...this.#held];
     await Promise.all(held.map((handle) => handle.abandon(lockLostError(handle.key, 'provider-closed'))));
@@ -143,33 +144,15 @@ export class BaseLockProvider implements LockProvider {
     this.#assertOpen(key);
     const start = monotonicNow();
     const deadline = start + settings.waitMs;
-    const internal = new AbortController();
-    const userSignal = settings.signal;
-    const forwardAbort = (): void => internal.abort(userSignal?.reason);
-    userSignal?.addEventListener('abort', forwardAbort, { once: true });
-    this.#inFlight.add(internal);
-    let contended = false;
+    const call = new AcquireCall(settings.signal, () => this.#emit('contended', key, settings, {}));
+    this.#inFlight.add(call);
     try {
       // A grant whose validity is already used up (a slow reply) is handed back and tried again.
       for (let round = 0; round < 1_000; round += 1) {
         const handle = this.#newHandle(key, settings);
-        const grant = await this.#backend.acquire({
-          key,
-          mode: settings.mode,
-          ownerId: handle.ownerId,
-          ttlMs: settings.ttlMs,
-          deadline,
-          signal: internal.signal,
-          metadata: settings.metadata,
-          observer: handle.observer,
-          contended: () => {
-            if (contended) return;
-            contended = true;
-            this.#emit('contended', key, settings, {});
-          },
-        });
+        const grant = await this.#backend.acquire(new AcquireRequest(call, key, settings, deadline, handle));
         if (grant === undefined) break;
-        if (internal.signal.aborted) {
+        if (call.aborted) {
           await grant.release().catch(() => false);
           break;
         }
@@ -178,26 +161,27 @@ export class BaseLockProvider implements LockProvider {
           if (monotonicNow() >= deadline) break;
           continue;
         }
-        return this.#attach(handle, grant, settings, start, contended);
+        return this.#attach(handle, grant, settings, start, call.contended);
       }
     } catch (error) {
-      if (!internal.signal.aborted) {
+      if (!call.aborted) {
         const failure = isLockError(error) ? error : backendUnavailableError(`acquiring lock "${key}" failed`, error, key);
         this.#emit('failed', key, settings, { waitedMs: monotonicNow() - start, error: failure });
         throw failure;
       }
     } finally {
-      userSignal?.removeEventListener('abort', forwardAbort);
-      this.#inFlight.delete(internal);
+      call.dispose();
+      this.#inFlight.delete(call);
       if (this.#inFlight.size === 0) this.#drained?.();
     }
     const waitedMs = monotonicNow() - start;
-    if (internal.signal.aborted) {
+    if (call.aborted) {
+      const userSignal = settings.signal;
       if (userSignal?.aborted) {
         this.#emit('aborted', key, settings, { waitedMs });
         throw lockAbortedError(key, userSignal);
       }
-      const failure = isLockError(internal.signal.reason) ? internal.signal.reason : lockAbortedError(key, internal.signal);
+      const failure = isLockError(call.reason) ? call.reason : lockAbortedError(key, call.signal);
       this.#emit('failed', key, settings, { waitedMs, error: failure });
       throw failure;
     }

@@ -65,22 +65,27 @@ export interface WaitForGrantOptions {
  * The waiting loop for backends that acquire by trying: try, and until the request's deadline, wait
  * for a notification or a jittered backoff delay, then try again. Bounded by the deadline and the signal.
  * Resolves the first grant, or `undefined` at the deadline; rejects with the signal's reason on abort.
+ * The first attempt is made without reading the signal: the caller checks it once the attempt is
+ * over (core hands back a grant made for an aborted call), and a single successful attempt, the
+ * common case, then never makes core's per-call AbortController.
  */
 export async function waitForGrant<T>(
   request: Pick<BackendAcquireRequest, 'deadline' | 'signal' | 'contended'>,
   attempt: () => Promise<T | undefined>,
   options: WaitForGrantOptions = {},
 ): Promise<T | undefined> {
-  const retry: RetryOptions = { ...DEFAULT_RETRY, ...options.retry };
   const wakeup = request.deadline > monotonicNow() ? options.wakeup?.() : undefined;
+  // Made after a failed first attempt: most acquisitions never need it.
+  let retry: RetryOptions | undefined;
   try {
     for (let round = 0; ; round += 1) {
-      if (request.signal.aborted) throw request.signal.reason;
+      if (round > 0 && request.signal.aborted) throw request.signal.reason;
       const grant = await attempt();
       if (grant !== undefined) return grant;
       if (round === 0) request.contended();
       const remaining = request.deadline - monotonicNow();
       if (remaining <= 0) return undefined;
+      retry ??= { ...DEFAULT_RETRY, ...options.retry };
       const delay = Math.min(backoffDelayMs(round, retry), remaining);
       await (wakeup === undefined ? sleep(delay, request.signal) : wakeup.wait(delay, request.signal));
     }

@@ -10,6 +10,7 @@ import {
   validateKey,
   validateTtlMs,
   validateWaitMs,
+  type AcquireOptions,
 } from '../src/index.js';
 
 const caps = normalizeCapabilities({ fencing: 'global', extend: true, readWrite: false });
@@ -103,6 +104,27 @@ describe('normalizeAcquireOptions', () => {
     expect(() => normalizeAcquireOptions('k', { ttl: 5 } as never, context)).toThrow(LockTypeError);
     expect(() => normalizeAcquireOptions('k', { waitMs: 5 } as never, { ...context, tryOnce: true })).toThrow(LockTypeError);
     expect(normalizeAcquireOptions('k', {}, { ...context, tryOnce: true }).waitMs).toBe(0);
+  });
+
+  it('reads options spread from defaults, options without a prototype, and options a class provides by getters', () => {
+    const defaults = { ttlMs: 1_000, autoExtend: false };
+    expect(normalizeAcquireOptions('k', { ...defaults, waitMs: 50 }, context)).toMatchObject({ ttlMs: 1_000, waitMs: 50, autoExtend: false });
+    expect(() => normalizeAcquireOptions('k', { ...defaults, ttl: 5 } as never, context)).toThrow(LockTypeError);
+    const bare: AcquireOptions = Object.assign(Object.create(null) as object, { ttlMs: 2_000, mode: 'exclusive' as const });
+    expect(normalizeAcquireOptions('k', bare, context)).toMatchObject({ ttlMs: 2_000, mode: 'exclusive' });
+    class Options {
+      get ttlMs(): number {
+        return 3_000;
+      }
+      get waitMs(): number {
+        return 7;
+      }
+    }
+    expect(normalizeAcquireOptions('k', new Options(), context)).toMatchObject({ ttlMs: 3_000, waitMs: 7 });
+    const hidden = Object.defineProperty({ waitMs: 9 }, 'ttlMs', { value: 4_000, enumerable: false });
+    expect(normalizeAcquireOptions('k', hidden, context)).toMatchObject({ ttlMs: 4_000, waitMs: 9 });
+    // A bad value is refused whichever way it is given.
+    expect(() => normalizeAcquireOptions('k', { ...defaults, ttlMs: -1 }, context)).toThrow(LockRangeError);
   });
 
   it('refuses an aborted signal with LOCK_ABORTED, keeping the reason as cause', () => {

@@ -13,6 +13,7 @@ import {
   type LockInfo,
   type Wakeup,
 } from '@fencelock/core';
+import type { Redis } from 'ioredis';
 import { REDIS_CAPABILITIES } from './redis-capabilities.js';
 import { closeRedisConnection, type RedisConnection } from './redis-connection.js';
 import { redisLockKeys, type RedisLockKeys } from './redis-keys.js';
@@ -54,6 +55,31 @@ const EXPIRY_SLACK_MS = 2;
 // Cleanup of an indeterminate acquire or a failed release: a few tries, never past the lock's TTL.
 const CLEANUP_ATTEMPTS = 3;
 
+// Lock keys whose side keys are remembered (see #keysOf); the cache is emptied when it is full.
+const KEY_CACHE_SIZE = 1_024;
+
+/**
+ * The request as `waitForGrant` sees it. `contended` is left to #attempt, which tells a held key from
+ * a failed attempt; the signal is read only when the loop needs it (core makes it on first read).
+ */
+class WaitingRequest {
+  readonly #request: BackendAcquireRequest;
+
+  constructor(request: BackendAcquireRequest) {
+    this.#request = request;
+  }
+
+  get deadline(): number {
+    return this.#request.deadline;
+  }
+
+  get signal(): AbortSignal {
+    return this.#request.signal;
+  }
+
+  contended(): void {}
+}
+
 /**
  * The `LockBackend` over one ioredis `Redis` or `Cluster`: one script call per acquire / extend /
  * release, a shared subscriber for release notifications, connection events mapped to the handles'
@@ -72,6 +98,10 @@ export class RedisLockBackend implements LockBackend {
   readonly #releaseCall: (...args: (string | number)[]) => Promise<unknown>;
   readonly #extends: ExtendBatcher;
   readonly #inspectCall: (...args: (string | number)[]) => Promise<unknown>;
+  readonly #keyCache = new Map<string, RedisLockKeys>();
+  // Whether ioredis already bounds every request by commandTimeoutMs (a client we opened ourselves,
+  // not a Cluster, whose own queue is not bounded): then #timed adds no second timer.
+  readonly #clientTimesOut: boolean;
   readonly #onClose = (): void => {
     for (const lock of this.#active) lock.observer.uncertain();
   };
@@ -95,13 +125,14 @@ export class RedisLockBackend implements LockBackend {
       { bySlot: client.isCluster, withMeta: true },
     );
     this.#inspectCall = scriptCall(client, inspectScript.name);
+    this.#clientTimesOut = connection.owned && !client.isCluster && (client as Redis).options.commandTimeout === options.commandTimeoutMs;
     this.#subscriber = new ReleaseSubscriber(client, options.channel);
     client.on('close', this.#onClose);
     client.on('ready', this.#onReady);
   }
 
   async acquire(request: BackendAcquireRequest): Promise<BackendGrant | undefined> {
-    const keys = redisLockKeys(this.#options.keyPrefix, request.key);
+    const keys = this.#keysOf(request.key);
     const attempts: AttemptState = { sent: monotonicNow(), indeterminate: false, heldUntil: undefined, registered: false };
     let grant: BackendGrant | undefined;
     try {
@@ -128,7 +159,7 @@ export class RedisLockBackend implements LockBackend {
     // until the deadline; only if the last attempt failed is the failure reported.
     let lastError: unknown;
     const grant = await waitForGrant(
-      { deadline: request.deadline, signal: request.signal, contended: () => undefined },
+      new WaitingRequest(request),
       async () => {
         try {
           const granted = await this.#attempt(request, keys, attempts);
@@ -147,7 +178,7 @@ export class RedisLockBackend implements LockBackend {
   }
 
   async inspect(key: string): Promise<LockInfo | undefined> {
-    const keys = redisLockKeys(this.#options.keyPrefix, key);
+    const keys = this.#keysOf(key);
     const reply = await this.#timed(this.#inspectCall(keys.lock, keys.meta), `inspecting lock "${key}"`);
     if (!Array.isArray(reply)) return undefined;
     const [value, pttlReply, owner, token, metadata] = reply as (string | number | null)[];
@@ -323,13 +354,30 @@ export class RedisLockBackend implements LockBackend {
     }
   }
 
+  /**
+   * The side keys of `key`, remembered for the next acquisitions of the same key: building them (a
+   * CRC over the key's bytes, four strings) is a noticeable share of an uncontended acquire.
+   */
+  #keysOf(key: string): RedisLockKeys {
+    let keys = this.#keyCache.get(key);
+    if (keys === undefined) {
+      keys = redisLockKeys(this.#options.keyPrefix, key);
+      if (this.#keyCache.size >= KEY_CACHE_SIZE) this.#keyCache.clear();
+      this.#keyCache.set(key, keys);
+    }
+    return keys;
+  }
+
   // Redis expires keys by its own clock, which may run a little faster than ours: keep a margin
   // (as Redlock does: 1% of the TTL + 2 ms).
   #validUntil(sent: number, ttlMs: number): number {
     return sent + ttlMs - Math.ceil(ttlMs * this.#options.clockDriftFactor) - 2;
   }
 
-  /** Bounds a request by `commandTimeoutMs`, whatever the client's own settings are. */
+  /**
+   * Bounds a request by `commandTimeoutMs`, whatever the client's own settings are (a client we
+   * opened with that very `commandTimeout` already does it: no second timer per request then).
+   */
   #timed<T>(request: Promise<T>, what: string): Promise<T> {
     // A client closed for good (closed by its owner, or a crash simulated by disconnect()) would
     // queue the request until the timeout on a Cluster: fail at once instead.
@@ -337,6 +385,7 @@ export class RedisLockBackend implements LockBackend {
       request.catch(() => undefined);
       return Promise.reject(new Error(`${what} failed: the connection is closed`));
     }
+    if (this.#clientTimesOut) return request;
     const timeoutMs = this.#options.commandTimeoutMs;
     let timer: NodeJS.Timeout | undefined;
     const timeout = new Promise<never>((_, reject) => {

@@ -135,6 +135,27 @@ describe('redis faults (dedicated servers)', () => {
     await next?.release();
   }, 30_000);
 
+  it('bounds every request by commandTimeoutMs on a client handed in without a timeout, and on one opened with a longer one', async () => {
+    const given = new Redis(volatile.url);
+    given.on('error', () => undefined);
+    clients.push(given);
+    const handed = createRedisLockProvider({ client: given, commandTimeoutMs: 300 });
+    const port = Number(new URL(volatile.url).port);
+    const opened = createRedisLockProvider({ connection: { host: '127.0.0.1', port, commandTimeout: 600_000 }, commandTimeoutMs: 300 });
+    open.push(handed, opened);
+    for (const locks of [handed, opened]) await (await locks.tryAcquire(key('connected')))?.release();
+    await volatile.pause();
+    try {
+      // Unbounded, these would hang until the test's own timeout.
+      for (const locks of [handed, opened]) {
+        const error = await locks.tryAcquire(key('bounded')).then(() => undefined, (e: unknown) => e);
+        expect(isLockError(error, 'LOCK_BACKEND_UNAVAILABLE')).toBe(true);
+      }
+    } finally {
+      await volatile.resume();
+    }
+  }, 30_000);
+
   it('a server pause shorter than half the TTL causes no false loss: renewals resume, the token is unchanged', async () => {
     const [a, b] = [provider(durable), provider(durable)];
     const name = key('short-pause');

@@ -152,8 +152,15 @@ export class RedlockBackend implements LockBackend {
     let inLine = false;
     const exhausted = (round: Extract<AcquireRound, { kind: 'validity-exhausted' }>) =>
       validityExhaustedError(request.key, round.tally, { ttlMs: request.ttlMs, elapsedMs: round.elapsedMs, validityMs: round.validityMs, rounds: exhaustedInARow });
-    // `contended` is reported for real contention only, not for rounds that failed on errors.
-    const loop = { deadline: request.deadline, signal: request.signal, contended: () => undefined };
+    // `contended` is reported for real contention only, not for rounds that failed on errors. The
+    // signal is read only when the loop waits (core makes it on first read; most acquires never wait).
+    const loop = {
+      deadline: request.deadline,
+      get signal() {
+        return request.signal;
+      },
+      contended: () => undefined,
+    };
     let granted: Extract<AcquireRound, { kind: 'acquired' }> | undefined;
     try {
       granted = await waitForGrant(

@@ -79,17 +79,27 @@ export interface RedlockScripts {
 }
 
 /**
- * A script run by its SHA, sent whole only when the server does not have it (NOSCRIPT: a restarted
- * or flushed master). Plain EVALSHA commands rather than ioredis's `defineCommand`: its per-script
- * command classes cost more client time per call than the rest of a round.
+ * A script as plain EVAL/EVALSHA commands (ioredis's `defineCommand` costs more client time per call
+ * than the rest of a round). The whole script is sent on the first call on each connection, then by
+ * its SHA. A NOSCRIPT reply (the server's cache was flushed under a live connection) is an error for
+ * that call — never a resend: a resent acquire could land after this round's release on the same
+ * connection and leave a lock no one owns — and the next call sends the whole script again.
  */
 function scriptRunner(client: Redis, lua: string): (...args: (string | number)[]) => Promise<unknown> {
   const sha = scriptSha(lua);
-  return (...args) =>
-    client.evalsha(sha, 2, ...args).catch((error: unknown) => {
-      if (!(error instanceof Error) || !error.message.startsWith('NOSCRIPT')) throw error;
+  // The connections (sockets) that were sent the whole script; a reconnect makes a new socket.
+  const loadedOn = new WeakSet<object>();
+  return (...args) => {
+    const socket = client.stream as object | undefined;
+    if (socket === undefined || !loadedOn.has(socket)) {
+      if (socket !== undefined) loadedOn.add(socket);
       return client.eval(lua, 2, ...args);
+    }
+    return client.evalsha(sha, 2, ...args).catch((error: unknown) => {
+      if (error instanceof Error && error.message.startsWith('NOSCRIPT')) loadedOn.delete(socket);
+      throw error;
     });
+  };
 }
 
 /** The SHA1 under which a master caches a script. */

@@ -231,6 +231,30 @@ describe('a master restarted empty has forgotten the scripts', () => {
   }, 30_000);
 });
 
+describe('a master whose script cache is flushed under a live connection', () => {
+  it('answers that round with an error (never a late resend) and gets the whole script on the next', async () => {
+    for (const master of masters.filter((m) => !m.running)) await master.restart();
+    const provider = createRedlockLockProvider({ masters: urls() });
+    try {
+      await (await provider.acquire(`flush-warm:${randomUUID()}`, { waitMs: 5_000 })).release();
+      expect(await redisCommand(masters[0]!.port, ['SCRIPT', 'FLUSH'])).toBe('OK');
+      const key = `flushed:${randomUUID()}`;
+      const first = await provider.acquire(key, { ttlMs: 10_000, waitMs: 5_000 });
+      expect(await first.release()).toBe(true);
+      // A copy of the first lock resent after its release would sit on the flushed master and keep
+      // the second lock off it; instead the flushed master takes part in the second lock.
+      const second = await provider.acquire(key, { ttlMs: 10_000, waitMs: 5_000 });
+      await waitFor(async () => ((await redisCommand(masters[0]!.port, ['GET', key])) === second.ownerId ? true : undefined), {
+        timeoutMs: 5_000,
+        what: "the second lock's copy on the flushed master",
+      });
+      expect(await second.release()).toBe(true);
+    } finally {
+      await provider.close();
+    }
+  }, 30_000);
+});
+
 describe('F9: a majority paused during acquire', () => {
   it('fails with LOCK_QUORUM_NOT_REACHED at the deadline, and the late SETs are undone once the masters resume', async () => {
     for (const master of masters.filter((m) => !m.running)) await master.restart();
