@@ -4,7 +4,7 @@ import { topology, waitFor } from '@fencelock/test-infra';
 import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { ExitCode } from '../src/index.js';
-import { CRITICAL_SECTION, killRunningFencelocks, startFencelock } from './support/fencelock-process.js';
+import { CRITICAL_SECTION, KILL_GRACE, killRunningFencelocks, startFencelock } from './support/fencelock-process.js';
 import { describeHoldEndToEnd } from './support/hold-suite.js';
 import { LockLog } from './support/lock-log.js';
 
@@ -58,7 +58,7 @@ describe('fencelock hold stops what it started', () => {
     const key = `cli-group:${randomUUID()}`;
     const quoted = section(log, 'G', '--gate', log.gate('never'), '--ignore-term', '--no-parent-check').map((word) => `'${word}'`).join(' ');
     // The shell dies of SIGTERM; its child ignores SIGTERM and outlives it unless the group is killed.
-    const holder = startFencelock(['hold', key, '--ttl', '1s', '--kill-grace', '300ms', '--', 'sh', '-c', `${quoted}; echo shell-after`], env);
+    const holder = startFencelock(['hold', key, '--ttl', '1s', '--kill-grace', KILL_GRACE, '--', 'sh', '-c', `${quoted}; echo shell-after`], env);
     await holder.waitForStdout('ready G');
     const grandchild = readyPid(holder.stdout(), 'G');
     orphans.push(grandchild);
@@ -73,7 +73,7 @@ describe('fencelock hold stops what it started', () => {
     const log = new LockLog();
     logs.push(log);
     const key = `cli-foreground:${randomUUID()}`;
-    const holder = startFencelock(['hold', key, '--foreground', '--ttl', '1s', '--kill-grace', '300ms', '--', ...section(log, 'F', '--gate', log.gate('never'), '--ignore-term')], env);
+    const holder = startFencelock(['hold', key, '--foreground', '--ttl', '1s', '--kill-grace', KILL_GRACE, '--', ...section(log, 'F', '--gate', log.gate('never'), '--ignore-term')], env);
     await holder.waitForStdout('ready F');
     await client.del(key);
     expect((await holder.exited).code).toBe(ExitCode.LOCK_LOST);

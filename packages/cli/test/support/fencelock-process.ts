@@ -8,6 +8,12 @@ export const PACKAGE_DIR = fileURLToPath(new URL('../..', import.meta.url));
 export const BIN = fileURLToPath(new URL('../../.e2e-bin/bin.js', import.meta.url));
 /** The fixture command the tests hold locks around. */
 export const CRITICAL_SECTION = fileURLToPath(new URL('../fixtures/critical-section.mjs', import.meta.url));
+/**
+ * `--kill-grace` for tests that check a command got SIGTERM before SIGKILL: the command's handler must
+ * get a turn on the CPU within the grace, which on a loaded 2-core CI machine can take more than a
+ * few hundred ms. The tests wait for the command's exit, never for this time.
+ */
+export const KILL_GRACE = '2s';
 
 /** A `fencelock` process started by a test. */
 export interface FencelockProcess {

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { ExitCode, HOLD_ENV, type InspectJson } from '../../src/index.js';
-import { CRITICAL_SECTION, killRunningFencelocks, runFencelock, startFencelock } from './fencelock-process.js';
+import { CRITICAL_SECTION, KILL_GRACE, killRunningFencelocks, runFencelock, startFencelock } from './fencelock-process.js';
 import { LockLog } from './lock-log.js';
 
 /** A backend the end-to-end suite runs `fencelock` against, with outside powers over its locks. */
@@ -130,7 +130,7 @@ export function describeHoldEndToEnd(name: string, connect: () => Promise<Backen
       const log = newLog();
       const lockKey = key();
       const holder = fencelock([
-        'hold', lockKey, ...backend.shortLifetime, '--kill-grace', '300ms', '--',
+        'hold', lockKey, ...backend.shortLifetime, '--kill-grace', KILL_GRACE, '--',
         ...section(log, 'A', '--gate', log.gate('never'), '--ignore-term'),
       ]);
       await holder.waitForStdout('ready A');
