@@ -59,6 +59,12 @@ export interface WaitForGrantOptions {
   readonly retry?: Partial<RetryOptions>;
   /** Opens a notification source (for backends that can notify); without it, waits are plain polls. */
   readonly wakeup?: () => Wakeup;
+  /**
+   * Whether a failed first attempt is reported as contention (`request.contended()`). Set it to
+   * false when the attempt tells a held key from a failure (a timeout, a lost connection) and calls
+   * `request.contended()` itself. @default true
+   */
+  readonly reportContention?: boolean;
 }
 
 /**
@@ -82,7 +88,7 @@ export async function waitForGrant<T>(
       if (round > 0 && request.signal.aborted) throw request.signal.reason;
       const grant = await attempt();
       if (grant !== undefined) return grant;
-      if (round === 0) request.contended();
+      if (round === 0 && options.reportContention !== false) request.contended();
       const remaining = request.deadline - monotonicNow();
       if (remaining <= 0) return undefined;
       retry ??= { ...DEFAULT_RETRY, ...options.retry };

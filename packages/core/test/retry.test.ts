@@ -26,6 +26,17 @@ describe('waitForGrant', () => {
     expect(r.count()).toBe(1);
   });
 
+  it('leaves contention to the attempt with reportContention: false', async () => {
+    let attempts = 0;
+    const r = request(monotonicNow() + 5_000);
+    const grant = await waitForGrant(r, async () => (++attempts === 2 ? 'granted' : undefined), {
+      retry: { initialDelayMs: 1, maxDelayMs: 2 },
+      reportContention: false,
+    });
+    expect(grant).toBe('granted');
+    expect(r.count()).toBe(0);
+  });
+
   it('gives up at the deadline with undefined', async () => {
     const r = request(monotonicNow() + 30);
     expect(await waitForGrant(r, async () => undefined, { retry: { initialDelayMs: 5 } })).toBeUndefined();

@@ -8,7 +8,7 @@ interface Waiter {
 /** The subscription that brings release messages, as {@link LocalWaiters} needs to know it. */
 export interface ReleaseSubscription {
   /** Whether the server has confirmed the subscription. */
-  readonly confirmed: boolean;
+  isConfirmed(): boolean;
   /**
    * Opens the subscription if it is not open yet; resolves when the server has confirmed it. Never
    * rejects; may never resolve (the server is down): waiters then poll.
@@ -53,7 +53,7 @@ export class LocalWaiters {
             reject(signal.reason);
             return;
           }
-          confirmed ||= this.#subscription.confirmed;
+          confirmed ||= this.#subscription.isConfirmed();
           const confirming = confirmed ? undefined : this.#subscription.open();
           if (waiter.notified) {
             waiter.notified = false;

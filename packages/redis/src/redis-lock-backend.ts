@@ -59,28 +59,6 @@ const CLEANUP_ATTEMPTS = 3;
 const KEY_CACHE_SIZE = 1_024;
 
 /**
- * The request as `waitForGrant` sees it. `contended` is left to #attempt, which tells a held key from
- * a failed attempt; the signal is read only when the loop needs it (core makes it on first read).
- */
-class WaitingRequest {
-  readonly #request: BackendAcquireRequest;
-
-  constructor(request: BackendAcquireRequest) {
-    this.#request = request;
-  }
-
-  get deadline(): number {
-    return this.#request.deadline;
-  }
-
-  get signal(): AbortSignal {
-    return this.#request.signal;
-  }
-
-  contended(): void {}
-}
-
-/**
  * The `LockBackend` over one ioredis `Redis` or `Cluster`: one script call per acquire / extend /
  * release, a shared subscriber for release notifications, connection events mapped to the handles'
  * `uncertain` / `recovered` / `lost` states.
@@ -159,7 +137,7 @@ export class RedisLockBackend implements LockBackend {
     // until the deadline; only if the last attempt failed is the failure reported.
     let lastError: unknown;
     const grant = await waitForGrant(
-      new WaitingRequest(request),
+      request,
       async () => {
         try {
           const granted = await this.#attempt(request, keys, attempts);
@@ -171,7 +149,8 @@ export class RedisLockBackend implements LockBackend {
           return undefined;
         }
       },
-      { retry: this.#options.retry, wakeup: () => this.#wakeup(keys, attempts) },
+      // #attempt reports contention itself: it tells a held key from a failed request.
+      { retry: this.#options.retry, wakeup: () => this.#wakeup(keys, attempts), reportContention: false },
     );
     if (grant === undefined && lastError !== undefined) throw lastError;
     return grant;

@@ -23,11 +23,8 @@ export class ReleaseSubscriber {
   constructor(client: Redis | Cluster, channel: string) {
     this.#client = client;
     this.#channel = channel;
-    const subscribed = (): boolean => this.#isSubscribed;
     this.#waiters = new LocalWaiters({
-      get confirmed() {
-        return subscribed();
-      },
+      isConfirmed: () => this.#isSubscribed,
       // A failed subscription only means polling (a later wait tries again); never a rejection.
       open: () => this.#subscribe().catch(() => new Promise<void>(() => undefined)),
     });

@@ -4,7 +4,7 @@ import type { MasterNode } from './master-node.js';
 import { type RoundTally, tally } from './node-outcomes.js';
 import { quorumOf, remainingValidityMs } from './quorum.js';
 import { releaseOnAll } from './release-round.js';
-import { voteRound } from './vote-round.js';
+import { type Stragglers, voteRound } from './vote-round.js';
 
 /** How one acquire round ended. */
 export type AcquireRound =
@@ -46,15 +46,15 @@ export interface AcquireRoundInput {
 export async function acquireRound(
   masters: readonly MasterNode[],
   input: AcquireRoundInput,
-  track?: (settled: Promise<void>) => void,
+  stragglers?: Stragglers,
 ): Promise<AcquireRound> {
   const quorum = quorumOf(masters.length);
   const { keys, value, ttlMs, registerMs } = input;
   const start = monotonicNow();
-  const replies = await voteRound(masters, (master) => master.acquire(keys.lock, keys.waiters, value, ttlMs, registerMs).then((vote) => vote === 1), {
+  const replies = await voteRound(masters, (master) => master.acquire(keys.lock, keys.waiters, value, ttlMs, registerMs), {
     timeoutMs: input.nodeTimeoutMs,
     enoughYes: quorum,
-    ...(track === undefined ? {} : { track }),
+    ...(stragglers === undefined ? {} : { stragglers }),
   });
   const elapsedMs = monotonicNow() - start;
   const counted = tally(masters, replies);

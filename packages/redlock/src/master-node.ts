@@ -1,6 +1,6 @@
 import { ExtendBatcher, extendManyCommand } from '@fencelock/redis';
 import type { Redis } from 'ioredis';
-import { type AcquireVote, type RedlockScripts, defineRedlockScripts } from './redlock-scripts.js';
+import { type RedlockScripts, defineRedlockScripts } from './redlock-scripts.js';
 
 /** What one master answered to one command: a value, or an error (never a throw). */
 export type NodeReply<T> =
@@ -107,9 +107,10 @@ export class MasterNode {
 
   /**
    * The Redlock acquire step on this master: `SET lock value NX PX ttl` with the line of waiters
-   * (see `redlock-scripts.ts`). Unbounded: the caller's round bounds it.
+   * (see `redlock-scripts.ts`); resolves whether this master granted it. Unbounded: the caller's
+   * round bounds it.
    */
-  acquire(lockKey: string, waitersKey: string, value: string, ttlMs: number, registerMs: number): Promise<AcquireVote> {
+  acquire(lockKey: string, waitersKey: string, value: string, ttlMs: number, registerMs: number): Promise<boolean> {
     return this.#scripts.acquire(lockKey, waitersKey, value, ttlMs, registerMs);
   }
 

@@ -25,7 +25,7 @@ import { quorumNotReachedError, validityExhaustedError } from './redlock-errors.
 import { ReleaseListener } from './release-listener.js';
 import { releaseOnAll } from './release-round.js';
 import { announcementHead } from './redlock-scripts.js';
-import { voteRound } from './vote-round.js';
+import { Stragglers, voteRound } from './vote-round.js';
 
 /**
  * What a Redlock provider guarantees: `fencing: 'none'` (no token), loss detection by its validity
@@ -75,11 +75,7 @@ export class RedlockBackend implements LockBackend {
   readonly #unsubscribe: (() => void)[];
   readonly #listener: ReleaseListener;
   // Rounds that returned at a majority, until their last master has answered (close waits for them).
-  readonly #stragglers = new Set<Promise<void>>();
-  readonly #track = (settled: Promise<void>): void => {
-    this.#stragglers.add(settled);
-    void settled.then(() => this.#stragglers.delete(settled));
-  };
+  readonly #stragglers = new Stragglers();
   // How long a refused attempt stays in line: a waiter asks again within its longest backoff delay
   // (or at an announcement), and each round takes at most the per-node timeout.
   readonly #maxDelayMs: number;
@@ -152,21 +148,12 @@ export class RedlockBackend implements LockBackend {
     let inLine = false;
     const exhausted = (round: Extract<AcquireRound, { kind: 'validity-exhausted' }>) =>
       validityExhaustedError(request.key, round.tally, { ttlMs: request.ttlMs, elapsedMs: round.elapsedMs, validityMs: round.validityMs, rounds: exhaustedInARow });
-    // `contended` is reported for real contention only, not for rounds that failed on errors. The
-    // signal is read only when the loop waits (core makes it on first read; most acquires never wait).
-    const loop = {
-      deadline: request.deadline,
-      get signal() {
-        return request.signal;
-      },
-      contended: () => undefined,
-    };
     let granted: Extract<AcquireRound, { kind: 'acquired' }> | undefined;
     try {
       granted = await waitForGrant(
-        loop,
+        request,
         async () => {
-          const round = await acquireRound(this.#masters, input, this.#track);
+          const round = await acquireRound(this.#masters, input, this.#stragglers);
           last = round;
           if (waits && round.tally.refused > 0) inLine = true;
           if (round.kind === 'acquired') return round;
@@ -186,6 +173,8 @@ export class RedlockBackend implements LockBackend {
         {
           ...(this.#options.retry === undefined ? {} : { retry: this.#options.retry }),
           wakeup: () => this.#listener.wakeup(keys.lock),
+          // Contention is reported by the round above, never for rounds that failed on errors.
+          reportContention: false,
         },
       );
     } finally {
@@ -193,8 +182,14 @@ export class RedlockBackend implements LockBackend {
       // (an entry it cannot remove lapses by itself). One that got the lock leaves the lines of the
       // masters that did not grant it, in the background.
       if (inLine) {
-        const leaving = voteRound(this.#masters, (master) => master.leaveLine(keys.waiters, value), { timeoutMs: nodeTimeoutMs, track: this.#track });
-        if (granted === undefined) await leaving;
+        const leaving = voteRound(this.#masters, (master) => master.leaveLine(keys.waiters, value), { timeoutMs: nodeTimeoutMs });
+        if (granted === undefined) {
+          await leaving;
+        } else {
+          // Not awaited, but close() waits for it like a round that returned at a majority.
+          this.#stragglers.begin();
+          void leaving.then(() => this.#stragglers.end());
+        }
       }
     }
     if (granted !== undefined) return this.#grant(request, keys, value, granted.validUntil);
@@ -250,7 +245,7 @@ export class RedlockBackend implements LockBackend {
     this.#held.clear();
     this.#listener.close();
     // Rounds that returned at a majority still have requests out (each bounded by its round's timeout).
-    await Promise.all(this.#stragglers);
+    await this.#stragglers.settled();
     for (const master of this.#masters) master.close();
   }
 
@@ -259,7 +254,7 @@ export class RedlockBackend implements LockBackend {
     const options = this.#options;
     const quorum = this.#quorum;
     const heldLocks = this.#held;
-    const track = this.#track;
+    const stragglers = this.#stragglers;
     const key = keys.lock;
     heldLocks.set(value, { keys, value, userKey: request.key, ttlMs: request.ttlMs, observer: request.observer });
     const forget = (): void => {
@@ -320,7 +315,7 @@ export class RedlockBackend implements LockBackend {
           timeoutMs: nodeTimeoutFor(options, request.ttlMs),
           head: announcementHead(request.ownerId),
           enoughYes: quorum,
-          track,
+          stragglers,
         });
         // It was still held if a majority still had it: fewer copies could not have been a valid lock.
         return replies.filter((r) => r.ok && r.value).length >= quorum;

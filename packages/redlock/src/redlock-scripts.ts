@@ -67,13 +67,10 @@ end
 return 1
 `;
 
-/** What a master answered to an acquire: 1 granted, 0 held by another value, -2 held back for waiters. */
-export type AcquireVote = 1 | 0 | -2;
-
 /** The Redlock scripts on one client (ioredis sends EVALSHA and falls back to EVAL on NOSCRIPT). */
 export interface RedlockScripts {
-  /** See {@link ACQUIRE_LUA}. */
-  acquire(lockKey: string, waitersKey: string, value: string, ttlMs: number, registerMs: number): Promise<AcquireVote>;
+  /** See {@link ACQUIRE_LUA}; resolves whether this master granted the key (1), not why it refused (0 or -2). */
+  acquire(lockKey: string, waitersKey: string, value: string, ttlMs: number, registerMs: number): Promise<boolean>;
   /** See {@link RELEASE_LUA}; resolves whether the key held `value` and was deleted. */
   release(lockKey: string, waitersKey: string, value: string, channel: string, head: string): Promise<boolean>;
 }
@@ -116,7 +113,7 @@ export function defineRedlockScripts(client: Redis): RedlockScripts {
   const release = scriptRunner(client, RELEASE_LUA);
   return {
     acquire: (lockKey, waitersKey, value, ttlMs, registerMs) =>
-      acquire(lockKey, waitersKey, value, ttlMs, registerMs).then((reply) => Number(reply) as AcquireVote),
+      acquire(lockKey, waitersKey, value, ttlMs, registerMs).then((reply) => Number(reply) === 1),
     release: (lockKey, waitersKey, value, channel, head) =>
       release(lockKey, waitersKey, value, channel, head).then((reply) => Number(reply) === 1),
   };

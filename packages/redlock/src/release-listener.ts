@@ -30,11 +30,8 @@ export class ReleaseListener {
 
   constructor(masters: readonly MasterNode[]) {
     this.#masters = masters;
-    const subscribed = (): boolean => this.#isSubscribed;
     this.#waiters = new LocalWaiters({
-      get confirmed() {
-        return subscribed();
-      },
+      isConfirmed: () => this.#isSubscribed,
       open: () => this.#subscribe(),
     });
   }

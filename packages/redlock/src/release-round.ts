@@ -1,6 +1,6 @@
 import { type RedlockKeys, RELEASE_CHANNEL } from './lock-keys.js';
 import type { MasterNode, NodeReply } from './master-node.js';
-import { voteRound } from './vote-round.js';
+import { type Stragglers, voteRound } from './vote-round.js';
 
 /** What a release round needs besides the masters. */
 export interface ReleaseInput {
@@ -11,8 +11,8 @@ export interface ReleaseInput {
   readonly head: string;
   /** Stop once this many masters confirmed (a majority: the lock is surely over); default: wait for all. */
   readonly enoughYes?: number;
-  /** See `VoteRoundOptions.track`. */
-  readonly track?: (settled: Promise<void>) => void;
+  /** See `VoteRoundOptions.stragglers`. */
+  readonly stragglers?: Stragglers;
 }
 
 /**
@@ -30,6 +30,6 @@ export function releaseOnAll(masters: readonly MasterNode[], input: ReleaseInput
     timeoutMs: input.timeoutMs,
     askDown: true,
     ...(input.enoughYes === undefined ? {} : { enoughYes: input.enoughYes }),
-    ...(input.track === undefined ? {} : { track: input.track }),
+    ...(input.stragglers === undefined ? {} : { stragglers: input.stragglers }),
   });
 }

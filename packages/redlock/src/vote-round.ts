@@ -23,11 +23,34 @@ export interface VoteRoundOptions {
    * master, so a late grant is undone in order.
    */
   readonly askDown?: boolean;
-  /**
-   * Handed a promise that settles when every master has answered or the timeout passed — later than
-   * the round's result when it stopped early — so that closing can wait for the stragglers.
-   */
-  readonly track?: (settled: Promise<void>) => void;
+  /** Counts the round while it has requests out after returning early, so that closing can wait for them. */
+  readonly stragglers?: Stragglers;
+}
+
+/**
+ * Rounds that returned at a majority and still have requests out (each bounded by its round's
+ * timeout). A counter, not a promise per round: most rounds on a healthy cluster return early.
+ */
+export class Stragglers {
+  #count = 0;
+  #idle: (() => void)[] = [];
+
+  /** A round returned with requests still out. */
+  begin(): void {
+    this.#count += 1;
+  }
+
+  /** That round's last master answered, or its timeout passed. */
+  end(): void {
+    this.#count -= 1;
+    if (this.#count === 0) for (const resolve of this.#idle.splice(0)) resolve();
+  }
+
+  /** Resolves once no round has requests out. */
+  settled(): Promise<void> {
+    if (this.#count === 0) return Promise.resolve();
+    return new Promise((resolve) => this.#idle.push(resolve));
+  }
 }
 
 /**
@@ -46,16 +69,13 @@ export async function voteRound(
 ): Promise<NodeReply<boolean>[]> {
   // A new client's first connection is not part of a master's answer time (see MasterNode.connecting).
   for (const master of masters) if (master.connecting !== undefined) await master.connecting;
-  let settle: () => void = () => undefined;
-  options.track?.(new Promise<void>((resolve) => {
-    settle = resolve;
-  }));
   return new Promise((resolve) => {
     const count = masters.length;
     const replies: (NodeReply<boolean> | undefined)[] = new Array(count);
     let answered = 0;
     let yes = 0;
     let decided = false;
+    let straggling = false;
     let timer: NodeJS.Timeout | undefined;
     let deferred: NodeJS.Immediate | undefined;
     const decide = (timedOut: boolean): void => {
@@ -74,15 +94,21 @@ export async function voteRound(
       clearTimeout(timer);
       clearImmediate(deferred);
       decide(true);
-      settle();
+      if (straggling) options.stragglers?.end();
+      straggling = false;
     };
     const record = (index: number, reply: NodeReply<boolean>): void => {
       if (replies[index] !== undefined) return;
       replies[index] = reply;
       answered += 1;
       if (reply.ok && reply.value) yes += 1;
-      if (options.enoughYes !== undefined && yes >= options.enoughYes) decide(false);
-      if (answered === count) end();
+      if (answered === count) {
+        end();
+      } else if (!decided && options.enoughYes !== undefined && yes >= options.enoughYes) {
+        decide(false);
+        straggling = options.stragglers !== undefined;
+        options.stragglers?.begin();
+      }
     };
     for (let i = 0; i < count; i += 1) {
       const master = masters[i] as MasterNode;
