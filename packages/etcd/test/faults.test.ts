@@ -87,16 +87,23 @@ describe('etcd faults on a dedicated cluster', () => {
   });
 
   it('leader killed while a lock is held: the lock survives the election, others still wait, hand-off works after', async () => {
-    // 3 s rather than 2 s: the election alone takes about a second here (1 s election timeout).
-    const [a, b] = [provider({ sessionTtlMs: 3_000 }), provider({ sessionTtlMs: 3_000 })];
+    // The TTL must outlast the worst election here: etcd's election timeout is randomized between 1
+    // and 2 s, slower on a loaded machine, and the kill may land just before a keepalive was due.
+    const ttlMs = 9_000;
+    const [a, b] = [provider({ sessionTtlMs: ttlMs }), provider({ sessionTtlMs: ttlMs })];
     const key = `leader-kill:${randomUUID()}`;
     const lock = await a.acquire(key);
     const leader = await cluster.leaderIndex();
     const node = cluster.nodes[leader]!;
     await node.kill();
-    // Well past one session TTL with the leader gone: keepalives reach the new leader.
-    await sleep(3_000 * 2);
+    const killedAt = monotonicNow();
+    // Waits for a keepalive sent after the kill to be acknowledged: only a new leader can renew it.
+    await waitFor(async () => (lock.signal.aborted || lock.validUntil > killedAt + ttlMs ? true : undefined), {
+      what: 'a renewal through the new leader',
+      timeoutMs: 30_000,
+    });
     expect(lock.signal.aborted).toBe(false);
+    expect(await cluster.leaderIndex({ timeoutMs: 20_000 })).not.toBe(leader);
     expect(lock.isHeld()).toBe(true);
     expect(await b.tryAcquire(key)).toBeUndefined();
     const waiting = b.acquire(key, { waitMs: 20_000 });
