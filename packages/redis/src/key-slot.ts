@@ -1,6 +1,6 @@
 /**
  * Redis Cluster hash slots, computed as the server does (CRC16-XMODEM of the key's hash tag, mod 16384),
- * so that side keys (the fence counter, the metadata hash) can be placed in the slot of any lock key.
+ * so that side keys (the fence counter, the metadata string) can be placed in the slot of any lock key.
  */
 
 /** The number of hash slots of a Redis Cluster. */

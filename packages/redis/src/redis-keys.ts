@@ -20,7 +20,7 @@ export interface RedisLockKeys {
   readonly lock: string;
   /** The fence counter (a decimal string; never expires). */
   readonly fence: string;
-  /** The metadata hash (`owner`, `token`, `metadata`), expiring with the lock. */
+  /** The metadata string (`<token> <owner byte length> <owner>[ <metadata>]`), expiring with the lock's TTL. */
   readonly meta: string;
   /** The waiter registry (a sorted set of waiting owner ids), expiring when no one waits. */
   readonly waiters: string;

@@ -163,7 +163,7 @@ export class RedisLockBackend implements LockBackend {
     const [value, pttlReply, owner, token, metadata] = reply as (string | number | null)[];
     if (typeof value !== 'string') return undefined;
     const pttl = Number(pttlReply);
-    // The metadata hash describes our holder only while its owner is the lock's value; a foreign
+    // The metadata string describes our holder only while its owner is the lock's value; a foreign
     // SET-NX holder shows its value as the owner id, with no token.
     const ours = owner === value;
     return {
@@ -286,7 +286,7 @@ export class RedisLockBackend implements LockBackend {
 
   async #releaseOnce(keys: RedisLockKeys, ownerId: string): Promise<boolean> {
     const reply = await this.#timed(
-      this.#releaseCall(3, keys.lock, keys.meta, keys.waiters, ownerId, this.#options.channel),
+      this.#releaseCall(2, keys.lock, keys.waiters, ownerId, this.#options.channel),
       'releasing a lock',
     );
     return Number(reply) === 1;

@@ -33,10 +33,15 @@ import type { RedisLockScript } from './redis-lock-script.js';
  *   replica), as long as the server clock reads later than it did when the last token was issued
  *   and fewer than 1000 tokens per microsecond of that key were issued on average (1e9/s).
  * - The numbers are handled as decimal strings: Lua numbers are doubles and lose integers above
- *   2^53, and a microsecond clock × 1000 is about 1.8e18 (int64 overflows in the year 2262).
- *   INCR's own reply is therefore ignored and the value read back with GET.
- * - With KEYS[3], stores `owner`, `token` and (with ARGV[5]) `metadata` in a hash expiring with the
- *   lock, so `inspect` can show them; the hash is only trusted while its owner matches the lock.
+ *   2^53, and a microsecond clock × 1000 is about 1.8e18. The counter is incremented as a decimal
+ *   string in Lua (no INCR, whose reply would be a double here and which stops at 2^63) and written
+ *   back with SET. A counter that is not a decimal string (someone else wrote the key) is replaced
+ *   by the floor.
+ * - With KEYS[3], stores one string `<token> <owner byte length> <owner>[ <metadata>]` (metadata
+ *   from ARGV[5]) expiring with the lock, so `inspect` can show them; it is only trusted while its
+ *   owner matches the lock's value. Release leaves it to expire: a later acquire overwrites it.
+ * - An uncontended acquire makes six calls: TIME, EXISTS (the waiter registry), SET NX, GET and
+ *   SET (the counter), SET PX (the metadata).
  */
 export const acquireScript: RedisLockScript = {
   name: 'fencelockAcquire',
@@ -47,6 +52,7 @@ if redis.replicate_commands then redis.replicate_commands() end
 local now = redis.call('TIME')
 local waiters = KEYS[4]
 local register = tonumber(ARGV[4] or '0') or 0
+local lined = false
 local function wait_in_line(reply)
   if waiters and register > 0 then
     local until_ms = now[1] * 1000 + math.floor(now[2] / 1000) + register
@@ -57,6 +63,7 @@ local function wait_in_line(reply)
   return false
 end
 if waiters and redis.call('EXISTS', waiters) == 1 then
+  lined = true
   redis.call('ZREMRANGEBYSCORE', waiters, '-inf', now[1] * 1000 + math.floor(now[2] / 1000))
   if redis.call('ZCARD', waiters) > 0 and redis.call('ZSCORE', waiters, ARGV[1]) == false
     and redis.call('EXISTS', KEYS[1]) == 0 then
@@ -69,25 +76,26 @@ if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) == false then
   end
   redis.call('PEXPIRE', KEYS[1], ARGV[2])
 end
-if waiters then redis.call('ZREM', waiters, ARGV[1]) end
+-- Only a registry that existed can hold our entry.
+if lined then redis.call('ZREM', waiters, ARGV[1]) end
 local floor = now[1] .. string.format('%06d', tonumber(now[2])) .. '000'
 local current = redis.call('GET', KEYS[2])
-local token
-if current and (#current > #floor or (#current == #floor and current >= floor)) then
-  redis.call('INCR', KEYS[2])
-  token = redis.call('GET', KEYS[2])
-else
-  redis.call('SET', KEYS[2], floor)
-  token = floor
-end
-if KEYS[3] then
-  redis.call('DEL', KEYS[3])
-  if ARGV[5] then
-    redis.call('HSET', KEYS[3], 'owner', ARGV[1], 'token', token, 'metadata', ARGV[5])
+local token = floor
+if current and string.find(current, '^[1-9]%d*$') and (#current > #floor or (#current == #floor and current >= floor)) then
+  -- current + 1, on the decimal string: trailing nines roll over to zeros.
+  local i = #current
+  while string.byte(current, i) == 57 do i = i - 1 end
+  if i == 0 then
+    token = '1' .. string.rep('0', #current)
   else
-    redis.call('HSET', KEYS[3], 'owner', ARGV[1], 'token', token)
+    token = string.sub(current, 1, i - 1) .. string.char(string.byte(current, i) + 1) .. string.rep('0', #current - i)
   end
-  redis.call('PEXPIRE', KEYS[3], ARGV[2])
+end
+redis.call('SET', KEYS[2], token)
+if KEYS[3] then
+  local meta = token .. ' ' .. #ARGV[1] .. ' ' .. ARGV[1]
+  if ARGV[5] then meta = meta .. ' ' .. ARGV[5] end
+  redis.call('SET', KEYS[3], meta, 'PX', ARGV[2])
 end
 return token
 `,

@@ -2,7 +2,7 @@ import type { RedisLockScript } from './redis-lock-script.js';
 
 /**
  * Inspect (used by the provider's `inspect`, not part of the shared protocol): reads a lock and its
- * metadata hash in one atomic step.
+ * metadata string (see the acquire script) in one atomic step.
  *
  * KEYS[1] = the lock key, KEYS[2] = its metadata side key (same slot). Returns nil when the key is
  * free, else `{value, pttl, owner, token, metadata}` (the last three nil where absent). A script
@@ -16,7 +16,17 @@ export const inspectScript: RedisLockScript = {
   lua: `
 local value = redis.call('GET', KEYS[1])
 if not value then return false end
-local meta = redis.call('HMGET', KEYS[2], 'owner', 'token', 'metadata')
-return {value, redis.call('PTTL', KEYS[1]), meta[1], meta[2], meta[3]}
+local pttl = redis.call('PTTL', KEYS[1])
+-- '<token> <owner byte length> <owner>[ <metadata>]'; anything else (a hash of an older layout: a
+-- WRONGTYPE error) reads as no metadata.
+local meta = redis.pcall('GET', KEYS[2])
+if type(meta) ~= 'string' then return {value, pttl} end
+local token, length, rest = string.match(meta, '^(%d+) (%d+) (.*)$')
+if not token then return {value, pttl} end
+length = tonumber(length)
+local owner = string.sub(rest, 1, length)
+local metadata = false
+if #rest > length then metadata = string.sub(rest, length + 2) end
+return {value, pttl, owner, token, metadata}
 `,
 };

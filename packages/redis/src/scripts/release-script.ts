@@ -3,8 +3,7 @@ import type { RedisLockScript } from './redis-lock-script.js';
 /**
  * Release: delete the lock only while it holds our owner id.
  *
- * KEYS[1] = the lock key, optional KEYS[2] = its metadata side key, optional KEYS[3] = its waiter
- * registry (see the acquire script). ARGV[1] = owner id, optional ARGV[2] = a pub/sub channel on
+ * KEYS[1] = the lock key, optional KEYS[2] = its waiter registry (see the acquire script). ARGV[1] = owner id, optional ARGV[2] = a pub/sub channel on
  * which the lock key is published after the delete.
  *
  * Guarantees:
@@ -13,8 +12,10 @@ import type { RedisLockScript } from './redis-lock-script.js';
  * - Returns 1 when it deleted our lock, 0 otherwise.
  * - With ARGV[2], waiters subscribed to that channel learn of the release at once (the message is
  *   the lock key); they still poll, for locks that end by expiry or whose message is missed. With
- *   KEYS[3], the message goes out only while waiters are registered, so an uncontended release
+ *   KEYS[2], the message goes out only while waiters are registered, so an uncontended release
  *   costs no pub/sub traffic.
+ * - The metadata side key is left to expire with the TTL it was given: it is only believed while its
+ *   owner is the lock's value, and the next acquire overwrites it.
  */
 export const releaseScript: RedisLockScript = {
   name: 'fencelockRelease',
@@ -24,8 +25,7 @@ if redis.call('GET', KEYS[1]) ~= ARGV[1] then
   return 0
 end
 redis.call('DEL', KEYS[1])
-if KEYS[2] then redis.call('DEL', KEYS[2]) end
-if ARGV[2] and (KEYS[3] == nil or redis.call('EXISTS', KEYS[3]) == 1) then
+if ARGV[2] and (KEYS[2] == nil or redis.call('EXISTS', KEYS[2]) == 1) then
   redis.call('PUBLISH', ARGV[2], KEYS[1])
 end
 return 1

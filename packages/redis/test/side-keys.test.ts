@@ -1,0 +1,117 @@
+import type { LockProvider } from '@fencelock/core';
+import { topology } from '@fencelock/test-infra';
+import { Redis } from 'ioredis';
+import { randomUUID } from 'node:crypto';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { createRedisLockProvider, redisLockKeys } from '../src/index.js';
+
+const { redisUrl } = topology();
+
+// The fence counter and the metadata string are side keys the acquire script writes; these cases
+// put them in states a plain run never reaches.
+describe('side keys: the fence counter and the metadata string', () => {
+  let raw: Redis;
+  const open: LockProvider[] = [];
+  const provider = (): LockProvider => {
+    const made = createRedisLockProvider({ connection: redisUrl, defaultTtlMs: 10_000 });
+    open.push(made);
+    return made;
+  };
+  beforeAll(() => {
+    raw = new Redis(redisUrl);
+  });
+  afterAll(() => {
+    raw?.disconnect();
+  });
+  afterEach(async () => {
+    await Promise.allSettled(open.splice(0).map((p) => p.close()));
+  });
+  const key = (label: string): string => `side-keys:${label}:${randomUUID()}`;
+
+  it('increments the counter as a decimal string, carrying through trailing nines past 2^63', async () => {
+    const locks = provider();
+    const cases: [string, bigint][] = [
+      ['2999999999999999999', 3000000000000000000n],
+      ['9'.repeat(20), 10n ** 20n],
+      ['1234567899999999999999', 1234567900000000000000n],
+      ['98765432100000000000001', 98765432100000000000002n],
+    ];
+    for (const [counter, expected] of cases) {
+      const name = key('carry');
+      await raw.set(redisLockKeys('', name).fence, counter);
+      const first = await locks.acquire(name);
+      expect(first.fencingToken).toBe(expected);
+      await first.release();
+      const second = await locks.acquire(name);
+      expect(second.fencingToken).toBe(expected + 1n);
+      expect(await raw.get(redisLockKeys('', name).fence)).toBe(String(expected + 1n));
+      await second.release();
+    }
+  });
+
+  it('replaces a counter that is not a decimal string by the clock floor, and counts up from there', async () => {
+    const locks = provider();
+    for (const junk of ['not a number', `9999999999999999999999x`, '0099999999999999999999', '-99999999999999999999']) {
+      const name = key('junk');
+      await raw.set(redisLockKeys('', name).fence, junk);
+      const before = BigInt(Date.now());
+      const first = await locks.acquire(name);
+      const after = BigInt(Date.now());
+      // The floor is the server clock in µs × 1000; server and test share this machine's clock.
+      const floorMs = first.fencingToken! / 1_000_000n;
+      expect(floorMs >= before - 1_000n && floorMs <= after + 1_000n, `floor from ${junk}`).toBe(true);
+      await first.release();
+      const second = await locks.acquire(name);
+      expect(second.fencingToken! > first.fencingToken!).toBe(true);
+      expect(await raw.get(redisLockKeys('', name).fence)).toBe(String(second.fencingToken));
+      await second.release();
+    }
+  });
+
+  it('inspect returns metadata byte-exact: spaces, newlines, digits, non-ASCII, empty, and absent', async () => {
+    const locks = provider();
+    for (const metadata of ['a b  c ', 'line one\nline two', '12 34 owner', 'ключ 🔒 ü', '', undefined]) {
+      const name = key('meta');
+      const lock = await locks.acquire(name, metadata === undefined ? {} : { metadata });
+      const holder = (await locks.inspect(name))?.holders[0];
+      expect(holder).toMatchObject({ ownerId: lock.ownerId, fencingToken: lock.fencingToken });
+      expect(holder?.metadata).toBe(metadata);
+      await lock.release();
+    }
+  });
+
+  it('a release leaves the metadata to expire, and inspect never shows it for the next, foreign holder', async () => {
+    const locks = provider();
+    const name = key('stale');
+    const { meta } = redisLockKeys('', name);
+    const lock = await locks.acquire(name, { metadata: 'ours', ttlMs: 10_000 });
+    expect(await lock.release()).toBe(true);
+    const pttl = await raw.pttl(meta);
+    expect(pttl > 0 && pttl <= 10_000).toBe(true);
+    expect(await locks.inspect(name)).toBeUndefined();
+    expect(await raw.set(name, 'foreign', 'PX', 10_000, 'NX')).toBe('OK');
+    expect((await locks.inspect(name))?.holders).toEqual([
+      { ownerId: 'foreign', mode: 'exclusive', fencingToken: undefined, remainingMs: expect.any(Number), metadata: undefined },
+    ]);
+    await raw.del(name);
+    // The next holder of ours overwrites it.
+    const next = await locks.acquire(name);
+    expect((await locks.inspect(name))?.holders[0]).toMatchObject({ ownerId: next.ownerId, fencingToken: next.fencingToken, metadata: undefined });
+    await next.release();
+  });
+
+  it('a metadata key in a form it does not know (a hash of an older layout, anything else) reads as no metadata', async () => {
+    const locks = provider();
+    const name = key('foreign-meta');
+    const { meta } = redisLockKeys('', name);
+    const lock = await locks.acquire(name, { metadata: 'ours' });
+    for (const value of ['garbage', '12 x owner', '']) {
+      await raw.set(meta, value, 'PX', 10_000);
+      expect((await locks.inspect(name))?.holders[0], value).toMatchObject({ ownerId: lock.ownerId, fencingToken: undefined, metadata: undefined });
+    }
+    await raw.del(meta);
+    await raw.hset(meta, 'owner', lock.ownerId, 'token', '1');
+    expect((await locks.inspect(name))?.holders[0]).toMatchObject({ ownerId: lock.ownerId, fencingToken: undefined, metadata: undefined });
+    await lock.release();
+  });
+});
