@@ -4,7 +4,7 @@ import { LockTypeError } from './errors.js';
  * How strong the fencing tokens of a provider are.
  * - `global`: from a consensus log (ZooKeeper czxid, etcd revision): strictly increasing across every
  *   acquisition of a key, surviving any single-server failure the backend itself survives.
- * - `per-key`: from one primary's counter (single Redis `INCR`): strictly increasing per key while that
+ * - `per-key`: from one primary's counter (a single Redis counter): strictly increasing per key while that
  *   server keeps its data; the adapter documents what keeps it so.
  * - `none`: no token; `fencingToken` is `undefined` (Redlock cannot produce a safe one).
  */
