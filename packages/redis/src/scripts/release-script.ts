@@ -3,8 +3,9 @@ import type { RedisLockScript } from './redis-lock-script.js';
 /**
  * Release: delete the lock only while it holds our owner id.
  *
- * KEYS[1] = the lock key, optional KEYS[2] = its waiter registry (see the acquire script). ARGV[1] = owner id, optional ARGV[2] = a pub/sub channel on
- * which the lock key is published after the delete.
+ * KEYS[1] = the lock key, optional KEYS[2] = its waiter registry (see the acquire script).
+ * ARGV[1] = owner id, optional ARGV[2] = a pub/sub channel on which the lock key is published after
+ * the delete.
  *
  * Guarantees:
  * - Never deletes a lock another owner holds (a newer holder after our expiry, a foreign SET-NX
