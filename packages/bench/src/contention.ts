@@ -10,7 +10,7 @@ import { randomUUID } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import type { AcquisitionEvent, GoMessage, WorkerMessage } from './contention-worker.js';
 import { round, summarize } from './stats.js';
-import type { Subject } from './subjects.js';
+import { subjectFields, type Subject, type SubjectFields } from './subjects.js';
 
 /** Bounds of one contention measurement. */
 export interface ContentionOptions {
@@ -27,11 +27,7 @@ export interface ContentionOptions {
 }
 
 /** One subject's contention figures. */
-export interface ContentionResult {
-  readonly subject: string;
-  readonly backend: Subject['backend'];
-  readonly kind: Subject['kind'];
-  readonly label: string;
+export interface ContentionResult extends SubjectFields {
   readonly clients: number;
   readonly acquisitions: number;
   readonly seconds: number;
@@ -174,10 +170,7 @@ function analyse(
   const perClient = Array.from({ length: clients }, (_, worker) => events.filter((event) => event.worker === worker).length);
   const lastError = reports.find((report) => report.error !== undefined)?.error;
   return {
-    subject: subject.id,
-    backend: subject.backend,
-    kind: subject.kind,
-    label: subject.label,
+    ...subjectFields(subject),
     clients,
     acquisitions: events.length,
     seconds: round(seconds),

@@ -12,7 +12,7 @@ import type { LockHandle, LockProvider } from '@fencelock/core';
 import { fullGc } from './memory.js';
 import { counterDelta, sumMatching, type CounterDelta, type CounterProbe } from './server-counters.js';
 import { round } from './stats.js';
-import type { Backend, Subject } from './subjects.js';
+import { subjectFields, type Backend, type Subject, type SubjectFields } from './subjects.js';
 
 /** Bounds of one held-locks measurement. */
 export interface HeldLocksOptions {
@@ -33,11 +33,7 @@ export interface HeldLocksOptions {
 }
 
 /** One subject's held-locks figures. */
-export interface HeldLocksResult {
-  readonly subject: string;
-  readonly backend: Subject['backend'];
-  readonly kind: Subject['kind'];
-  readonly label: string;
+export interface HeldLocksResult extends SubjectFields {
   /** Per-lock TTL or session TTL, ms. */
   readonly ttlMs: number;
   /** `per-lock` (each lock renewed) or `session` (one keep-alive for every lock). */
@@ -172,10 +168,7 @@ export async function runHeldLocks(subject: Subject, probe: CounterProbe, option
     const delta = counterDelta(countersBefore, countersAfter);
     const requestsPerSec = serverRequests(subject.backend, delta) / windowSeconds;
     return {
-      subject: subject.id,
-      backend: subject.backend,
-      kind: subject.kind,
-      label: subject.label,
+      ...subjectFields(subject),
       ttlMs,
       expiry: perLock ? 'per-lock' : 'session',
       locksRequested: lockCount,

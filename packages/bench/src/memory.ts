@@ -7,7 +7,7 @@ import { randomUUID } from 'node:crypto';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { round } from './stats.js';
-import type { Subject } from './subjects.js';
+import { subjectFields, type Subject, type SubjectFields } from './subjects.js';
 
 /** Bounds of one memory measurement. */
 export interface MemoryOptions {
@@ -18,11 +18,7 @@ export interface MemoryOptions {
 }
 
 /** One subject's heap figures. */
-export interface MemoryResult {
-  readonly subject: string;
-  readonly backend: Subject['backend'];
-  readonly kind: Subject['kind'];
-  readonly label: string;
+export interface MemoryResult extends SubjectFields {
   readonly cycles: number;
   readonly heapBeforeBytes: number;
   readonly heapAfterBytes: number;
@@ -66,10 +62,7 @@ export async function runMemory(subject: Subject, options: MemoryOptions): Promi
     fullGc();
     const after = process.memoryUsage().heapUsed;
     return {
-      subject: subject.id,
-      backend: subject.backend,
-      kind: subject.kind,
-      label: subject.label,
+      ...subjectFields(subject),
       cycles,
       heapBeforeBytes: before,
       heapAfterBytes: after,

@@ -6,7 +6,7 @@
  * the median of the per-round ratios (each from slices run seconds apart).
  */
 import { round, summarize } from './stats.js';
-import type { Subject } from './subjects.js';
+import { subjectFields, type Subject, type SubjectFields } from './subjects.js';
 
 /** An open measurement loop for one subject. */
 export interface SliceRunner {
@@ -90,11 +90,7 @@ export async function runInterleaved(
 }
 
 /** The figures every interleaved throughput scenario reports for one subject. */
-export interface ThroughputResult {
-  readonly subject: string;
-  readonly backend: Subject['backend'];
-  readonly kind: Subject['kind'];
-  readonly label: string;
+export interface ThroughputResult extends SubjectFields {
   /** Measured cycles. */
   readonly cycles: number;
   readonly seconds: number;
@@ -116,10 +112,7 @@ export function throughputResult(measurement: RoundsMeasurement): ThroughputResu
   const { subject, samples, roundOpsPerSec } = measurement;
   const latency = summarize(samples);
   return {
-    subject: subject.id,
-    backend: subject.backend,
-    kind: subject.kind,
-    label: subject.label,
+    ...subjectFields(subject),
     cycles: samples.length,
     seconds: round(measurement.seconds),
     opsPerSec: round(median(roundOpsPerSec), 1),

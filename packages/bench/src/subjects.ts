@@ -79,6 +79,20 @@ export interface Subject {
   openProvider?(sessionTtlMs: number): LockProvider;
 }
 
+/** Who a result is about: the fields every scenario's result starts with. */
+export interface SubjectFields {
+  /** The subject's id. */
+  readonly subject: string;
+  readonly backend: Backend;
+  readonly kind: SubjectKind;
+  readonly label: string;
+}
+
+/** The {@link SubjectFields} of `subject`. */
+export function subjectFields(subject: Subject): SubjectFields {
+  return { subject: subject.id, backend: subject.backend, kind: subject.kind, label: subject.label };
+}
+
 /** TTL every subject acquires with, in ms (long enough never to expire mid-measurement). */
 export const LOCK_TTL_MS = 10_000;
 

@@ -9,7 +9,7 @@ import { randomUUID } from 'node:crypto';
 import { fullGc } from './memory.js';
 import { counterDelta, sumMatching, type CounterDelta, type CounterProbe } from './server-counters.js';
 import { round } from './stats.js';
-import type { Backend, Subject } from './subjects.js';
+import { subjectFields, type Backend, type Subject, type SubjectFields } from './subjects.js';
 
 /** Bounds of one waiters measurement. */
 export interface WaitersOptions {
@@ -29,11 +29,7 @@ export interface WaitersOptions {
 }
 
 /** One subject's waiters figures. */
-export interface WaitersResult {
-  readonly subject: string;
-  readonly backend: Subject['backend'];
-  readonly kind: Subject['kind'];
-  readonly label: string;
+export interface WaitersResult extends SubjectFields {
   readonly waiters: number;
   /** Waiters that got the lock before their wait ran out. */
   readonly granted: number;
@@ -145,10 +141,7 @@ export async function runWaiters(subject: Subject, options: WaitersOptions, prob
       }
     }
     return {
-      subject: subject.id,
-      backend: subject.backend,
-      kind: subject.kind,
-      label: subject.label,
+      ...subjectFields(subject),
       waiters: count,
       granted,
       heapPerWaiterBytes: round((after - before) / count, 0),
