@@ -159,7 +159,7 @@ async function holdWhileRunning(
           io.stderr.write(`${report.lines.join('\n')}\n`);
           io.stderr.write(`fencelock: stopping the command (SIGTERM, then SIGKILL after ${formatDuration(settings.killGraceMs)})\n`);
         } else {
-          io.stderr.write('fencelock: the command did not stop in time: SIGKILL\n');
+          io.stderr.write('fencelock: the command (or what it left in its process group) did not stop in time: SIGKILL\n');
         }
       },
     });

@@ -1,5 +1,6 @@
 import { spawn } from 'node:child_process';
 import { HANDLED_SIGNALS, type HandledSignal } from './cli-io.js';
+import { groupRunning } from './process-group.js';
 
 /** How a command run under the lock ended. */
 export type CommandOutcome =
@@ -20,7 +21,10 @@ export interface RunCommandOptions {
    * group and can use the terminal; signals then reach only the command's own process.
    */
   readonly foreground: boolean;
-  /** Aborted when the lock is lost: the command gets SIGTERM, then SIGKILL after `killGraceMs`. */
+  /**
+   * Aborted when the lock is lost: the command gets SIGTERM, then SIGKILL after `killGraceMs`. Without
+   * `foreground`, the promise resolves only once its whole group is gone (or SIGKILL was sent).
+   */
   readonly lost: AbortSignal;
   /** Time between SIGTERM and SIGKILL after a loss, in ms. */
   readonly killGraceMs: number;
@@ -32,7 +36,8 @@ export interface RunCommandOptions {
 
 /**
  * Runs the command with inherited stdin/stdout/stderr while the lock is held; forwards SIGINT,
- * SIGTERM and SIGHUP to it; stops it when the lock is lost; resolves when it has exited.
+ * SIGTERM and SIGHUP to it; stops it when the lock is lost; resolves when it has exited (after a
+ * loss: when its process group is empty, or at the SIGKILL).
  */
 export function runCommand(options: RunCommandOptions): Promise<CommandOutcome> {
   const [program, ...args] = options.command;
@@ -55,24 +60,30 @@ export function runCommand(options: RunCommandOptions): Promise<CommandOutcome> 
   return new Promise((resolve) => {
     let started = false;
     let stoppedForLoss = false;
+    let killSent = false;
     let killTimer: NodeJS.Timeout | undefined;
+    let groupPoll: NodeJS.Timeout | undefined;
+    let exited: CommandOutcome | undefined;
     const unsubscribe = HANDLED_SIGNALS.map((signal) => options.onSignal(signal, () => send(signal)));
 
+    const finish = (outcome: CommandOutcome): void => {
+      options.lost.removeEventListener('abort', stopForLoss);
+      for (const off of unsubscribe) off();
+      clearTimeout(killTimer);
+      clearInterval(groupPoll);
+      resolve(outcome);
+    };
     const stopForLoss = (): void => {
       if (stoppedForLoss) return;
       stoppedForLoss = true;
       options.onStop?.('SIGTERM');
       send('SIGTERM');
       killTimer = setTimeout(() => {
+        killSent = true;
         options.onStop?.('SIGKILL');
         send('SIGKILL');
+        if (exited !== undefined) finish(exited);
       }, options.killGraceMs);
-    };
-    const finish = (outcome: CommandOutcome): void => {
-      options.lost.removeEventListener('abort', stopForLoss);
-      for (const off of unsubscribe) off();
-      clearTimeout(killTimer);
-      resolve(outcome);
     };
 
     child.once('spawn', () => {
@@ -85,9 +96,20 @@ export function runCommand(options: RunCommandOptions): Promise<CommandOutcome> 
       if (!started) finish({ kind: 'not-started', error });
     });
     child.once('exit', (code, signal) => {
-      // The lock is gone: whatever the command left running in its group must not go on without it.
-      if (stoppedForLoss && !options.foreground) send('SIGKILL');
-      finish({ kind: 'exited', code, signal, stoppedForLoss });
+      const outcome: CommandOutcome = { kind: 'exited', code, signal, stoppedForLoss };
+      exited = outcome;
+      if (!stoppedForLoss || options.foreground || child.pid === undefined) return finish(outcome);
+      // The lock is gone, and a shell often dies of SIGTERM at once while its children clean up:
+      // what is left of the group gets the rest of the same grace, then SIGKILL (from the timer).
+      if (killSent) send('SIGKILL');
+      if (killSent || !groupRunning(child.pid)) return finish(outcome);
+      const groupId = child.pid;
+      groupPoll = setInterval(() => {
+        if (!groupRunning(groupId)) finish(outcome);
+      }, GROUP_POLL_MS);
     });
   });
 }
+
+/** How often to look whether the command's process group is empty, once the command has exited. */
+const GROUP_POLL_MS = 25;

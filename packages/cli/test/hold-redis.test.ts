@@ -65,8 +65,25 @@ describe('fencelock hold stops what it started', () => {
     await client.del(key);
     expect((await holder.exited).code).toBe(ExitCode.LOCK_LOST);
     await waitFor(async () => (isRunning(grandchild) ? undefined : true), { what: `the command's child ${grandchild} to be killed`, timeoutMs: 15_000 });
+    // The shell died of SIGTERM at once; its child still got the grace before the SIGKILL.
     expect(log.events()).toEqual(['G start', 'G SIGTERM']);
+    expect(holder.stderr()).toContain('did not stop in time: SIGKILL');
     expect(holder.stdout()).not.toContain('shell-after');
+  });
+
+  it('gives what the command left in its group the rest of the grace to clean up, and exits when the group is empty', async () => {
+    const log = new LockLog();
+    logs.push(log);
+    const key = `cli-group-cleanup:${randomUUID()}`;
+    const quoted = section(log, 'C', '--gate', log.gate('never'), '--cleanup-ms', '200', '--no-parent-check').map((word) => `'${word}'`).join(' ');
+    // A grace far longer than the cleanup: fencelock must not wait for it once the group is empty.
+    const holder = startFencelock(['hold', key, '--ttl', '1s', '--kill-grace', '10m', '--', 'sh', '-c', `${quoted}; echo shell-after`], env);
+    await holder.waitForStdout('ready C');
+    orphans.push(readyPid(holder.stdout(), 'C'));
+    await client.del(key);
+    expect((await holder.exited).code).toBe(ExitCode.LOCK_LOST);
+    expect(log.events()).toEqual(['C start', 'C SIGTERM', 'C cleaned']);
+    expect(holder.stderr()).not.toContain('did not stop in time');
   });
 
   it('with --foreground, still stops the command on loss', async () => {
