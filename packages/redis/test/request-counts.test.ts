@@ -27,7 +27,7 @@ describe('automatic extension of many locks', () => {
       const extended = new Map<string, number>();
       provider.on('extended', (event) => extended.set(event.ownerId, (extended.get(event.ownerId) ?? 0) + 1));
       const prefix = `renew:${randomUUID()}:`;
-      locks.push(...(await Promise.all(Array.from({ length: count }, (_, i) => provider.acquire(`${prefix}${i}`, { ttlMs: 600 })))));
+      locks.push(...(await Promise.all(Array.from({ length: count }, (_, i) => provider.acquire(`${prefix}${i}`, { ttlMs: 1_500 })))));
       const before = await scriptCalls();
       await waitFor(
         async () => (locks.every((lock) => (extended.get(lock.ownerId) ?? 0) >= rounds) ? true : undefined),
@@ -46,7 +46,7 @@ describe('automatic extension of many locks', () => {
   it('reports a lock taken over in the middle of a batch as lost, and extends the others', async () => {
     const provider: RedisLockProvider = createRedisLockProvider({ connection: server.url });
     const prefix = `renew-lost:${randomUUID()}:`;
-    const locks = await Promise.all(Array.from({ length: 20 }, (_, i) => provider.acquire(`${prefix}${i}`, { ttlMs: 600 })));
+    const locks = await Promise.all(Array.from({ length: 20 }, (_, i) => provider.acquire(`${prefix}${i}`, { ttlMs: 1_500 })));
     try {
       const victim = locks[7]!;
       const lost = new Promise<string>((resolve) => provider.on('lost', (event) => resolve(event.key)));
