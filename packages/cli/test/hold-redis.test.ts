@@ -1,5 +1,4 @@
 import { randomUUID } from 'node:crypto';
-import { readFileSync } from 'node:fs';
 import { topology, waitFor } from '@fencelock/test-infra';
 import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -7,6 +6,7 @@ import { ExitCode } from '../src/index.js';
 import { CRITICAL_SECTION, KILL_GRACE, killRunningFencelocks, startFencelock } from './support/fencelock-process.js';
 import { describeHoldEndToEnd } from './support/hold-suite.js';
 import { LockLog } from './support/lock-log.js';
+import { isRunning } from './support/process-state.js';
 
 // Single Redis: the lock is the plain key itself (the adapter's default prefix is ''), so deleting
 // it from outside is exactly the loss an operator's DEL, an eviction or a failover causes.
@@ -108,14 +108,3 @@ describe('fencelock hold stops what it started', () => {
     expect(await client.exists(key)).toBe(0);
   });
 });
-
-/** True while `pid` runs (a zombie waiting to be reaped counts as gone). */
-function isRunning(pid: number): boolean {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    // The state follows the command name in parentheses, which may itself contain spaces.
-    return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) !== 'Z';
-  } catch {
-    return false;
-  }
-}

@@ -1,17 +1,8 @@
 import { spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
 import { waitFor } from '@fencelock/test-infra';
 import { afterEach, describe, expect, it } from 'vitest';
 import { groupRunning } from '../src/process-group.js';
-
-const state = (pid: number): string | undefined => {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[0];
-  } catch {
-    return undefined;
-  }
-};
+import { processState } from './support/process-state.js';
 
 describe('groupRunning', () => {
   const started: number[] = [];
@@ -42,7 +33,7 @@ describe('groupRunning', () => {
     const parent = spawn('sh', ['-c', 'setsid sleep 0 & echo $!; exec sleep 30'], { stdio: ['ignore', 'pipe', 'ignore'] });
     started.push(parent.pid as number);
     const zombie = await new Promise<number>((resolve) => parent.stdout.once('data', (chunk: Buffer) => resolve(Number(chunk.toString().trim()))));
-    await waitFor(async () => (state(zombie) === 'Z' ? true : undefined), { what: `process ${zombie} to be a zombie`, timeoutMs: 10_000 });
+    await waitFor(async () => (processState(zombie) === 'Z' ? true : undefined), { what: `process ${zombie} to be a zombie`, timeoutMs: 10_000 });
     // It can still be signalled (so `kill -0` would call the group alive), yet nothing in it runs.
     expect(() => process.kill(-zombie, 0)).not.toThrow();
     expect(groupRunning(zombie)).toBe(false);
