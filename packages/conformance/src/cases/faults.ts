@@ -26,6 +26,32 @@ export function registerFaultCases(ctx: SuiteContext): void {
       await next.release();
     }, ctx.caseTimeout(40_000));
 
+    it('holder paused past its validity, then two contenders at once: one grant at most, and the key stays usable', async () => {
+      const { ttlMs, session } = await ctx.ttl();
+      const [a, b, c] = [await ctx.provider(), await ctx.provider(), await ctx.provider()];
+      const key = ctx.key('paused-two-contenders');
+      const lock = await a.acquire(key, session ? {} : { ttlMs, autoExtend: false });
+      freezeThread(ttlMs + ctx.bound(1_500));
+      // Both requests start in the same turn, before any expiry timer has run (as after a GC pause);
+      // nothing has looked at the old holder since.
+      const results = await Promise.all([b.tryAcquire(key), c.tryAcquire(key)]);
+      const granted = results.filter((handle) => handle !== undefined);
+      expect(granted.length).toBeLessThanOrEqual(1);
+      // A per-lock TTL has certainly run out on the backend: the key is free, so exactly one wins.
+      if (!session) expect(granted.length).toBe(1);
+      expect(await lock.release()).toBe(false);
+      const winner = granted[0];
+      if (winner !== undefined) {
+        if (a.capabilities.fencing !== 'none') expect(winner.fencingToken! > lock.fencingToken!).toBe(true);
+        expect((await a.inspect(key))?.holders.map((h) => h.ownerId)).toEqual([winner.ownerId]);
+        expect(await winner.release()).toBe(true);
+      }
+      // Nothing was left behind on the key: a third contender gets it at once after the winner's release.
+      const after = await a.acquire(key, { waitMs: ctx.bound(session ? 20_000 : 5_000) });
+      expect((await b.inspect(key))?.holders.map((h) => h.ownerId)).toEqual([after.ownerId]);
+      expect(await after.release()).toBe(true);
+    }, ctx.caseTimeout(40_000));
+
     const pause = harness.pauseBackend;
     it.skipIf(pause === undefined)(
       `${pause === undefined ? '[skipped: needs harness.pauseBackend] ' : ''}backend paused past the TTL: the holder's signal aborts by its own deadline`,

@@ -174,6 +174,48 @@ export function lostSignalNeverFired(store: MemoryLockStore): LockProvider {
   });
 }
 
+// The last handle granted per key and store, to tell when its validity has passed.
+const lastGrant = new WeakMap<MemoryLockStore, Map<string, LockHandle>>();
+
+/**
+ * After a holder's validity has passed, every request that started before anyone looked at the key
+ * again is granted (an expired holder swept in a way that loses the next grant: a double grant).
+ */
+export function doubleGrantAfterExpiry(store: MemoryLockStore): LockProvider {
+  const last = lastGrant.get(store) ?? new Map<string, LockHandle>();
+  lastGrant.set(store, last);
+  const inner = new WrappedProvider(store, {});
+  const record = (key: string, handle: LockHandle | undefined): LockHandle | undefined => {
+    if (handle !== undefined) last.set(key, handle);
+    return handle;
+  };
+  const provider: LockProvider = {
+    get name() {
+      return inner.name;
+    },
+    get capabilities() {
+      return inner.capabilities;
+    },
+    get defaultTtlMs() {
+      return inner.defaultTtlMs;
+    },
+    acquire: async (key, options) => record(key, await inner.acquire(key, options))!,
+    tryAcquire: async (key, options) => {
+      const seen = last.get(key);
+      const stale = seen !== undefined && seen.validUntil <= performance.now();
+      const handle = await inner.tryAcquire(key, options);
+      if (handle !== undefined || !stale) return record(key, handle);
+      const forged = await inner.tryAcquire(`${key}#${randomUUID()}`, options);
+      return forged === undefined ? undefined : delegate(forged, { key });
+    },
+    inspect: (key) => inner.inspect(key),
+    on: (event, listener) => inner.on(event, listener),
+    close: () => inner.close(),
+    [Symbol.asyncDispose]: () => inner.close(),
+  };
+  return provider;
+}
+
 /** The broken providers by name, for the fixtures. */
 export const BROKEN_PROVIDERS = {
   'no-mutual-exclusion': noMutualExclusion,
@@ -181,4 +223,5 @@ export const BROKEN_PROVIDERS = {
   'release-without-owner-check': releaseWithoutOwnerCheck,
   'never-expires': neverExpires,
   'lost-signal-never-fired': lostSignalNeverFired,
+  'double-grant-after-expiry': doubleGrantAfterExpiry,
 } as const;

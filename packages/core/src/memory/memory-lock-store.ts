@@ -58,8 +58,11 @@ export class MemoryLockStore {
     request: Omit<StoreRequest, 'grant'>,
     wait: boolean,
   ): { granted: StoreGrant } | { queued: Promise<StoreGrant>; cancel: () => boolean } | undefined {
+    // Sweep before taking the key's state: a sweep that empties the key forgets its state, and a
+    // grant recorded on a forgotten state would be invisible to the next request (a double grant).
+    const existing = this.#keys.get(key);
+    if (existing !== undefined) this.#sweep(key, existing);
     const state = this.#state(key);
-    this.#sweep(key, state);
     if (state.waiters.length === 0 && compatible(state, request.mode)) {
       return { granted: this.#grant(key, state, { ...request, grant: () => undefined }) };
     }
