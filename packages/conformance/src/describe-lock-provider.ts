@@ -7,6 +7,7 @@ import { registerFaultCases } from './cases/faults.js';
 import { registerFencingCases } from './cases/fencing.js';
 import { registerLifecycleCases } from './cases/lifecycle.js';
 import { registerReadWriteCases } from './cases/read-write.js';
+import { registerReleaseCases } from './cases/release.js';
 import { createSuiteContext } from './context.js';
 import type { ConformanceOptions } from './options.js';
 
@@ -33,5 +34,6 @@ export function describeLockProvider(options: ConformanceOptions): void {
     registerLifecycleCases(ctx);
     registerBadInputCases(ctx);
     registerFaultCases(ctx);
+    registerReleaseCases(ctx);
   });
 }

@@ -1,5 +1,11 @@
 import type { LockCapabilities, LockProvider } from '@fencelock/core';
 
+/** An outage the harness can cause: a killed server, a paused one (SIGSTOP), a blackholed link. */
+export type BackendOutage = 'kill' | 'pause' | 'blackhole';
+
+/** Ends an outage: the backend serves again (restarted with its data, resumed, link healed) when it resolves. */
+export type HealOutage = () => Promise<void>;
+
 /**
  * Test-environment powers the suite uses for fault cases. Each is optional: a case whose power is
  * missing is registered as skipped, with the missing power in its name.
@@ -17,6 +23,14 @@ export interface ConformanceHarness {
    * The backend must then free the provider's locks by its own expiry (session timeout, lease TTL).
    */
   crashProvider?(provider: LockProvider): Promise<void>;
+  /**
+   * Starts an outage of the backend for every provider the suite makes, and resolves once it is in
+   * effect; the returned function ends it. `kill`: SIGKILL, healed by a restart with the same data.
+   * `pause`: SIGSTOP, healed by SIGCONT. `blackhole`: the providers' connections (made through a
+   * proxy the harness controls) stop carrying bytes either way, healed by letting them through.
+   * A kind left out is reported as a skipped case naming it.
+   */
+  readonly outages?: { readonly [K in BackendOutage]?: () => Promise<HealOutage> };
 }
 
 /** What {@link describeLockProvider} needs. */

@@ -1,4 +1,5 @@
 import type { BackendAcquireRequest, GrantObserver } from './backend.js';
+import type { BackgroundReleases } from './lifecycle/background-release.js';
 import type { LockMode } from './types.js';
 import type { NormalizedAcquireOptions } from './validation.js';
 
@@ -87,6 +88,7 @@ export class AcquireRequest implements BackendAcquireRequest {
   readonly metadata: string | undefined;
   readonly observer: GrantObserver;
   readonly #call: AcquireCall;
+  readonly #releases: BackgroundReleases;
 
   constructor(
     call: AcquireCall,
@@ -94,8 +96,10 @@ export class AcquireRequest implements BackendAcquireRequest {
     settings: Pick<NormalizedAcquireOptions, 'mode' | 'ttlMs' | 'metadata'>,
     deadline: number,
     holder: { readonly ownerId: string; readonly observer: GrantObserver },
+    releases: BackgroundReleases,
   ) {
     this.#call = call;
+    this.#releases = releases;
     this.key = key;
     this.mode = settings.mode;
     this.ownerId = holder.ownerId;
@@ -111,4 +115,8 @@ export class AcquireRequest implements BackendAcquireRequest {
 
   // An arrow property, not a method: backends may pass `request.contended` on as a bare function.
   readonly contended = (): void => this.#call.markContended();
+
+  readonly releaseLater = (release: () => Promise<unknown>, until: number): void => {
+    this.#releases.start({ attempt: release, until: () => until, settled: () => undefined });
+  };
 }

@@ -42,6 +42,14 @@ export interface BackendAcquireRequest {
   readonly observer: GrantObserver;
   /** Call once when an attempt finds the key held by another owner (for the `contended` event). */
   contended(): void;
+  /**
+   * Hands core a release that must reach the backend: what an attempt whose outcome is unknown (a
+   * timed-out request, a dropped connection) may have created. Core makes the first attempt now, in
+   * the background, and retries with backoff until the backend answers or `until` (monotonic ms:
+   * when the backend frees it by itself) has passed. `release` makes one bounded attempt and
+   * rejects on failure; it must only ever remove what this request's owner id created.
+   */
+  releaseLater(release: () => Promise<unknown>, until: number): void;
 }
 
 /** A lock a backend granted. */
@@ -59,7 +67,12 @@ export interface BackendGrant {
    * (never re-creates it), or another LockError on failure.
    */
   extend(ttlMs: number): Promise<number>;
-  /** Deletes the lock only if this owner still holds it; resolves whether it did. */
+  /**
+   * Deletes the lock only if this owner still holds it; resolves whether it did. Makes ONE bounded
+   * attempt and rejects when the backend cannot be reached: core retries in the background (until
+   * the backend answers or the lock's validity ends) and never lets that failure reach the user.
+   * Adapters write no release retry loop of their own.
+   */
   release(): Promise<boolean>;
 }
 

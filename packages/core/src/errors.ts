@@ -162,3 +162,8 @@ export function backendUnavailableError(what: string, cause: unknown, key?: stri
   const detail = cause instanceof Error ? `: ${cause.message}` : '';
   return new LockError(LockErrorCode.BACKEND_UNAVAILABLE, `${what}${detail}`, { key, cause });
 }
+
+/** `error` itself if it is a {@link LockError}, else a `LOCK_BACKEND_UNAVAILABLE` one wrapping it. */
+export function asLockError(error: unknown, what: string, key?: string): LockError {
+  return isLockError(error) ? error : backendUnavailableError(what, error, key);
+}

@@ -37,8 +37,17 @@ export interface LockEventMap {
    * was unreachable, a quorum was not reached, the provider was closed under it.
    */
   failed: LockEventBase & { readonly waitedMs: number; readonly error: LockError };
-  /** A handle was released; `wasHeld` is what `release()` resolved. */
-  released: LockEventBase & { readonly ownerId: string; readonly heldMs: number; readonly wasHeld: boolean };
+  /**
+   * A release is over. `wasHeld`: the backend still had the lock for this owner and deleted it.
+   * `confirmed`: the backend answered; false when the release was given up after retries (the lock
+   * then ends by its TTL or with its session). `heldMs` counts up to this event.
+   */
+  released: LockEventBase & { readonly ownerId: string; readonly heldMs: number; readonly wasHeld: boolean; readonly confirmed: boolean };
+  /**
+   * A release could not reach the backend. `willRetry: true` the first time (it is retried in the
+   * background); `willRetry: false` when the retries end without an answer.
+   */
+  'release-failed': LockEventBase & { readonly ownerId: string; readonly error: LockError; readonly willRetry: boolean };
   /** A held lock was extended (by `extend()` or automatically). */
   extended: LockEventBase & { readonly ownerId: string; readonly validUntil: number; readonly automatic: boolean };
   /** A held lock was lost. */

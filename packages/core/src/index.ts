@@ -1,26 +1,23 @@
-export * from './errors.js';
-export * from './capabilities.js';
+/**
+ * `@fencelock/core`: the API users program against. Adapter authors import the SPI and the
+ * lifecycle building blocks from `@fencelock/core/adapter`.
+ */
+export {
+  LockError,
+  LockErrorCode,
+  LockRangeError,
+  LockTypeError,
+  isLockError,
+} from './errors.js';
+export type { LockErrorDetails, LockLossReason, NodeOutcome } from './errors.js';
+export type { ExpiryModel, FencingLevel, LockCapabilities } from './capabilities.js';
 export type * from './types.js';
-export type * from './backend.js';
-export { LockEventEmitter } from './events.js';
 export type { LockEventBase, LockEventListener, LockEventMap } from './events.js';
 export { monotonicNow } from './clock.js';
-export {
-  MAX_DURATION_MS,
-  MAX_KEY_BYTES,
-  MAX_METADATA_BYTES,
-  normalizeAcquireOptions,
-  validateDurationMs,
-  validateKey,
-  validateSignal,
-  validateTtlMs,
-  validateWaitMs,
-} from './validation.js';
-export type { NormalizedAcquireOptions } from './validation.js';
-export { BaseLockProvider, createLockProvider } from './lock-provider.js';
+export { MAX_DURATION_MS, MAX_KEY_BYTES, MAX_METADATA_BYTES } from './validation.js';
 export type { LockProviderOptions } from './lock-provider.js';
-export { DEFAULT_RETRY, backoffDelayMs, sleep, waitForGrant } from './retry.js';
-export type { RetryOptions, Wakeup, WaitForGrantOptions } from './retry.js';
+export type { RetryOptions } from './lifecycle/backoff.js';
+export { DEFAULT_CLOCK_DRIFT_FACTOR } from './lifecycle/drift.js';
 export { withLock } from './with-lock.js';
 export { acquireAll, MAX_KEYS_PER_SET } from './acquire-all.js';
 export type { LockSet } from './acquire-all.js';
@@ -29,4 +26,4 @@ export type { FenceRejection, FencingGuardStats } from './fencing-guard.js';
 export { MemoryLockProvider } from './memory/memory-lock-provider.js';
 export type { MemoryLockProviderOptions } from './memory/memory-lock-provider.js';
 export { MemoryLockStore } from './memory/memory-lock-store.js';
-export type { StoreGrant, StoreRequest } from './memory/memory-lock-store.js';
+export * from './spi.js';

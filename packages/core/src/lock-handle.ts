@@ -1,8 +1,9 @@
 import type { BackendGrant, GrantObserver } from './backend.js';
 import type { LockCapabilities } from './capabilities.js';
 import { monotonicNow } from './clock.js';
-import { LockError, LockErrorCode, isLockError, lockLostError } from './errors.js';
+import { LockError, LockErrorCode, asLockError, isLockError, lockLostError } from './errors.js';
 import type { LockEventBase, LockEventEmitter, LockEventMap } from './events.js';
+import type { BackgroundReleases } from './lifecycle/background-release.js';
 import type { RenewalScheduler, RenewalTicket } from './renewal-scheduler.js';
 import type { LockHandle, LockMode, LockState } from './types.js';
 import { validateTtlMs } from './validation.js';
@@ -16,6 +17,8 @@ export interface LockHandleContext {
   readonly settled: (handle: ManagedLockHandle) => void;
   /** The provider's one timer for automatic extensions (see {@link RenewalScheduler}). */
   readonly renewals: RenewalScheduler;
+  /** The provider's releases that failed once and are retried in the background. */
+  readonly releases: BackgroundReleases;
 }
 
 /** The per-acquisition settings a handle keeps. */
@@ -64,10 +67,17 @@ export class ManagedLockHandle implements LockHandle {
 
   /** The callbacks handed to the backend with the acquire request. */
   readonly observer: GrantObserver = {
-    lost: (error) => this.#markLost(error),
+    lost: (error) => {
+      // A session reports one error for all its grants: each handle's own names its key.
+      const own = error.key === this.key ? error : lockLostError(this.key, error.reason ?? 'session-lost', error);
+      if (this.#state === 'releasing') this.#releaseEnded(false, own);
+      else this.#markLost(own);
+    },
     uncertain: () => this.#setUncertain(true),
     recovered: () => this.#setUncertain(false),
     renewed: (validUntil) => {
+      // A lock whose release is retried lives on with its session: the retries may go on as long.
+      if (this.#state === 'releasing') this.#validUntil = Math.max(this.#validUntil, validUntil);
       if (!this.#isActive()) return;
       this.#setValidUntil(validUntil);
       // A session heartbeat is an automatic extension as far as observers (and history checkers) go.
@@ -152,35 +162,88 @@ export class ManagedLockHandle implements LockHandle {
     this.#checkDeadline();
     if (this.#state === 'lost') return false;
     const grant = this.#grant;
-    this.#state = 'released';
+    this.#state = 'releasing';
     this.#clearTimers();
     if (this.#controller !== undefined) this.#controller.abort(this.#endReason());
     this.#context.settled(this);
-    let wasHeld = false;
-    try {
-      wasHeld = grant === undefined ? false : await grant.release();
-    } finally {
-      this.#emit('released', { ownerId: this.ownerId, heldMs: monotonicNow() - this.#acquiredAt, wasHeld });
+    if (grant === undefined) {
+      this.#releaseEnded(false, undefined);
+      return false;
     }
-    return wasHeld;
+    try {
+      const wasHeld = await grant.release();
+      this.#releaseEnded(wasHeld, undefined);
+      return wasHeld;
+    } catch (error) {
+      // The backend could not be reached. The work under the lock is done and must not be redone
+      // because of it: the release is retried in the background until it is answered or the lock
+      // runs out by itself, and this call reports the hold as ended.
+      this.#releaseFailed(grant, error);
+      return true;
+    }
   }
 
   async [Symbol.asyncDispose](): Promise<void> {
     await this.release();
   }
 
-  /** Marks the handle lost (provider shutdown) and frees the lock on the backend, best effort. */
+  /** Marks the handle lost (provider shutdown) and frees the lock on the backend (retried if it fails). */
   async abandon(error: LockError): Promise<void> {
-    const grant = this.#grant;
     if (!this.#isActive()) return;
-    this.#markLost(error);
-    await grant?.release().catch(() => false);
+    this.#markLost(error, false);
+    await this.#releaseAfterLoss();
+  }
+
+  /** Whether the backend confirmed the release (false while it is retried in the background). */
+  get releaseConfirmed(): boolean {
+    return this.#state === 'released';
+  }
+
+  #releaseFailed(grant: BackendGrant, error: unknown): void {
+    const failure = asLockError(error, `releasing lock "${this.key}" failed`, this.key);
+    this.#emit('release-failed', { ownerId: this.ownerId, error: failure, willRetry: true });
+    this.#context.releases.retry(
+      {
+        attempt: () => grant.release(),
+        until: () => (this.#state === 'releasing' ? this.#validUntil : Number.NEGATIVE_INFINITY),
+        settled: (result) => {
+          if (result.done) this.#releaseEnded(result.answer === true, undefined);
+          else this.#releaseEnded(false, asLockError(result.error, `releasing lock "${this.key}" failed`, this.key));
+        },
+      },
+      failure,
+    );
+  }
+
+  // The end of a release: confirmed by the backend, or given up (the lock expires by itself then).
+  #releaseEnded(wasHeld: boolean, failure: LockError | undefined): void {
+    if (this.#state !== 'releasing') return;
+    this.#state = 'released';
+    if (failure !== undefined && !isLockError(failure, LockErrorCode.LOST)) {
+      this.#emit('release-failed', { ownerId: this.ownerId, error: failure, willRetry: false });
+    }
+    this.#emit('released', { ownerId: this.ownerId, heldMs: monotonicNow() - this.#acquiredAt, wasHeld, confirmed: failure === undefined });
+  }
+
+  // After a loss our view and the backend's may differ (a paused process, a hold bound): free the
+  // lock if it is still ours, through the same retried path as a release.
+  async #releaseAfterLoss(): Promise<void> {
+    const grant = this.#grant;
+    if (grant === undefined) return;
+    try {
+      await grant.release();
+    } catch (error) {
+      this.#context.releases.retry(
+        { attempt: () => grant.release(), until: () => this.#validUntil, settled: () => undefined },
+        error,
+      );
+    }
   }
 
   /** Why the signal is (or would be) aborted: the loss, or the release; undefined while held. */
   #endReason(): LockError | undefined {
     if (this.#state === 'lost') return this.#lossError;
-    if (this.#state === 'released') {
+    if (this.#state === 'released' || this.#state === 'releasing') {
       return new LockError(LockErrorCode.NOT_HELD, `lock "${this.key}" was released`, { key: this.key });
     }
     return undefined;
@@ -242,8 +305,9 @@ export class ManagedLockHandle implements LockHandle {
       try {
         validUntil = await grant.extend(ttlMs);
       } catch (error) {
-        if (isLockError(error, LockErrorCode.LOST)) this.#markLost(error);
-        throw error;
+        const failure = asLockError(error, `extending lock "${this.key}" failed`, this.key);
+        if (isLockError(failure, LockErrorCode.LOST)) this.#markLost(failure);
+        throw failure;
       }
       // The lock may have been lost or released while the request was in flight: never resurrect it.
       if (!this.isHeld()) throw this.#notHeldError();
@@ -263,7 +327,7 @@ export class ManagedLockHandle implements LockHandle {
     this.#emit(uncertain ? 'uncertain' : 'recovered', { ownerId: this.ownerId });
   }
 
-  #markLost(error: LockError): void {
+  #markLost(error: LockError, freeOnBackend = true): void {
     if (this.#grant === undefined) {
       this.#lossBeforeAttach ??= error;
       return;
@@ -275,9 +339,8 @@ export class ManagedLockHandle implements LockHandle {
     this.#controller?.abort(error);
     this.#context.settled(this);
     this.#emit('lost', { ownerId: this.ownerId, heldMs: monotonicNow() - this.#acquiredAt, error });
-    // Our view and the backend's may differ (a paused process, a hold bound): free the lock if it is still ours.
-    if (error.reason === 'expired' || error.reason === 'max-hold' || error.reason === 'session-lost') {
-      this.#grant.release().catch(() => false);
+    if (freeOnBackend && (error.reason === 'expired' || error.reason === 'max-hold' || error.reason === 'session-lost')) {
+      void this.#releaseAfterLoss();
     }
   }
 
@@ -287,7 +350,7 @@ export class ManagedLockHandle implements LockHandle {
     clearTimeout(this.#maxHoldTimer);
   }
 
-  #emit<E extends 'released' | 'extended' | 'lost' | 'uncertain' | 'recovered'>(
+  #emit<E extends 'released' | 'release-failed' | 'extended' | 'lost' | 'uncertain' | 'recovered'>(
     event: E,
     fields: Omit<LockEventMap[E], keyof LockEventBase>,
   ): void {

@@ -6,12 +6,13 @@ import { monotonicNow } from './clock.js';
 import {
   LockError,
   LockErrorCode,
-  backendUnavailableError,
+  asLockError,
   isLockError,
   lockAbortedError,
   lockLostError,
 } from './errors.js';
 import { LockEventEmitter, type LockEventListener, type LockEventMap } from './events.js';
+import { BackgroundReleases } from './lifecycle/background-release.js';
 import { ManagedLockHandle, type LockHandleContext } from './lock-handle.js';
 import { RenewalScheduler } from './renewal-scheduler.js';
 import type { AcquireOptions, LockHandle, LockInfo, LockProvider, TryAcquireOptions } from './types.js';
@@ -70,6 +71,7 @@ export class BaseLockProvider implements LockProvider {
       events: this.#events,
       settled: (handle) => this.#held.delete(handle),
       renewals: new RenewalScheduler(),
+      releases: new BackgroundReleases(),
     };
   }
 
@@ -89,7 +91,7 @@ export class BaseLockProvider implements LockProvider {
     try {
       return await this.#backend.inspect(key);
     } catch (error) {
-      throw isLockError(error) ? error : backendUnavailableError(`inspecting lock "${key}" failed`, error, key);
+      throw asLockError(error, `inspecting lock "${key}" failed`, key);
     }
   }
 
@@ -124,6 +126,8 @@ export class BaseLockProvider implements LockProvider {
       this.#drained = undefined;
     }
     this.#handleContext.renewals.clear();
+    // Releases that failed before get one last attempt while the backend is still open.
+    await this.#handleContext.releases.flush();
     await this.#backend.close();
   }
 
@@ -150,14 +154,14 @@ export class BaseLockProvider implements LockProvider {
       // A grant whose validity is already used up (a slow reply) is handed back and tried again.
       for (let round = 0; round < 1_000; round += 1) {
         const handle = this.#newHandle(key, settings);
-        const grant = await this.#backend.acquire(new AcquireRequest(call, key, settings, deadline, handle));
+        const grant = await this.#backend.acquire(new AcquireRequest(call, key, settings, deadline, handle, this.#handleContext.releases));
         if (grant === undefined) break;
         if (call.aborted) {
-          await grant.release().catch(() => false);
+          this.#discard(grant);
           break;
         }
         if (grant.validUntil <= monotonicNow()) {
-          await grant.release().catch(() => false);
+          this.#discard(grant);
           if (monotonicNow() >= deadline) break;
           continue;
         }
@@ -165,7 +169,7 @@ export class BaseLockProvider implements LockProvider {
       }
     } catch (error) {
       if (!call.aborted) {
-        const failure = isLockError(error) ? error : backendUnavailableError(`acquiring lock "${key}" failed`, error, key);
+        const failure = asLockError(error, `acquiring lock "${key}" failed`, key);
         this.#emit('failed', key, settings, { waitedMs: monotonicNow() - start, error: failure });
         throw failure;
       }
@@ -191,6 +195,13 @@ export class BaseLockProvider implements LockProvider {
     }
     this.#emit('timeout', key, settings, { waitedMs });
     throw new LockError(LockErrorCode.TIMEOUT, `lock "${key}" was not acquired within ${settings.waitMs} ms`, { key });
+  }
+
+  // A grant nobody will use (its call was aborted, its validity used up): freed in the background,
+  // retried until answered, so the call settles without waiting on the backend.
+  #discard(grant: BackendGrant): void {
+    const until = grant.validUntil;
+    this.#handleContext.releases.start({ attempt: () => grant.release(), until: () => until, settled: () => undefined });
   }
 
   #newHandle(key: string, settings: NormalizedAcquireOptions): ManagedLockHandle {

@@ -1,46 +1,7 @@
 import type { BackendAcquireRequest } from './backend.js';
 import { monotonicNow } from './clock.js';
-
-/** Backoff between polling attempts. */
-export interface RetryOptions {
-  /** Delay before the second attempt, in ms. @default 10 */
-  readonly initialDelayMs: number;
-  /** The largest delay between attempts, in ms. @default 500 */
-  readonly maxDelayMs: number;
-  /** Growth per attempt. @default 2 */
-  readonly factor: number;
-}
-
-/** The defaults of {@link RetryOptions}. */
-export const DEFAULT_RETRY: RetryOptions = Object.freeze({ initialDelayMs: 10, maxDelayMs: 500, factor: 2 });
-
-/**
- * The delay before attempt `attempt + 1`, with "equal jitter" (a uniform draw in [cap/2, cap]):
- * clients that collided once spread out instead of colliding again in lockstep.
- */
-export function backoffDelayMs(attempt: number, retry: RetryOptions = DEFAULT_RETRY, random: () => number = Math.random): number {
-  const cap = Math.min(retry.maxDelayMs, retry.initialDelayMs * retry.factor ** Math.min(attempt, 64));
-  return cap / 2 + random() * (cap / 2);
-}
-
-/** Resolves after `ms`, or rejects with the signal's reason as soon as it aborts. */
-export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal?.aborted) {
-      reject(signal.reason);
-      return;
-    }
-    const onAbort = (): void => {
-      clearTimeout(timer);
-      reject(signal?.reason);
-    };
-    const timer = setTimeout(() => {
-      signal?.removeEventListener('abort', onAbort);
-      resolve();
-    }, ms);
-    signal?.addEventListener('abort', onAbort, { once: true });
-  });
-}
+import { DEFAULT_RETRY, backoffDelayMs, type RetryOptions } from './lifecycle/backoff.js';
+import { sleep } from './lifecycle/wait.js';
 
 /**
  * A source of "the lock may be free now" notifications, opened before the first attempt so that a

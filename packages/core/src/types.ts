@@ -9,10 +9,13 @@ export type LockMode = 'exclusive' | 'shared';
  * Where a handle stands.
  * - `held`: the provider believes the lock is held.
  * - `uncertain`: the connection is down; the lock may still be held until `validUntil`.
- * - `released`: `release()` was called.
+ * - `releasing`: `release()` was called but the backend has not confirmed it yet (it could not be
+ *   reached); the release is retried in the background until it is confirmed or the lock's validity
+ *   ends, when the backend frees it by itself. The holder must act as if it no longer holds the lock.
+ * - `released`: the release is over: confirmed by the backend, or the lock ran out by itself.
  * - `lost`: the lock is known to be gone; `signal` is aborted.
  */
-export type LockState = 'held' | 'uncertain' | 'released' | 'lost';
+export type LockState = 'held' | 'uncertain' | 'releasing' | 'released' | 'lost';
 
 /** Options of {@link LockProvider.tryAcquire}. */
 export interface TryAcquireOptions {
@@ -93,8 +96,14 @@ export interface LockHandle extends AsyncDisposable {
   extend(ttlMs?: number): Promise<void>;
   /**
    * Releases the lock if this owner still holds it, and never touches another owner's lock.
-   * Resolves `true` if it was still held, `false` otherwise (already released, lost, taken over).
-   * Calling it twice is harmless.
+   * Resolves `true` if this handle still held it, `false` otherwise (already released, lost, taken
+   * over). Calling it twice is harmless.
+   *
+   * It never rejects because of backend trouble: when the backend cannot be reached, it resolves
+   * `true` at once (the hold has ended for this process), `state` becomes `releasing`, a
+   * `release-failed` event is emitted, and the release is retried in the background until the backend
+   * confirms it (`state` → `released`, `released` event with `confirmed: true`) or the lock's validity
+   * ends and the backend frees it by itself (`release-failed` with `willRetry: false`).
    */
   release(): Promise<boolean>;
 }

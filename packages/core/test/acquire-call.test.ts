@@ -6,7 +6,7 @@ import {
   type BackendAcquireRequest,
   type BackendGrant,
   type LockBackend,
-} from '../src/index.js';
+} from '../src/adapter.js';
 
 /**
  * A backend whose acquire runs the given step: core's handling of aborts and shutdown around an

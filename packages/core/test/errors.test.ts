@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { LockError, LockErrorCode, LockRangeError, isLockError, lockLostError } from '../src/index.js';
+import { LockError, LockErrorCode, LockRangeError, isLockError, lockLostError } from '../src/adapter.js';
 
 describe('LockError', () => {
   it('keeps code, key, reason and cause', () => {

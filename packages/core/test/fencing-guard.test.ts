@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { FencingGuard, type FenceRejection } from '../src/index.js';
+import { FencingGuard, type FenceRejection } from '../src/adapter.js';
 
 describe('FencingGuard', () => {
   it('accepts equal or newer tokens per key, refuses older ones, and counts', () => {

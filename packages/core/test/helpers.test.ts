@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { MemoryLockProvider, MemoryLockStore, acquireAll, withLock, type LockHandle } from '../src/index.js';
+import { MemoryLockProvider, MemoryLockStore, acquireAll, withLock, type LockHandle } from '../src/adapter.js';
 
 describe('withLock', () => {
   it('returns the result and releases', async () => {

@@ -7,7 +7,7 @@ import {
   type BackendAcquireRequest,
   type BackendGrant,
   type LockBackend,
-} from '../src/index.js';
+} from '../src/adapter.js';
 
 /** A scripted backend: each acquire call runs the next step; lets core's own logic be tested precisely. */
 class ScriptedBackend implements LockBackend {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { MemoryLockProvider } from '../src/index.js';
+import { MemoryLockProvider } from '../src/adapter.js';
 
 /** Blocks this thread (timers included) for `ms`, as a GC pause would. */
 function freeze(ms: number): void {

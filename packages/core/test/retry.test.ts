@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_RETRY, backoffDelayMs, monotonicNow, waitForGrant, type Wakeup } from '../src/index.js';
+import { DEFAULT_RETRY, backoffDelayMs, monotonicNow, waitForGrant, type Wakeup } from '../src/adapter.js';
 
 describe('backoffDelayMs', () => {
   it('grows exponentially up to the cap, with jitter in the upper half', () => {

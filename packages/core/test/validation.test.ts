@@ -11,7 +11,7 @@ import {
   validateTtlMs,
   validateWaitMs,
   type AcquireOptions,
-} from '../src/index.js';
+} from '../src/adapter.js';
 
 const caps = normalizeCapabilities({ fencing: 'global', extend: true, readWrite: false });
 const etcdLike = normalizeCapabilities({ fencing: 'global', ttlResolutionMs: 1000, minTtlMs: 2000 });

@@ -125,6 +125,9 @@ export function instrumentLockProvider(
       const failure = event.wasHeld ? undefined : { code: LockErrorCode.NOT_HELD, message: 'release found the lock already gone' };
       endHoldSpan(span, { [AttributeName.OUTCOME]: outcome, [AttributeName.HELD_MS]: event.heldMs }, failure);
     },
+    'release-failed'(event) {
+      if (event.willRetry) instruments.releaseFailures.add(1, attributesOf(event).base);
+    },
     lost(event) {
       const reason = event.error.reason;
       const attributes = attributesOf(event).lost(reason);

@@ -8,6 +8,7 @@ export interface LockInstruments {
   readonly timeouts: Counter;
   readonly holdDuration: Histogram;
   readonly losses: Counter;
+  readonly releaseFailures: Counter;
   readonly extensions: Counter;
   readonly lockCount: UpDownCounter;
 }
@@ -40,6 +41,10 @@ export function createLockInstruments(meter: Meter): LockInstruments {
     losses: meter.createCounter(MetricName.LOSSES, {
       description: 'Held locks the provider found gone (expired, taken over, session lost, held too long, provider closed).',
       unit: '{loss}',
+    }),
+    releaseFailures: meter.createCounter(MetricName.RELEASE_FAILURES, {
+      description: 'Releases that could not reach the backend at first and are retried in the background.',
+      unit: '{failure}',
     }),
     extensions: meter.createCounter(MetricName.EXTENSIONS, {
       description: 'Successful extensions of held locks, manual or automatic.',

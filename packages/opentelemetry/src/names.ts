@@ -23,6 +23,11 @@ export const MetricName = {
   HOLD_DURATION: 'fencelock.lock.hold.duration',
   /** Counter, `{loss}`: held locks the provider found gone. */
   LOSSES: 'fencelock.lock.losses',
+  /**
+   * Counter, `{failure}`: releases that could not reach the backend at first; they are retried in
+   * the background (a `released` hold with outcome `released` follows when one is confirmed).
+   */
+  RELEASE_FAILURES: 'fencelock.lock.release_failures',
   /** Counter, `{extension}`: successful extensions, manual or automatic. */
   EXTENSIONS: 'fencelock.lock.extensions',
   /** UpDownCounter, `{lock}`: locks this process holds now, by state (`held`, `uncertain`). */

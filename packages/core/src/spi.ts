@@ -1,0 +1,29 @@
+/** The adapter-only exports (see `adapter.ts`). */
+export { asLockError, backendUnavailableError, lockAbortedError, lockLostError } from './errors.js';
+export { CAPABILITY_NAMES, normalizeCapabilities, renderGuaranteesTable } from './capabilities.js';
+export type { LockCapabilitiesInit } from './capabilities.js';
+export type * from './backend.js';
+export { LockEventEmitter } from './events.js';
+export {
+  normalizeAcquireOptions,
+  validateDurationMs,
+  validateKey,
+  validateSignal,
+  validateTtlMs,
+  validateWaitMs,
+} from './validation.js';
+export type { NormalizedAcquireOptions } from './validation.js';
+export { BaseLockProvider, createLockProvider } from './lock-provider.js';
+export { waitForGrant } from './retry.js';
+export type { Wakeup, WaitForGrantOptions } from './retry.js';
+export { DEFAULT_RETRY, backoffDelayMs } from './lifecycle/backoff.js';
+export { sleep, waitFor } from './lifecycle/wait.js';
+export type { WaitOptions, WaitOutcome } from './lifecycle/wait.js';
+export { DRIFT_FIXED_MS, driftMarginMs, validityDeadline } from './lifecycle/drift.js';
+export { RequestTimeoutError, withRequestTimeout } from './lifecycle/timeout.js';
+export { BackgroundReleases, MAX_RELEASE_ATTEMPTS } from './lifecycle/background-release.js';
+export type { ReleaseJob } from './lifecycle/background-release.js';
+export { SessionKeeper } from './lifecycle/session-keeper.js';
+export type { SessionKeeperOptions } from './lifecycle/session-keeper.js';
+export { readAdapterOptions, validateRequestTimeoutMs } from './lifecycle/adapter-options.js';
+export type { StoreGrant, StoreRequest } from './memory/memory-lock-store.js';

@@ -1,0 +1,175 @@
+import { describe, expect, it } from 'vitest';
+import {
+  LockError,
+  LockErrorCode,
+  RequestTimeoutError,
+  SessionKeeper,
+  driftMarginMs,
+  monotonicNow,
+  readAdapterOptions,
+  validateRequestTimeoutMs,
+  validityDeadline,
+  waitFor,
+  withRequestTimeout,
+  type GrantObserver,
+} from '../src/adapter.js';
+
+function recorder(): GrantObserver & { readonly log: string[]; lostError?: LockError } {
+  const log: string[] = [];
+  const member: GrantObserver & { log: string[]; lostError?: LockError } = {
+    log,
+    lost: (error) => {
+      member.lostError = error;
+      log.push('lost');
+    },
+    uncertain: () => log.push('uncertain'),
+    recovered: () => log.push('recovered'),
+    renewed: () => log.push('renewed'),
+  };
+  return member;
+}
+
+function until(check: () => boolean, ms = 5_000): Promise<void> {
+  const start = monotonicNow();
+  return new Promise((resolve, reject) => {
+    const poll = (): void => {
+      if (check()) return resolve();
+      if (monotonicNow() - start > ms) return reject(new Error('condition not met in time'));
+      setTimeout(poll, 5);
+    };
+    poll();
+  });
+}
+
+describe('drift', () => {
+  it('is one rule: 1 % of the TTL plus 2 ms, from the send time', () => {
+    expect(driftMarginMs(10_000)).toBe(102);
+    expect(validityDeadline(1_000, 10_000)).toBe(1_000 + 10_000 - 102);
+    expect(validityDeadline(0, 10_000, 0.05)).toBe(10_000 - 502);
+  });
+});
+
+describe('withRequestTimeout', () => {
+  it('rejects with RequestTimeoutError when no reply comes, and passes replies and errors through', async () => {
+    await expect(withRequestTimeout(new Promise(() => undefined), 20, 'pinging')).rejects.toBeInstanceOf(RequestTimeoutError);
+    await expect(withRequestTimeout(Promise.resolve(7), 20, 'x')).resolves.toBe(7);
+    await expect(withRequestTimeout(Promise.reject(new Error('boom')), 20, 'x')).rejects.toThrow('boom');
+  });
+});
+
+describe('waitFor', () => {
+  it('ends at the deadline, never before it', async () => {
+    const deadline = monotonicNow() + 30;
+    await expect(waitFor({ deadline })).resolves.toEqual({ woken: false });
+    expect(monotonicNow()).toBeGreaterThanOrEqual(deadline);
+  });
+
+  it('ends when woken, and unsubscribes', async () => {
+    let wake: ((value: number) => void) | undefined;
+    let unsubscribed = 0;
+    const waiting = waitFor<number>({
+      deadline: Number.POSITIVE_INFINITY,
+      until: (w) => {
+        wake = w;
+        return () => (unsubscribed += 1);
+      },
+    });
+    wake!(5);
+    await expect(waiting).resolves.toEqual({ woken: true, value: 5 });
+    expect(unsubscribed).toBe(1);
+  });
+
+  it('rejects with the abort reason and removes its listener', async () => {
+    const controller = new AbortController();
+    let unsubscribed = 0;
+    const waiting = waitFor({ deadline: monotonicNow() + 60_000, signal: controller.signal, until: () => () => (unsubscribed += 1) });
+    controller.abort(new Error('stop'));
+    await expect(waiting).rejects.toThrow('stop');
+    expect(unsubscribed).toBe(1);
+    await expect(waitFor({ deadline: Number.POSITIVE_INFINITY, signal: controller.signal })).rejects.toThrow('stop');
+  });
+});
+
+describe('adapter options', () => {
+  it('refuses unknown options and requests that do not fit in the TTL', () => {
+    expect(() => readAdapterOptions({ requestTimeoutMs: 1, reqestTimeoutMs: 2 } as { requestTimeoutMs: number }, ['requestTimeoutMs'])).toThrow(
+      /unknown option "reqestTimeoutMs"/,
+    );
+    expect(() => readAdapterOptions('x' as unknown as object, [])).toThrow(TypeError);
+    expect(validateRequestTimeoutMs(1_000, 3_000, 'defaultTtlMs')).toBe(1_000);
+    expect(() => validateRequestTimeoutMs(1_001, 3_000, 'defaultTtlMs')).toThrow(RangeError);
+  });
+});
+
+describe('SessionKeeper', () => {
+  it('keeps alive at a third of the GRANTED TTL and renews validity from the send time', async () => {
+    const sends: number[] = [];
+    const opened = monotonicNow();
+    const keeper = new SessionKeeper({
+      name: 'test session',
+      ttlMs: 300,
+      openedAt: opened,
+      requestTimeoutMs: 1_000,
+      keepAlive: async () => {
+        sends.push(monotonicNow());
+        return 300;
+      },
+    });
+    const member = recorder();
+    keeper.join(member);
+    await until(() => sends.length >= 2);
+    expect(sends[0]! - opened).toBeGreaterThanOrEqual(99);
+    expect(member.log).toContain('renewed');
+    // Counted from the send time, which comes just before the keepalive function runs.
+    const lastSend = sends[sends.length - 1]!;
+    expect(keeper.validUntil).toBeLessThanOrEqual(validityDeadline(lastSend, 300));
+    expect(keeper.validUntil).toBeGreaterThan(validityDeadline(lastSend - 5, 300));
+    keeper.close();
+    expect(member.log).not.toContain('lost');
+  });
+
+  it('goes uncertain on a failed keepalive, recovers on the next answer, and is lost at its own deadline when silent', async () => {
+    let mode: 'fail' | 'ok' | 'hang' = 'fail';
+    const keeper = new SessionKeeper({
+      name: 'test session',
+      ttlMs: 600,
+      openedAt: monotonicNow(),
+      requestTimeoutMs: 1_000,
+      keepAlive: (timeoutMs) =>
+        mode === 'ok'
+          ? Promise.resolve(undefined)
+          : mode === 'fail'
+            ? Promise.reject(new Error('unreachable'))
+            : withRequestTimeout(new Promise<undefined>(() => undefined), timeoutMs, 'keepalive'),
+    });
+    const member = recorder();
+    keeper.join(member);
+    await until(() => member.log.includes('uncertain'));
+    mode = 'ok';
+    await until(() => member.log.includes('recovered'));
+    mode = 'hang';
+    await until(() => member.log.includes('lost'));
+    expect(monotonicNow()).toBeGreaterThanOrEqual(keeper.validUntil);
+    expect(member.lostError).toMatchObject({ code: LockErrorCode.LOST, reason: 'session-lost' });
+    expect(keeper.alive).toBe(false);
+    const late = recorder();
+    keeper.join(late);
+    expect(late.log).toEqual(['lost']);
+  });
+
+  it('is lost at once when the backend says the session is gone', async () => {
+    const keeper = new SessionKeeper({
+      name: 'test session',
+      ttlMs: 60_000,
+      openedAt: monotonicNow(),
+      requestTimeoutMs: 1_000,
+      keepAlive: async () => {
+        throw new LockError(LockErrorCode.LOST, 'lease not found', { reason: 'session-lost' });
+      },
+    });
+    const member = recorder();
+    keeper.join(member);
+    await expect(keeper.keepAliveNow()).rejects.toMatchObject({ code: LockErrorCode.LOST });
+    expect(member.log).toEqual(['lost']);
+  });
+});
