@@ -194,11 +194,6 @@ export class ManagedLockHandle implements LockHandle {
     await this.#releaseAfterLoss();
   }
 
-  /** Whether the backend confirmed the release (false while it is retried in the background). */
-  get releaseConfirmed(): boolean {
-    return this.#state === 'released';
-  }
-
   #releaseFailed(grant: BackendGrant, error: unknown): void {
     const failure = asLockError(error, `releasing lock "${this.key}" failed`, this.key);
     this.#emit('release-failed', { ownerId: this.ownerId, error: failure, willRetry: true });

@@ -4,6 +4,7 @@ import { monotonicNow } from '../clock.js';
 import { lockLostError } from '../errors.js';
 import { BaseLockProvider, type LockProviderOptions } from '../lock-provider.js';
 import type { LockInfo } from '../types.js';
+import { waitFor } from '../lifecycle/wait.js';
 import { MemoryLockStore } from './memory-lock-store.js';
 
 /** Options of {@link MemoryLockProvider}. */
@@ -102,36 +103,26 @@ class MemoryBackend implements LockBackend {
 
 /**
  * Waits for a queued grant until the deadline or abort, leaving the queue in either case. A grant that
- * raced the deadline is kept; one that raced an abort is returned too, and core releases it.
+ * raced the deadline or an abort is kept (core hands back a grant made for an aborted call).
  */
-function waitOrGiveUp<T>(
+async function waitOrGiveUp<T>(
   queued: Promise<T>,
   cancel: () => boolean,
   request: Pick<BackendAcquireRequest, 'deadline' | 'signal'>,
 ): Promise<T | undefined> {
-  return new Promise<T | undefined>((resolve, reject) => {
-    let timer: NodeJS.Timeout | undefined;
-    const finish = (): void => {
-      clearTimeout(timer);
-      request.signal.removeEventListener('abort', onAbort);
-    };
-    const onAbort = (): void => {
-      finish();
-      if (cancel()) reject(request.signal.reason);
-    };
-    // Timers may fire a fraction of a ms before the monotonic deadline: re-arm until it has passed.
-    const arm = (): void => {
-      timer = setTimeout(() => {
-        if (monotonicNow() < request.deadline) return arm();
-        finish();
-        if (cancel()) resolve(undefined);
-      }, Math.max(0, Math.ceil(request.deadline - monotonicNow())));
-    };
-    if (Number.isFinite(request.deadline)) arm();
-    request.signal.addEventListener('abort', onAbort, { once: true });
-    queued.then((value) => {
-      finish();
-      resolve(value);
-    }, reject);
-  });
+  try {
+    const outcome = await waitFor<T>({
+      deadline: request.deadline,
+      signal: request.signal,
+      until: (wake) => {
+        void queued.then(wake);
+        return () => undefined;
+      },
+    });
+    if (outcome.woken) return outcome.value;
+  } catch (error) {
+    if (cancel()) throw error;
+    return queued;
+  }
+  return cancel() ? undefined : queued;
 }
