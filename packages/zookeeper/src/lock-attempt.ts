@@ -66,14 +66,6 @@ export class LockAttempt {
   #nodeName: string | undefined;
   #createUnknown = false;
   #finished = false;
-  #watchFired = false;
-  #onWatchFired: (() => void) | undefined;
-  // A watch from an earlier round (another predecessor) may fire late: that only costs one re-check.
-  readonly #watcher = (): void => {
-    this.#watchFired = true;
-    this.#onWatchFired?.();
-  };
-
   constructor(settings: AttemptSettings, request: BackendAcquireRequest) {
     this.#settings = settings;
     this.#request = request;
@@ -257,37 +249,47 @@ export class LockAttempt {
   /** Waits until `path` is deleted (one watch), the deadline passes, the session changes, or abort. */
   async #waitForDeletion(path: string): Promise<void> {
     const { signal, deadline } = this.#request;
-    this.#watchFired = false;
-    // getData (not exists) so that no watch is left behind when the node is already gone. One watcher
-    // function per attempt: the client keeps one registration per path and function.
-    try {
-      await this.#session.request<null>(
-        'watching the predecessor',
-        (done) => this.#session.client.getData(path, this.#watcher, (error) => done(error, null)),
-        { signal },
-      );
-    } catch (error) {
-      if (zooKeeperCode(error) === Exception.NO_NODE) return;
-      throw error;
-    }
-    await new Promise<void>((resolve, reject) => {
-      let timer: NodeJS.Timeout | undefined;
-      const finish = (error?: unknown): void => {
-        clearTimeout(timer);
-        signal.removeEventListener('abort', onAbort);
-        unsubscribe();
-        this.#onWatchFired = undefined;
-        if (error === undefined) resolve();
-        else reject(error);
-      };
-      const onAbort = (): void => finish(signal.reason);
-      const unsubscribe = this.#session.onChange(() => finish());
-      if (signal.aborted) return finish(signal.reason);
-      if (this.#watchFired) return finish();
-      this.#onWatchFired = () => finish();
-      if (Number.isFinite(deadline)) timer = setTimeout(() => finish(), Math.max(0, Math.ceil(deadline - monotonicNow())));
-      signal.addEventListener('abort', onAbort, { once: true });
+    let woken = false;
+    let onWake: (() => void) | undefined;
+    // Through the session's shared watcher, not a function of our own: the client keeps what it is
+    // handed until the node changes, and this wait may give up long before that.
+    const unsubscribe = this.#session.watches.subscribe(path, () => {
+      woken = true;
+      onWake?.();
     });
+    try {
+      // getData (not exists) so that no watch is left behind when the node is already gone.
+      try {
+        await this.#session.request<null>(
+          'watching the predecessor',
+          (done) => this.#session.client.getData(path, this.#session.watches.watcher, (error) => done(error, null)),
+          { signal },
+        );
+      } catch (error) {
+        if (zooKeeperCode(error) === Exception.NO_NODE) return;
+        throw error;
+      }
+      await new Promise<void>((resolve, reject) => {
+        let timer: NodeJS.Timeout | undefined;
+        const finish = (error?: unknown): void => {
+          clearTimeout(timer);
+          signal.removeEventListener('abort', onAbort);
+          unsubscribeSession();
+          onWake = undefined;
+          if (error === undefined) resolve();
+          else reject(error);
+        };
+        const onAbort = (): void => finish(signal.reason);
+        const unsubscribeSession = this.#session.onChange(() => finish());
+        if (signal.aborted) return finish(signal.reason);
+        if (woken) return finish();
+        onWake = () => finish();
+        if (Number.isFinite(deadline)) timer = setTimeout(() => finish(), Math.max(0, Math.ceil(deadline - monotonicNow())));
+        signal.addEventListener('abort', onAbort, { once: true });
+      });
+    } finally {
+      unsubscribe();
+    }
   }
 
   /**

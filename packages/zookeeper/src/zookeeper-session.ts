@@ -10,6 +10,7 @@
  */
 import { type GrantObserver, LockError, LockErrorCode, lockLostError, monotonicNow } from '@fencelock/core';
 import { type Client, Exception, State, createClient } from 'node-zookeeper-client';
+import { NodeWatches } from './node-watches.js';
 
 /** A grant that lives as long as the session. */
 export interface SessionGrant {
@@ -63,6 +64,8 @@ export class ZooKeeperSession {
   readonly client: Client;
   /** True when fencelock opened the client and may close it. */
   readonly owned: boolean;
+  /** The session's watches: one watcher function per session, dispatching to the current waiters. */
+  readonly watches = new NodeWatches();
   readonly #settings: SessionSettings;
   #state: 'connecting' | 'connected' | 'disconnected' | 'dead' = 'connecting';
   #end: SessionEnd | undefined;
