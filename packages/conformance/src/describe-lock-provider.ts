@@ -6,6 +6,7 @@ import { registerExpiryCases } from './cases/expiry.js';
 import { registerFaultCases } from './cases/faults.js';
 import { registerFencingCases } from './cases/fencing.js';
 import { registerLifecycleCases } from './cases/lifecycle.js';
+import { registerLoadCases } from './cases/load.js';
 import { registerReadWriteCases } from './cases/read-write.js';
 import { registerReleaseCases } from './cases/release.js';
 import { createSuiteContext } from './context.js';
@@ -28,6 +29,7 @@ export function describeLockProvider(options: ConformanceOptions): void {
     const ctx = createSuiteContext(options);
     registerBasicCases(ctx);
     registerContentionCases(ctx);
+    registerLoadCases(ctx);
     registerExpiryCases(ctx);
     registerFencingCases(ctx);
     registerReadWriteCases(ctx);

@@ -24,6 +24,12 @@ export interface ConformanceHarness {
    */
   crashProvider?(provider: LockProvider): Promise<void>;
   /**
+   * How many contenders wait for `key` at the backend right now (waiter keys, znodes, registrations:
+   * what each waiting client leaves there), holders not counted. The suite's key is passed as the
+   * user gave it; the harness encodes it as the adapter does.
+   */
+  backendWaiters?(key: string): Promise<number>;
+  /**
    * Starts an outage of the backend for every provider the suite makes, and resolves once it is in
    * effect; the returned function ends it. `kill`: SIGKILL, healed by a restart with the same data.
    * `pause`: SIGSTOP, healed by SIGCONT. `blackhole`: the providers' connections (made through a

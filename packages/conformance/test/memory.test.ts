@@ -18,5 +18,6 @@ describeLockProvider({
     ttlResolutionMs: 1,
     minTtlMs: 1,
   },
+  harness: { backendWaiters: async (key) => store.waiting(key) },
   shortTtlMs: 300,
 });

@@ -13,6 +13,7 @@ import {
 } from './errors.js';
 import { LockEventEmitter, type LockEventListener, type LockEventMap } from './events.js';
 import { BackgroundReleases } from './lifecycle/background-release.js';
+import { LocalLines, type LinePlace } from './lifecycle/local-line.js';
 import { ManagedLockHandle, type LockHandleContext } from './lock-handle.js';
 import { RenewalScheduler } from './renewal-scheduler.js';
 import type { AcquireOptions, LockHandle, LockInfo, LockProvider, TryAcquireOptions } from './types.js';
@@ -52,6 +53,7 @@ export class BaseLockProvider implements LockProvider {
   readonly #events = new LockEventEmitter();
   readonly #held = new Set<ManagedLockHandle>();
   readonly #inFlight = new Set<AcquireCall>();
+  readonly #lines = new LocalLines();
   // Set by close() while it waits for in-flight acquires to finish; called when the last one does.
   #drained: (() => void) | undefined;
   // Shared by every handle of this provider.
@@ -150,9 +152,12 @@ export class BaseLockProvider implements LockProvider {
     const deadline = start + settings.waitMs;
     const call = new AcquireCall(settings.signal, () => this.#emit('contended', key, settings, {}));
     this.#inFlight.add(call);
+    // Waiting calls queue per (key, mode) in this process; only the head contends at the backend.
+    const place = settings.waitMs === 0 ? undefined : this.#lines.join(key, settings.mode);
     try {
+      const myTurn = place === undefined || (await this.#waitTurn(place, call, deadline));
       // A grant whose validity is already used up (a slow reply) is handed back and tried again.
-      for (let round = 0; round < 1_000; round += 1) {
+      for (let round = 0; myTurn && round < 1_000; round += 1) {
         const handle = this.#newHandle(key, settings);
         const grant = await this.#backend.acquire(new AcquireRequest(call, key, settings, deadline, handle, this.#handleContext.releases));
         if (grant === undefined) break;
@@ -174,6 +179,7 @@ export class BaseLockProvider implements LockProvider {
         throw failure;
       }
     } finally {
+      place?.leave();
       call.dispose();
       this.#inFlight.delete(call);
       if (this.#inFlight.size === 0) this.#drained?.();
@@ -195,6 +201,14 @@ export class BaseLockProvider implements LockProvider {
     }
     this.#emit('timeout', key, settings, { waitedMs });
     throw new LockError(LockErrorCode.TIMEOUT, `lock "${key}" was not acquired within ${settings.waitMs} ms`, { key });
+  }
+
+  // A call behind another one of the same key and mode waits for its turn: the key is held (or
+  // being handed over), so it is contended; it may time out or abort without sending anything.
+  #waitTurn(place: LinePlace, call: AcquireCall, deadline: number): Promise<boolean> | true {
+    if (place.isHead) return true;
+    call.markContended();
+    return place.turn(deadline, call.signal);
   }
 
   // A grant nobody will use (its call was aborted, its validity used up): freed in the background,
