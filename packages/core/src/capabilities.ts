@@ -31,7 +31,11 @@ export interface LockCapabilities {
   readonly extend: boolean;
   /** Waiters are woken by the backend when the lock is freed, not only by polling. */
   readonly notify: boolean;
-  /** Waiters acquire in the order they started waiting. */
+  /**
+   * Waiters acquire in the order they started waiting. Within one provider, waiting calls of a key
+   * queue locally in arrival order and only the first contends at the backend, so between processes
+   * the order is that in which each process's next caller reached the backend.
+   */
   readonly fifo: boolean;
   /** `mode: 'shared'` (read locks) is supported beside `exclusive`. */
   readonly readWrite: boolean;
