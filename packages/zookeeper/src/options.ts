@@ -28,9 +28,10 @@ export interface ZooKeeperLockProviderOptions extends Omit<LockProviderOptions, 
    */
   readonly connectionString?: string;
   /**
-   * Session timeout requested for a client the provider opens, in ms (the server may clamp it into
-   * its `[minSessionTimeout, maxSessionTimeout]`; validity always uses the granted value). Not allowed
-   * with `client`. At least 1000. @default 30_000
+   * Session timeout requested for a client the provider opens, in ms. The server clamps it into its
+   * `[minSessionTimeout, maxSessionTimeout]`: validity, heartbeats, the default operation timeout,
+   * `defaultTtlMs` and `capabilities.ttlResolutionMs` follow the timeout it granted, from the first
+   * connection on. Not allowed with `client`. At least 1000. @default 30_000
    */
   readonly sessionTimeoutMs?: number;
   /**
@@ -51,12 +52,15 @@ export interface ZooKeeperLockProviderOptions extends Omit<LockProviderOptions, 
   readonly naming?: ContenderNaming;
   /**
    * How often the provider asks the server for a cheap answer (`exists /`) to renew its own view of
-   * the session deadline, in ms. Below a third of the session timeout. @default session timeout / 6
+   * the session deadline, in ms. Below a third of the requested session timeout; when the server
+   * grants less than was asked, the interval shrinks in the same ratio.
+   * @default the granted session timeout / 6
    */
   readonly heartbeatIntervalMs?: number;
   /**
    * How long one ZooKeeper request may wait for its reply (also: for a connection) before the
-   * operation fails with `LOCK_BACKEND_UNAVAILABLE`, in ms. @default the session timeout
+   * operation fails with `LOCK_BACKEND_UNAVAILABLE`, in ms.
+   * @default the granted session timeout (the requested one until the first connection)
    */
   readonly operationTimeoutMs?: number;
   /**
@@ -77,11 +81,14 @@ export interface ZooKeeperLockProviderOptions extends Omit<LockProviderOptions, 
 export interface ResolvedOptions {
   readonly client: Client | undefined;
   readonly connectionString: string | undefined;
+  /** The requested session timeout (for a given client: its timeout when the provider was made). */
   readonly sessionTimeoutMs: number;
   readonly root: string;
   readonly naming: ContenderNaming;
-  readonly heartbeatIntervalMs: number;
-  readonly operationTimeoutMs: number;
+  /** As given; see {@link sessionTiming} for the interval in use. */
+  readonly heartbeatIntervalMs: number | undefined;
+  /** As given; see {@link sessionTiming} for the timeout in use. */
+  readonly operationTimeoutMs: number | undefined;
   readonly spinDelayMs: number;
   readonly removeEmptyParents: boolean;
   readonly defaultWaitMs: number | undefined;
@@ -158,14 +165,12 @@ export function resolveOptions(options: ZooKeeperLockProviderOptions): ResolvedO
     MIN_SESSION_TIMEOUT_MS,
   );
   const heartbeatIntervalMs =
-    options.heartbeatIntervalMs === undefined
-      ? Math.max(50, Math.floor(sessionTimeoutMs / 6))
-      : validateDurationMs(options.heartbeatIntervalMs, 'options.heartbeatIntervalMs');
-  if (heartbeatIntervalMs >= sessionTimeoutMs / 3) {
+    options.heartbeatIntervalMs === undefined ? undefined : validateDurationMs(options.heartbeatIntervalMs, 'options.heartbeatIntervalMs');
+  if (heartbeatIntervalMs !== undefined && heartbeatIntervalMs >= sessionTimeoutMs / 3) {
     throw new LockRangeError('options.heartbeatIntervalMs', 'options.heartbeatIntervalMs must be below a third of the session timeout');
   }
   const operationTimeoutMs =
-    options.operationTimeoutMs === undefined ? sessionTimeoutMs : validateDurationMs(options.operationTimeoutMs, 'options.operationTimeoutMs');
+    options.operationTimeoutMs === undefined ? undefined : validateDurationMs(options.operationTimeoutMs, 'options.operationTimeoutMs');
   const spinDelayMs = options.spinDelayMs === undefined ? 200 : validateDurationMs(options.spinDelayMs, 'options.spinDelayMs');
   const naming = options.naming ?? 'curator';
   if (!NAMINGS.includes(naming)) {
@@ -187,4 +192,30 @@ export function resolveOptions(options: ZooKeeperLockProviderOptions): ResolvedO
     removeEmptyParents,
     defaultWaitMs: options.defaultWaitMs,
   };
+}
+
+/** What follows from a session timeout: the cadences of a session, in ms (internal). */
+export interface SessionTiming {
+  /** The session timeout these were derived from. */
+  readonly timeoutMs: number;
+  /** How often a heartbeat renews the session deadline (also the step of `ttlResolutionMs`). */
+  readonly heartbeatIntervalMs: number;
+  /** How long one request (or connecting) may wait. */
+  readonly operationTimeoutMs: number;
+}
+
+/**
+ * The timing of a session whose timeout is `timeoutMs`: the requested one before the server
+ * answered, then the one it granted. Derived again on every connection, since a server may grant
+ * anything within its own bounds.
+ */
+export function sessionTiming(options: ResolvedOptions, timeoutMs: number): SessionTiming {
+  const given = options.heartbeatIntervalMs;
+  const heartbeatIntervalMs =
+    given === undefined
+      ? Math.max(50, Math.floor(timeoutMs / 6))
+      : // An interval chosen for the requested timeout keeps its share of a smaller grant: a 3x smaller
+        // session with the same interval would be lost on one late heartbeat.
+        Math.max(1, Math.floor(given * Math.min(1, timeoutMs / options.sessionTimeoutMs)));
+  return { timeoutMs, heartbeatIntervalMs, operationTimeoutMs: options.operationTimeoutMs ?? timeoutMs };
 }

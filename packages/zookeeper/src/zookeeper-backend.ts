@@ -27,9 +27,16 @@ import { holdersOf, sortedContenders } from './contender-names.js';
 import { encodeKeySegment } from './key-encoding.js';
 import { LockAttempt, czxidOf } from './lock-attempt.js';
 import { removeLockParentIfEmpty } from './lock-parent.js';
-import { MIN_SESSION_TIMEOUT_MS, type ResolvedOptions, resolveOptions } from './options.js';
+import {
+  DEFAULT_SESSION_TIMEOUT_MS,
+  MIN_SESSION_TIMEOUT_MS,
+  type ResolvedOptions,
+  type SessionTiming,
+  resolveOptions,
+  sessionTiming,
+} from './options.js';
 import { SequenceHints } from './sequence-hints.js';
-import { type SessionGrant, ZooKeeperSession, zooKeeperCode } from './zookeeper-session.js';
+import { type SessionGrant, type SessionSettings, ZooKeeperSession, zooKeeperCode } from './zookeeper-session.js';
 
 // A queued attempt whose session died (expiry, deadline) re-queues in a new session this many times.
 const MAX_SESSION_RESTARTS = 3;
@@ -38,8 +45,8 @@ const MAX_SESSION_RESTARTS = 3;
 // container nodes get the same effect from the server's periodic sweep).
 const PARENT_REMOVAL_DELAY_MS = 1_000;
 
-/** The capabilities of a provider with these options. */
-export function zooKeeperCapabilities(options: ResolvedOptions): LockCapabilities {
+// What does not depend on the session timeout.
+function capabilitiesWith(ttlResolutionMs: number): LockCapabilities {
   return normalizeCapabilities({
     // czxid: the zxid of the creating transaction, from the ensemble's one linearizable log.
     fencing: 'global',
@@ -51,17 +58,18 @@ export function zooKeeperCapabilities(options: ResolvedOptions): LockCapabilitie
     readWrite: true,
     expiry: 'session',
     // Validity advances in heartbeat steps.
-    ttlResolutionMs: options.heartbeatIntervalMs,
+    ttlResolutionMs,
     minTtlMs: MIN_SESSION_TIMEOUT_MS,
   });
 }
 
 /**
- * The capabilities of a provider with the default options (only `ttlResolutionMs`, the heartbeat
- * step, depends on the options: the session timeout / 6).
+ * The capabilities of a provider with the default options, before its first connection (only
+ * `ttlResolutionMs`, the heartbeat step, depends on the options and on the session timeout the
+ * server grants: that timeout / 6).
  */
-export const ZOOKEEPER_CAPABILITIES: LockCapabilities = zooKeeperCapabilities(
-  resolveOptions({ connectionString: '127.0.0.1:2181' }),
+export const ZOOKEEPER_CAPABILITIES: LockCapabilities = capabilitiesWith(
+  sessionTiming(resolveOptions({ connectionString: '127.0.0.1:2181' }), DEFAULT_SESSION_TIMEOUT_MS).heartbeatIntervalMs,
 );
 
 /** The {@link LockBackend} behind `ZooKeeperLockProvider` (internal). */
@@ -69,6 +77,8 @@ export class ZooKeeperBackend implements LockBackend {
   readonly name = 'zookeeper';
   readonly capabilities: LockCapabilities;
   readonly #options: ResolvedOptions;
+  // From the requested session timeout until a server answered, then from the last one granted.
+  #timing: SessionTiming;
   #session: ZooKeeperSession | undefined;
   #closed = false;
   readonly #background = new Set<Promise<void>>();
@@ -78,7 +88,18 @@ export class ZooKeeperBackend implements LockBackend {
 
   constructor(options: ResolvedOptions) {
     this.#options = options;
-    this.capabilities = zooKeeperCapabilities(options);
+    this.#timing = sessionTiming(options, options.sessionTimeoutMs);
+    // Core reads the capabilities once, when the provider is made; the heartbeat step is only known
+    // once a server granted a session timeout, so that one entry is read through to the timing.
+    const fixed = capabilitiesWith(this.#timing.heartbeatIntervalMs);
+    this.capabilities = Object.freeze(
+      Object.defineProperty({ ...fixed }, 'ttlResolutionMs', { get: () => this.#timing.heartbeatIntervalMs, enumerable: true }),
+    );
+  }
+
+  /** The session timeout the server granted at the last connection (until one did: the requested one), in ms. */
+  get sessionTimeoutMs(): number {
+    return this.#timing.timeoutMs;
   }
 
   /** The session in use (opened on first use), for tests and diagnostics. */
@@ -167,7 +188,7 @@ export class ZooKeeperBackend implements LockBackend {
     // open (a given client's session outlives the provider), within one operation timeout.
     await Promise.race([
       Promise.allSettled([...this.#attempts]),
-      new Promise((resolve) => setTimeout(resolve, this.#options.operationTimeoutMs).unref()),
+      new Promise((resolve) => setTimeout(resolve, this.#timing.operationTimeoutMs).unref()),
     ]);
     for (const [lockPath, { timer, session }] of this.#parentRemovals) {
       clearTimeout(timer);
@@ -193,7 +214,13 @@ export class ZooKeeperBackend implements LockBackend {
     if (this.#closed) throw new LockError(LockErrorCode.BACKEND_UNAVAILABLE, 'the ZooKeeper provider is closed', { key });
     let session = this.#session;
     if (session === undefined || !session.alive) {
-      const settings = { heartbeatIntervalMs: this.#options.heartbeatIntervalMs, operationTimeoutMs: this.#options.operationTimeoutMs };
+      const settings: SessionSettings = {
+        timingFor: (timeoutMs) => sessionTiming(this.#options, timeoutMs),
+        // Only the current session connects: a replaced one is dead and hears no more state changes.
+        granted: (timing) => {
+          this.#timing = timing;
+        },
+      };
       if (this.#options.client !== undefined) {
         // A given client's session cannot be renewed: once it ended, so has this provider.
         if (session !== undefined) {

@@ -9,8 +9,9 @@ const backends = new WeakMap<ZooKeeperLockProvider, ZooKeeperBackend>();
  * interoperable with both), czxid fencing tokens, waiters woken by a watch on their predecessor only,
  * shared (read) locks, and locks that live and die with the ZooKeeper session.
  *
- * `defaultTtlMs` is the session timeout: a lock whose holder disappears is freed when the server
- * expires its session. Per-acquire `ttlMs` is refused (`LOCK_UNSUPPORTED`).
+ * `defaultTtlMs` is the session timeout the server granted (the requested one until the first
+ * connection): a lock whose holder disappears is freed when the server expires its session.
+ * Per-acquire `ttlMs` is refused (`LOCK_UNSUPPORTED`).
  */
 export class ZooKeeperLockProvider extends BaseLockProvider {
   /**
@@ -23,6 +24,9 @@ export class ZooKeeperLockProvider extends BaseLockProvider {
       defaultTtlMs: resolved.sessionTimeoutMs,
       ...(resolved.defaultWaitMs === undefined ? {} : { defaultWaitMs: resolved.defaultWaitMs }),
     });
+    // Core fixes defaultTtlMs when the provider is made; only the server's connect reply says which
+    // session timeout it granted (it clamps the request into its own bounds).
+    Object.defineProperty(this, 'defaultTtlMs', { get: () => backend.sessionTimeoutMs, enumerable: true, configurable: true });
     backends.set(this, backend);
   }
 }

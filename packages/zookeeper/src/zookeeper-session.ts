@@ -11,6 +11,7 @@
 import { type GrantObserver, LockError, LockErrorCode, lockLostError, monotonicNow } from '@fencelock/core';
 import { type Client, Exception, State, createClient } from 'node-zookeeper-client';
 import { NodeWatches } from './node-watches.js';
+import type { SessionTiming } from './options.js';
 
 /** A grant that lives as long as the session. */
 export interface SessionGrant {
@@ -19,10 +20,12 @@ export interface SessionGrant {
   readonly observer: GrantObserver;
 }
 
-/** Timing settings of a session, in ms. */
+/** How a session times itself. */
 export interface SessionSettings {
-  readonly heartbeatIntervalMs: number;
-  readonly operationTimeoutMs: number;
+  /** The timing that follows from a session timeout (the requested one, then the granted one). */
+  readonly timingFor: (timeoutMs: number) => SessionTiming;
+  /** Told the timing derived from the granted timeout, on every (re)connection. */
+  readonly granted?: (timing: SessionTiming) => void;
 }
 
 /** Why a session can no longer be used. */
@@ -67,6 +70,9 @@ export class ZooKeeperSession {
   /** The session's watches: one watcher function per session, dispatching to the current waiters. */
   readonly watches = new NodeWatches();
   readonly #settings: SessionSettings;
+  // Every cadence of the session: from the requested timeout until the server answers, then from
+  // the one it granted (a server clamps the request into its own bounds).
+  #timing: SessionTiming;
   #state: 'connecting' | 'connected' | 'disconnected' | 'dead' = 'connecting';
   #end: SessionEnd | undefined;
   #lastContact = Number.NEGATIVE_INFINITY;
@@ -96,12 +102,14 @@ export class ZooKeeperSession {
     this.client = client;
     this.owned = owned;
     this.#settings = settings;
+    this.#timing = settings.timingFor(client.getSessionTimeout());
     client.on('state', this.#onState);
     const current = client.getState();
-    if (current === State.SYNC_CONNECTED) this.#state = 'connected';
-    else if (current === State.EXPIRED || current === State.AUTH_FAILED) this.#state = 'dead';
-    this.#heartbeatTimer = setInterval(() => this.#heartbeat(), settings.heartbeatIntervalMs);
-    this.#heartbeatTimer.unref();
+    if (current === State.SYNC_CONNECTED) {
+      this.#state = 'connected';
+      settings.granted?.(this.#timing);
+    } else if (current === State.EXPIRED || current === State.AUTH_FAILED) this.#state = 'dead';
+    this.#startHeartbeats();
   }
 
   /** Opens a client of our own on `connectionString` (the caller waits with {@link ready}). */
@@ -132,6 +140,11 @@ export class ZooKeeperSession {
   /** The session timeout the server granted (the requested one until it answered), in ms. */
   get timeoutMs(): number {
     return this.client.getSessionTimeout();
+  }
+
+  /** The cadences in use, derived from {@link timeoutMs} at the last connection. */
+  get timing(): SessionTiming {
+    return this.#timing;
   }
 
   /** The ZooKeeper session id, as the server stores it in `ephemeralOwner`. */
@@ -171,8 +184,8 @@ export class ZooKeeperSession {
         if (this.#state === 'dead') finish(this.#deadError());
       });
       const timer = setTimeout(
-        () => finish(new ZooKeeperTimeoutError('connecting to ZooKeeper', this.#settings.operationTimeoutMs)),
-        this.#settings.operationTimeoutMs,
+        () => finish(new ZooKeeperTimeoutError('connecting to ZooKeeper', this.#timing.operationTimeoutMs)),
+        this.#timing.operationTimeoutMs,
       );
       if (signal.aborted) return finish(signal.reason);
       signal.addEventListener('abort', onAbort, { once: true });
@@ -209,7 +222,8 @@ export class ZooKeeperSession {
         reject(reason);
       };
       const onAbort = (): void => giveUp(signal?.reason);
-      const timer = setTimeout(() => giveUp(new ZooKeeperTimeoutError(what, this.#settings.operationTimeoutMs)), this.#settings.operationTimeoutMs);
+      const { operationTimeoutMs } = this.#timing;
+      const timer = setTimeout(() => giveUp(new ZooKeeperTimeoutError(what, operationTimeoutMs)), operationTimeoutMs);
       signal?.addEventListener('abort', onAbort, { once: true });
       try {
         run((error, value) => {
@@ -325,7 +339,7 @@ export class ZooKeeperSession {
     // does): not on every answer, which would re-arm every held handle's timers per request (64 held
     // locks, 4 requests per acquisition). Their deadline then lags the session's by less than that
     // step, on the safe side, within the heartbeat resolution the capabilities announce.
-    if (!recovered && validUntil - this.#renewedUntil < this.#settings.heartbeatIntervalMs / 4) return;
+    if (!recovered && validUntil - this.#renewedUntil < this.#timing.heartbeatIntervalMs / 4) return;
     this.#renewedUntil = validUntil;
     for (const grant of this.#grants) {
       grant.observer.renewed(validUntil);
@@ -362,11 +376,30 @@ export class ZooKeeperSession {
     this.#wake();
   }
 
+  #startHeartbeats(): void {
+    clearInterval(this.#heartbeatTimer);
+    this.#heartbeatTimer = setInterval(() => this.#heartbeat(), this.#timing.heartbeatIntervalMs);
+    this.#heartbeatTimer.unref();
+  }
+
+  // The client has just read the granted timeout from the server's connect reply: time everything
+  // from it, before the first contact of this connection is counted.
+  #retime(): void {
+    const timing = this.#settings.timingFor(this.timeoutMs);
+    const cadenceChanged = timing.heartbeatIntervalMs !== this.#timing.heartbeatIntervalMs;
+    this.#timing = timing;
+    if (cadenceChanged) {
+      this.#lastTick = monotonicNow();
+      this.#startHeartbeats();
+    }
+    this.#settings.granted?.(timing);
+  }
+
   #heartbeat(): void {
     const now = monotonicNow();
     // A tick far later than scheduled means this process was paused, not the server: replies may be
     // waiting unread in the socket. Do not count the pause as server silence.
-    if (now - this.#lastTick > this.#settings.heartbeatIntervalMs * 2) this.#quietFrom = now;
+    if (now - this.#lastTick > this.#timing.heartbeatIntervalMs * 2) this.#quietFrom = now;
     this.#lastTick = now;
     if (this.#state !== 'connected') return;
     // The Java client's read timeout: no answer for 2/3 of the session timeout means the server went
@@ -392,6 +425,7 @@ export class ZooKeeperSession {
     if (this.#state === 'dead') return;
     if (state === State.SYNC_CONNECTED || state === State.CONNECTED_READ_ONLY) {
       this.#state = 'connected';
+      this.#retime();
       this.#heartbeatInFlight = false;
       this.#heartbeatGeneration += 1;
       this.#quietFrom = monotonicNow();

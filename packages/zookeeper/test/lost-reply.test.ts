@@ -1,13 +1,15 @@
 /**
- * Network faults through a TCP proxy of ours. Creates whose reply never comes back (Curator's "protected" mode): through a TCP proxy of ours in
- * front of one server of the shared ensemble, the reply to our create is lost (connection reset after
- * the server applied it) or comes too late (after we gave up). Either way no contender node leaks.
+ * Network faults through a TCP proxy of ours in front of one server of the shared ensemble. Creates
+ * whose reply never comes back (Curator's "protected" mode): lost (connection reset after the server
+ * applied the create) or too late (after we gave up), no contender node leaks. A blackholed
+ * connection loses the lock by our own deadline. A release whose delete is lost with the connection
+ * still frees the lock once the client is back on its session.
  */
 import { randomUUID } from 'node:crypto';
 import { abortedWithin, nextEvent, within } from '@fencelock/conformance';
 import { monotonicNow } from '@fencelock/core';
 import { type TcpProxy, startTcpProxy, topology, waitFor } from '@fencelock/test-infra';
-import type { Client } from 'node-zookeeper-client';
+import { type Client, State, createClient } from 'node-zookeeper-client';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { createZooKeeperLockProvider, encodeKeySegment } from '../src/index.js';
 import { childrenOf, expectNoOrphans, rawClient } from './znodes.js';
@@ -176,3 +178,51 @@ it('an acquire aborted while disconnected rejects at once, and its node is delet
     await removeParent(path);
   }
 }, 60_000);
+
+it('a release whose delete is lost with the connection: the session survives the reconnect, and another provider acquires the key without the holder being closed', async () => {
+  // A client of our own through the proxy, so the test can see when the delete has been sent.
+  const client = createClient(`127.0.0.1:${proxy!.port}`, { sessionTimeout: 6_000, spinDelay: 50, retries: 0 });
+  const connected = new Promise<void>((resolve) => client.once('connected', () => resolve()));
+  client.connect();
+  await within(connected, 10_000, 'a connection through the proxy');
+  const locks = createZooKeeperLockProvider({ client, root: ROOT, removeEmptyParents: false });
+  const other = createZooKeeperLockProvider({ connectionString: server, sessionTimeoutMs: 6_000, root: ROOT });
+  const key = `release-drop-${randomUUID()}`;
+  const path = `${ROOT}/${encodeKeySegment(key)}`;
+  try {
+    const lock = await locks.acquire(key);
+    const session = client.getSessionId().toString('hex');
+    // The proxy holds what the client sends from now on: the delete leaves the client, never the proxy.
+    proxy!.setMode('blackhole');
+    const releasing = lock.release().catch((error: unknown) => error);
+    await waitFor(async () => (deletesInFlight(client) > 0 ? true : undefined), {
+      what: 'the delete to be sent',
+      timeoutMs: 5_000,
+      intervalMs: 5,
+    });
+    // The connection drops with the delete unanswered (the client fails it with CONNECTION_LOSS),
+    // and comes back at once to the same session.
+    proxy!.setMode('reset');
+    proxy!.setMode('pass');
+    await releasing;
+    const next = await other.acquire(key, { waitMs: 10_000 });
+    expect(next.fencingToken! > lock.fencingToken!).toBe(true);
+    // Not freed by an expiry: the holder's session is the one it had, connected again.
+    expect(client.getState()).toBe(State.SYNC_CONNECTED);
+    expect(client.getSessionId().toString('hex')).toBe(session);
+    expect(await next.release()).toBe(true);
+  } finally {
+    proxy!.setMode('pass');
+    await Promise.all([locks.close(), other.close()]);
+    client.close();
+    await removeParent(path);
+  }
+}, 60_000);
+
+/** Delete requests the client has written to its socket and not yet seen answered. */
+function deletesInFlight(client: Client): number {
+  const manager = (client as unknown as { connectionManager: { pendingQueue: { request: { header: { type: number } | null } }[] } })
+    .connectionManager;
+  // 2 is ZooKeeper's opcode for delete.
+  return manager.pendingQueue.filter((packet) => packet.request.header?.type === 2).length;
+}
