@@ -270,15 +270,22 @@ export class ZooKeeperBackend implements LockBackend {
         // The answer renewed the session deadline from the send time of this request.
         return session.validUntil();
       },
+      // One bounded attempt (the operation timeout); a failure rejects and core retries. The grant
+      // stays with the session until the delete is answered: the node lives as long as the session,
+      // so the session's renewals keep the retries going, and its end (the node gone) stops them.
       release: async (): Promise<boolean> => {
-        session.removeGrant(entry);
-        if (!session.alive) return false;
+        if (!session.alive) {
+          session.removeGrant(entry);
+          return false;
+        }
         try {
           await session.request<null>('deleting the lock node', (done) => session.client.remove(nodePath, -1, (error) => done(error, null)));
+          session.removeGrant(entry);
           return true;
         } catch (error) {
-          if (zooKeeperCode(error) === Exception.NO_NODE) return false;
-          throw wrap(error);
+          if (zooKeeperCode(error) !== Exception.NO_NODE) throw wrap(error);
+          session.removeGrant(entry);
+          return false;
         } finally {
           this.#removeParentLater(session, lockPath);
         }
