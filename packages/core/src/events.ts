@@ -48,6 +48,17 @@ export interface LockEventMap {
    * background); `willRetry: false` when the retries end without an answer.
    */
   'release-failed': LockEventBase & { readonly ownerId: string; readonly error: LockError; readonly willRetry: boolean };
+  /**
+   * An automatic renewal ran late while the lock was still valid: it started `lateMs` after it was
+   * due (a blocked event loop, a CPU-starved process), or it failed (`error`) and is retried.
+   * `remainingMs` is what was left of the validity then. Several in a row come before a loss.
+   */
+  'renewal-late': LockEventBase & {
+    readonly ownerId: string;
+    readonly lateMs: number;
+    readonly remainingMs: number;
+    readonly error: LockError | undefined;
+  };
   /** A held lock was extended (by `extend()` or automatically). */
   extended: LockEventBase & { readonly ownerId: string; readonly validUntil: number; readonly automatic: boolean };
   /** A held lock was lost. */

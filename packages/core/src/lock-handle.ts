@@ -38,6 +38,8 @@ const AUTO_EXTEND_FRACTION = 1 / 3;
 const AUTO_EXTEND_SLACK_FRACTION = 1 / 6;
 // After a failed automatic extension, try again this often (as a share of the TTL) until validity ends.
 const AUTO_EXTEND_RETRY_FRACTION = 1 / 10;
+// A renewal that starts later than this share of the TTL after it was due is reported.
+const RENEWAL_LATE_FRACTION = 1 / 10;
 
 /**
  * The handle core builds around a backend grant: validity deadline, automatic extension, the hold
@@ -281,15 +283,25 @@ export class ManagedLockHandle implements LockHandle {
   #scheduleAutoExtend(delayMs: number, slackMs: number): void {
     this.#extendTicket?.cancel();
     if (!this.#settings.autoExtend || this.#context.capabilities.expiry !== 'per-lock') return;
-    this.#extendTicket = this.#context.renewals.schedule(monotonicNow() + Math.max(1, delayMs), slackMs, () => {
+    const dueAt = monotonicNow() + Math.max(1, delayMs);
+    this.#extendTicket = this.#context.renewals.schedule(dueAt, slackMs, () => {
       if (!this.#isActive()) return;
+      // A busy event loop or a slow backend eats into the margin left for retries: say so while
+      // the lock is still valid, so that an operator sees it before the lock is lost.
+      const lateMs = monotonicNow() - dueAt;
+      if (lateMs > this.#settings.ttlMs * RENEWAL_LATE_FRACTION) this.#reportLate(lateMs, undefined);
       this.#serialExtend(this.#settings.ttlMs, true).catch((error: unknown) => {
         // A lost lock was already reported by #serialExtend; anything else is transient until the deadline.
         if (this.#isActive() && !isLockError(error, LockErrorCode.LOST)) {
+          this.#reportLate(monotonicNow() - dueAt, asLockError(error, `extending lock "${this.key}" failed`, this.key));
           this.#scheduleAutoExtend(Math.max(1, this.#settings.ttlMs * AUTO_EXTEND_RETRY_FRACTION), 0);
         }
       });
     });
+  }
+
+  #reportLate(lateMs: number, error: LockError | undefined): void {
+    this.#emit('renewal-late', { ownerId: this.ownerId, lateMs, remainingMs: this.#validUntil - monotonicNow(), error });
   }
 
   #serialExtend(ttlMs: number, automatic: boolean): Promise<void> {
@@ -345,7 +357,7 @@ export class ManagedLockHandle implements LockHandle {
     clearTimeout(this.#maxHoldTimer);
   }
 
-  #emit<E extends 'released' | 'release-failed' | 'extended' | 'lost' | 'uncertain' | 'recovered'>(
+  #emit<E extends 'released' | 'release-failed' | 'renewal-late' | 'extended' | 'lost' | 'uncertain' | 'recovered'>(
     event: E,
     fields: Omit<LockEventMap[E], keyof LockEventBase>,
   ): void {

@@ -125,6 +125,9 @@ export function instrumentLockProvider(
       const failure = event.wasHeld ? undefined : { code: LockErrorCode.NOT_HELD, message: 'release found the lock already gone' };
       endHoldSpan(span, { [AttributeName.OUTCOME]: outcome, [AttributeName.HELD_MS]: event.heldMs }, failure);
     },
+    'renewal-late'(event) {
+      instruments.lateRenewals.add(1, attributesOf(event).base);
+    },
     'release-failed'(event) {
       if (event.willRetry) instruments.releaseFailures.add(1, attributesOf(event).base);
     },

@@ -9,6 +9,7 @@ export interface LockInstruments {
   readonly holdDuration: Histogram;
   readonly losses: Counter;
   readonly releaseFailures: Counter;
+  readonly lateRenewals: Counter;
   readonly extensions: Counter;
   readonly lockCount: UpDownCounter;
 }
@@ -45,6 +46,10 @@ export function createLockInstruments(meter: Meter): LockInstruments {
     releaseFailures: meter.createCounter(MetricName.RELEASE_FAILURES, {
       description: 'Releases that could not reach the backend at first and are retried in the background.',
       unit: '{failure}',
+    }),
+    lateRenewals: meter.createCounter(MetricName.LATE_RENEWALS, {
+      description: 'Automatic renewals that started late or failed while the lock was still valid.',
+      unit: '{renewal}',
     }),
     extensions: meter.createCounter(MetricName.EXTENSIONS, {
       description: 'Successful extensions of held locks, manual or automatic.',

@@ -28,6 +28,11 @@ export const MetricName = {
    * the background (a `released` hold with outcome `released` follows when one is confirmed).
    */
   RELEASE_FAILURES: 'fencelock.lock.release_failures',
+  /**
+   * Counter, `{renewal}`: automatic renewals that started late or failed while the lock was still
+   * valid (a blocked event loop, a slow backend): the warning that comes before losses.
+   */
+  LATE_RENEWALS: 'fencelock.lock.late_renewals',
   /** Counter, `{extension}`: successful extensions, manual or automatic. */
   EXTENSIONS: 'fencelock.lock.extensions',
   /** UpDownCounter, `{lock}`: locks this process holds now, by state (`held`, `uncertain`). */

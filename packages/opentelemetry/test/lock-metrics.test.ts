@@ -184,6 +184,33 @@ describe('instrumentLockProvider metrics (MemoryLockProvider)', () => {
     expect(metrics.sum(MetricName.LOCK_COUNT)).toBe(0);
   });
 
+  it('counts a late renewal and a release that could not reach the backend', async () => {
+    using _ = instrumentLockProvider(locks, { meterProvider: otel.meterProvider });
+    const key = uniqueKey('late');
+    const lock = await locks.acquire(key, { ttlMs: 900 });
+    const late = nextEvent(locks, 'renewal-late');
+    // The renewal is due at a third of the TTL; the loop is blocked until well after it.
+    Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 450);
+    await late;
+    await lock.release();
+    let metrics = await otel.collect();
+    expect(metrics.sum(MetricName.LATE_RENEWALS, BACKEND)).toBe(1);
+    expect(metrics.sum(MetricName.RELEASE_FAILURES)).toBe(0);
+    // A release whose backend call fails: the memory store is made to throw for this one call.
+    const failing = await locks.acquire(uniqueKey('release-fails'));
+    const store = locks.store as unknown as { release: (key: string, ownerId: string) => boolean };
+    const original = store.release;
+    store.release = () => {
+      store.release = original;
+      throw new Error('unreachable');
+    };
+    const failed = nextEvent(locks, 'release-failed');
+    await failing.release();
+    expect((await failed).willRetry).toBe(true);
+    metrics = await otel.collect();
+    expect(metrics.sum(MetricName.RELEASE_FAILURES, BACKEND)).toBe(1);
+  });
+
   it('records a release that finds the lock already gone on the backend as "not_held", not as a loss', async () => {
     using _ = instrumentLockProvider(locks, { meterProvider: otel.meterProvider });
     const key = uniqueKey('not-held');
