@@ -14,7 +14,9 @@ import type { LockHandle, LockProvider } from '@fencelock/core';
 import { topology } from '@fencelock/test-infra';
 import { Redis } from 'ioredis';
 import { randomUUID } from 'node:crypto';
-import { createRedisLockProvider, defineRedisLockCommands, redisLockKeys } from '../src/index.js';
+import { defineRedisLockCommands } from '@fencelock/redis-shared';
+import { createRedisLockProvider } from '../src/index.js';
+import { redisLockKeys } from '../src/redis-keys.js';
 
 const { redisUrl } = topology();
 const PHASE_MS = Number(process.env.BENCH_PHASE_MS ?? 3_000);

@@ -1,5 +1,5 @@
 import { LockRangeError } from '@fencelock/core';
-import { hashSlot, hashTagForSlot } from './key-slot.js';
+import { RESERVED_KEY_PATTERN, hashSlot, hashTagForSlot } from '@fencelock/redis-shared';
 
 /**
  * Where a lock and its side keys live.
@@ -25,9 +25,6 @@ export interface RedisLockKeys {
   /** The waiter registry (a sorted set of waiting owner ids), expiring when no one waits. */
   readonly waiters: string;
 }
-
-/** Full lock keys of this form are reserved for side keys and refused. */
-export const RESERVED_KEY_PATTERN = /^\{[0-9a-z]+\}fencelock:/;
 
 /** The keys of `key` under `keyPrefix`. Throws `LOCK_INVALID_ARGUMENT` for a reserved key. */
 export function redisLockKeys(keyPrefix: string, key: string): RedisLockKeys {

@@ -13,21 +13,21 @@ import {
   type LockInfo,
   type Wakeup,
 } from '@fencelock/core';
-import type { Redis } from 'ioredis';
-import { REDIS_CAPABILITIES } from './redis-capabilities.js';
-import { closeRedisConnection, type RedisConnection } from './redis-connection.js';
-import { redisLockKeys, type RedisLockKeys } from './redis-keys.js';
-import type { ResolvedRedisLockOptions } from './redis-lock-options.js';
-import { ReleaseSubscriber } from './release-subscriber.js';
-import { ExtendBatcher } from './extend-batcher.js';
 import {
+  ExtendBatcher,
   extendManyCommand,
   inspectScript,
   redisLockScripts,
   registerRedisLockScripts,
   scriptCall,
   variadicCommandName,
-} from './scripts/define-commands.js';
+} from '@fencelock/redis-shared';
+import type { Redis } from 'ioredis';
+import { REDIS_CAPABILITIES } from './redis-capabilities.js';
+import { closeRedisConnection, type RedisConnection } from './redis-connection.js';
+import { redisLockKeys, type RedisLockKeys } from './redis-keys.js';
+import type { ResolvedRedisLockOptions } from './redis-lock-options.js';
+import { ReleaseSubscriber } from './release-subscriber.js';
 
 /** A lock this backend granted and has not seen end yet: watched across reconnects. */
 interface ActiveLock {

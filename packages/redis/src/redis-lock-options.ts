@@ -1,6 +1,6 @@
 import { DEFAULT_RETRY, LockRangeError, LockTypeError, MAX_DURATION_MS, type LockProviderOptions, type RetryOptions } from '@fencelock/core';
 import type { Cluster, ClusterNode, ClusterOptions, Redis, RedisOptions } from 'ioredis';
-import { RESERVED_KEY_PATTERN } from './redis-keys.js';
+import { RESERVED_KEY_PATTERN } from '@fencelock/redis-shared';
 
 /** Options of {@link createRedisLockProvider}. Give exactly one of `client`, `connection`, `clusterNodes`. */
 export interface RedisLockProviderOptions extends LockProviderOptions {

@@ -1,6 +1,6 @@
 import type { Wakeup } from '@fencelock/core';
 import type { Cluster, Redis } from 'ioredis';
-import { LocalWaiters } from './local-waiters.js';
+import { LocalWaiters } from '@fencelock/redis-shared';
 
 /**
  * The one pub/sub connection of a provider: it subscribes to a single channel on which the release

@@ -3,7 +3,9 @@ import { redisCommand, topology } from '@fencelock/test-infra';
 import type { Cluster } from 'ioredis';
 import { randomUUID } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { createRedisLockProvider, defineRedisLockCommands, hashSlot, redisLockKeys } from '../src/index.js';
+import { defineRedisLockCommands, hashSlot } from '@fencelock/redis-shared';
+import { createRedisLockProvider } from '../src/index.js';
+import { redisLockKeys } from '../src/redis-keys.js';
 import { clusterNode, newCluster } from './helpers.js';
 
 const { redisClusterUrls } = topology();

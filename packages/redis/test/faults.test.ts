@@ -4,7 +4,9 @@ import { redisCommand, sleep, startRedisServer, startTcpProxy, waitFor, type Red
 import { Redis } from 'ioredis';
 import { randomUUID } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { createRedisLockProvider, defineRedisLockCommands, redisLockKeys } from '../src/index.js';
+import { defineRedisLockCommands } from '@fencelock/redis-shared';
+import { createRedisLockProvider } from '../src/index.js';
+import { redisLockKeys } from '../src/redis-keys.js';
 import { EXPECTED_CAPABILITIES, crashProvider } from './helpers.js';
 
 // Two dedicated servers for the whole file: one with AOF + appendfsync always (the configuration the

@@ -4,7 +4,8 @@ import { redisCommand, topology } from '@fencelock/test-infra';
 import { Redis } from 'ioredis';
 import { randomUUID } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createRedisLockProvider, redisLockKeys } from '../src/index.js';
+import { createRedisLockProvider } from '../src/index.js';
+import { redisLockKeys } from '../src/redis-keys.js';
 
 const { redisUrl } = topology();
 const port = Number(new URL(redisUrl).port);

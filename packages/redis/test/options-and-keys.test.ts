@@ -2,14 +2,9 @@ import { isLockError } from '@fencelock/core';
 import { topology } from '@fencelock/test-infra';
 import { Redis } from 'ioredis';
 import { describe, expect, it } from 'vitest';
-import {
-  RESERVED_KEY_PATTERN,
-  createRedisLockProvider,
-  hashSlot,
-  redisLockKeys,
-  redisLockScripts,
-  type RedisLockProviderOptions,
-} from '../src/index.js';
+import { hashSlot } from '@fencelock/redis-shared';
+import { RESERVED_KEY_PATTERN, createRedisLockProvider, type RedisLockProviderOptions } from '../src/index.js';
+import { redisLockKeys } from '../src/redis-keys.js';
 
 const { redisUrl } = topology();
 
@@ -97,13 +92,5 @@ describe('key layout', () => {
     } finally {
       await provider.close();
     }
-  });
-
-  it('exposes the three protocol scripts with stable names and key counts', () => {
-    expect(Object.keys(redisLockScripts)).toEqual(['acquire', 'release', 'extend']);
-    expect(redisLockScripts.acquire).toMatchObject({ name: 'fencelockAcquire', numberOfKeys: 2 });
-    expect(redisLockScripts.release).toMatchObject({ name: 'fencelockRelease', numberOfKeys: 1 });
-    expect(redisLockScripts.extend).toMatchObject({ name: 'fencelockExtend', numberOfKeys: 1 });
-    for (const script of Object.values(redisLockScripts)) expect(script.lua.length).toBeGreaterThan(0);
   });
 });

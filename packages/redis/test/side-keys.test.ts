@@ -3,7 +3,8 @@ import { topology } from '@fencelock/test-infra';
 import { Redis } from 'ioredis';
 import { randomUUID } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { createRedisLockProvider, redisLockKeys } from '../src/index.js';
+import { createRedisLockProvider } from '../src/index.js';
+import { redisLockKeys } from '../src/redis-keys.js';
 
 const { redisUrl } = topology();
 

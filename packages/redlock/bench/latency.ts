@@ -5,7 +5,8 @@
  * Compare ratios within one run only (the machine is shared).
  */
 import type { LockProvider } from '@fencelock/core';
-import { createRedisLockProvider, defineRedisLockCommands } from '@fencelock/redis';
+import { createRedisLockProvider } from '@fencelock/redis';
+import { defineRedisLockCommands } from '@fencelock/redis-shared';
 import { topology } from '@fencelock/test-infra';
 import { Redis } from 'ioredis';
 import { randomUUID } from 'node:crypto';

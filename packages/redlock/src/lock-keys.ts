@@ -1,5 +1,5 @@
 import { LockRangeError } from '@fencelock/core';
-import { RESERVED_KEY_PATTERN } from '@fencelock/redis';
+import { RESERVED_KEY_PATTERN } from '@fencelock/redis-shared';
 
 /** Where a Redlock lock and its line of waiters live on every master. */
 export interface RedlockKeys {

@@ -1,8 +1,8 @@
 /**
  * What a lock key holds on each master. Without metadata it is the owner id alone (a random UUID),
  * the same shape as node-redlock's and redis-py's random token values. With metadata it is
- * `ownerId NUL metadata`: one string, so the owner-checked release and extend scripts of
- * `@fencelock/redis` compare it whole and metadata can never outlive or outrun its lock (no side key
+ * `ownerId NUL metadata`: one string, so the owner-checked release and extend scripts
+ * (`redlock-scripts.ts`, and `@fencelock/redis-shared`'s extend-many) compare it whole and metadata can never outlive or outrun its lock (no side key
  * to keep in step). The owner id is a UUID (no NUL), so the split at the first NUL is unambiguous.
  */
 

@@ -1,4 +1,4 @@
-import { ExtendBatcher, extendManyCommand } from '@fencelock/redis';
+import { ExtendBatcher, extendManyCommand } from '@fencelock/redis-shared';
 import type { Redis } from 'ioredis';
 import { type RedlockScripts, defineRedlockScripts } from './redlock-scripts.js';
 
@@ -46,7 +46,7 @@ export const FIRST_CONNECT_WAIT_MS = 2_000;
  * One independent Redis master, as Redlock talks to it: every call is bounded by a per-node timeout
  * and resolves a {@link NodeReply}, so one slow or dead master never holds up a round longer than
  * that timeout. Acquire and release are sent bare (see `voteRound`, which bounds a whole round with
- * one timer); the batched owner-checked extension is the shared script of `@fencelock/redis`.
+ * one timer); the batched owner-checked extension is the shared script of `@fencelock/redis-shared`.
  */
 export class MasterNode {
   /** A printable name, e.g. `127.0.0.1:7001`. */

@@ -1,5 +1,5 @@
 import type { Wakeup } from '@fencelock/core';
-import { LocalWaiters } from '@fencelock/redis';
+import { LocalWaiters } from '@fencelock/redis-shared';
 import type { Redis } from 'ioredis';
 import { RELEASE_CHANNEL } from './lock-keys.js';
 import type { MasterNode } from './master-node.js';

@@ -28,7 +28,8 @@ export interface RedisLockCommands {
   extend(lockKey: string, ownerId: string, ttlMs: number): Promise<boolean>;
 }
 
-type ScriptCall = (...args: (string | number)[]) => Promise<unknown>;
+/** A registered script command: its keys and arguments in, the server's reply out. */
+export type ScriptCall = (...args: (string | number)[]) => Promise<unknown>;
 
 /** The variable-arity name of a script: the caller passes the number of keys first. */
 export function variadicCommandName(script: RedisLockScript): string {
@@ -90,9 +91,9 @@ export function defineRedisLockCommands(client: Redis | Cluster): RedisLockComma
 }
 
 /**
- * @internal The extend-many script (see `extend-many-script.ts`) on `client` as a function taking
- * its keys and args (keys per lock first), registered if needed. Used by the batcher of automatic
- * extensions here and in `@fencelock/redlock`.
+ * The extend-many script (see `extend-many-script.ts`) on `client` as a function taking its keys and
+ * args (keys per lock first), registered if needed. Used by the batcher of automatic extensions in
+ * `@fencelock/redis` and `@fencelock/redlock`.
  */
 export function extendManyCommand(client: Redis | Cluster): (keys: readonly string[], args: readonly (string | number)[]) => Promise<unknown> {
   registerRedisLockScripts(client);

@@ -1,7 +1,7 @@
 /**
  * One Lua script of the fencelock Redis lock protocol, in the shape ioredis' `defineCommand` takes.
- * The same scripts are used by `@fencelock/redis` and `@fencelock/redlock`; they are plain data so
- * any Redis client can load them.
+ * The scripts are `@fencelock/redis`'s (Redlock's masters run its extend-many script too); they are
+ * plain data so any Redis client can load them.
  */
 export interface RedisLockScript {
   /** The command name the script is registered under with `client.defineCommand` (e.g. `fencelockAcquire`). */

@@ -34,7 +34,7 @@ interface Pending {
 const MAX_BATCH = 256;
 
 /**
- * @internal Shared with `@fencelock/redlock`, whose masters run the same scripts.
+ * Shared by `@fencelock/redis` and `@fencelock/redlock`, whose masters run the same extend script.
  *
  * Gathers the extensions asked for in one turn of the event loop (core runs the renewals that are
  * due together in one turn) and sends them as few script calls as it can: one per `MAX_BATCH` locks

@@ -17,10 +17,10 @@ export interface ReleaseSubscription {
 }
 
 /**
- * @internal The waiters of one provider, by lock key, for adapters whose server announces releases
- * (Redis pub/sub, here and in `@fencelock/redlock`): each announcement wakes ONE waiter of its key,
- * the longest waiting — a hundred waiters in one process would otherwise send a hundred attempts per
- * release. The others are woken by the releases that follow and poll meanwhile.
+ * The waiters of one provider, by lock key, for adapters whose server announces releases (Redis
+ * pub/sub: `@fencelock/redis` and `@fencelock/redlock`): each announcement wakes ONE waiter of its
+ * key, the longest waiting — a hundred waiters in one process would otherwise send a hundred
+ * attempts per release. The others are woken by the releases that follow and poll meanwhile.
  */
 export class LocalWaiters {
   readonly #subscription: ReleaseSubscription;

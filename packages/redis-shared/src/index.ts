@@ -1,0 +1,25 @@
+/**
+ * What `@fencelock/redis` and `@fencelock/redlock` share: the Lua scripts of the Redis lock protocol
+ * and their registration on an ioredis client, the batcher of owner-checked extensions, the local
+ * line of waiters woken by release announcements, and the key helpers both adapters need. An
+ * internal building block of those two packages, released in step with them: no stable API.
+ *
+ * @packageDocumentation
+ */
+export { RESERVED_KEY_PATTERN } from './reserved-keys.js';
+export { HASH_SLOTS, hashSlot, hashTagForSlot } from './key-slot.js';
+export { ExtendBatcher, type ExtendItem, type ExtendOutcome, type ExtendManyCall } from './extend-batcher.js';
+export { LocalWaiters, type ReleaseSubscription } from './local-waiters.js';
+export type { RedisLockScript } from './scripts/redis-lock-script.js';
+export {
+  defineRedisLockCommands,
+  extendManyCommand,
+  extendManyScript,
+  inspectScript,
+  redisLockScripts,
+  registerRedisLockScripts,
+  scriptCall,
+  variadicCommandName,
+  type RedisLockCommands,
+  type ScriptCall,
+} from './scripts/define-commands.js';
