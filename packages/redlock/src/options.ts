@@ -44,12 +44,6 @@ export interface RedlockLockProviderOptions extends LockProviderOptions {
    */
   readonly retry?: Partial<RetryOptions>;
   /**
-   * How many times one lock may be extended (by `extend()` or automatically). The next extension
-   * loses the lock with reason `max-hold` and releases it. A positive integer, or `Infinity`.
-   * @default 1000
-   */
-  readonly maxExtensions?: number;
-  /**
    * How long acquire keeps trying while a majority of masters is not connected (refused, closed),
    * in ms, before it fails with `LOCK_QUORUM_NOT_REACHED` — enough for clients to reconnect after a
    * blip, far less than a typical wait. Bounded by the acquire's own wait; `tryAcquire` fails at once.
@@ -68,7 +62,6 @@ export interface ResolvedRedlockOptions {
   readonly nodeTimeoutMs: number | undefined;
   readonly nodeTimeoutFactor: number;
   readonly retry: Partial<RetryOptions> | undefined;
-  readonly maxExtensions: number;
   readonly unreachableGraceMs: number;
   readonly redisOptions: RedisOptions | undefined;
 }
@@ -81,11 +74,16 @@ export const REDLOCK_MIN_TTL_MS = 10;
 
 const DEFAULT_DRIFT_FACTOR = 0.01;
 const DEFAULT_NODE_TIMEOUT_FACTOR = 0.005;
-const DEFAULT_MAX_EXTENSIONS = 1_000;
 const DEFAULT_UNREACHABLE_GRACE_MS = 1_000;
 const KNOWN_OPTIONS = new Set([
-  'masters', 'keyPrefix', 'driftFactor', 'nodeTimeoutMs', 'nodeTimeoutFactor', 'retry', 'maxExtensions', 'unreachableGraceMs',
+  'masters', 'keyPrefix', 'driftFactor', 'nodeTimeoutMs', 'nodeTimeoutFactor', 'retry', 'unreachableGraceMs',
   'redisOptions', 'defaultTtlMs', 'defaultWaitMs',
+]);
+// Options that are gone, with what to use instead. A count of extensions bounded holds by the TTL
+// they happened to use (1,000 extensions of a 30 s lock end it after a few hours); holds are
+// bounded in time only.
+const REMOVED_OPTIONS: ReadonlyMap<string, string> = new Map([
+  ['maxExtensions', "bound a hold in time with the acquire option maxHoldMs (core's), not in extensions"],
 ]);
 
 /** The per-master timeout for a request about a lock of `ttlMs`. */
@@ -138,7 +136,10 @@ export function resolveRedlockOptions(options: RedlockLockProviderOptions): Reso
     throw new LockTypeError('options', 'options must be an object with a masters array');
   }
   for (const name of Object.keys(options)) {
-    if (!KNOWN_OPTIONS.has(name)) throw new LockTypeError(`options.${name}`, `unknown option "${name}"`);
+    if (!KNOWN_OPTIONS.has(name)) {
+      const instead = REMOVED_OPTIONS.get(name);
+      throw new LockTypeError(`options.${name}`, `unknown option "${name}"${instead === undefined ? '' : `: ${instead}`}`);
+    }
   }
   if (!Array.isArray(options.masters)) throw new LockTypeError('options.masters', 'options.masters must be an array');
   const count = options.masters.length;
@@ -162,11 +163,6 @@ export function resolveRedlockOptions(options: RedlockLockProviderOptions): Reso
   if (typeof keyPrefix !== 'string') throw new LockTypeError('options.keyPrefix', 'options.keyPrefix must be a string');
   if (!keyPrefix.isWellFormed()) throw new LockRangeError('options.keyPrefix', 'options.keyPrefix must be well-formed Unicode');
   const nodeTimeoutMs = options.nodeTimeoutMs === undefined ? undefined : validateDurationMs(options.nodeTimeoutMs, 'options.nodeTimeoutMs');
-  const maxExtensions = options.maxExtensions ?? DEFAULT_MAX_EXTENSIONS;
-  if (typeof maxExtensions !== 'number') throw new LockTypeError('options.maxExtensions', 'options.maxExtensions must be a number');
-  if (!(maxExtensions === Number.POSITIVE_INFINITY || (Number.isInteger(maxExtensions) && maxExtensions > 0))) {
-    throw new LockRangeError('options.maxExtensions', `options.maxExtensions must be a positive integer or Infinity, got ${String(maxExtensions)}`);
-  }
   const retry = options.retry;
   if (retry !== undefined) {
     if (typeof retry !== 'object' || retry === null) throw new LockTypeError('options.retry', 'options.retry must be an object');
@@ -193,7 +189,6 @@ export function resolveRedlockOptions(options: RedlockLockProviderOptions): Reso
     nodeTimeoutMs,
     nodeTimeoutFactor: fraction(options.nodeTimeoutFactor, 'options.nodeTimeoutFactor', DEFAULT_NODE_TIMEOUT_FACTOR, 0.5, false),
     retry,
-    maxExtensions,
     unreachableGraceMs:
       options.unreachableGraceMs === undefined || options.unreachableGraceMs === 0
         ? (options.unreachableGraceMs ?? DEFAULT_UNREACHABLE_GRACE_MS)

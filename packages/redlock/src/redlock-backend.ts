@@ -261,16 +261,10 @@ export class RedlockBackend implements LockBackend {
       heldLocks.delete(value);
     };
     let validUntil = firstValidUntil;
-    let extensions = 0;
     return {
       fencingToken: undefined,
       validUntil: firstValidUntil,
       async extend(ttlMs: number): Promise<number> {
-        // The bound on extensions: the hold ends as if maxHoldMs were reached (core then releases).
-        if (extensions >= options.maxExtensions) {
-          forget();
-          throw lockLostError(request.key, 'max-hold');
-        }
         // A round that failed for want of answers (a slow master) is retried a few times while the
         // lock is still valid, after a short jittered pause; "not ours" and "expired" are final.
         for (let attempt = 0; ; attempt += 1) {
@@ -284,7 +278,6 @@ export class RedlockBackend implements LockBackend {
           });
           switch (round.kind) {
             case 'extended':
-              extensions += 1;
               validUntil = round.validUntil;
               // A majority just confirmed the lock: whatever the connections did, it is held.
               request.observer.recovered();

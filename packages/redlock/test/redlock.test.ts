@@ -41,10 +41,15 @@ describe('construction', () => {
     refused({ masters: redlockUrls.slice(0, 3), driftFactor: Number.NaN });
     refused({ masters: redlockUrls.slice(0, 3), driftFactor: '0.01' });
     refused({ masters: redlockUrls.slice(0, 3), nodeTimeoutMs: 0 });
-    refused({ masters: redlockUrls.slice(0, 3), maxExtensions: 1.5 });
     refused({ masters: redlockUrls.slice(0, 3), retry: { factor: 0.5 } });
     refused({ masters: redlockUrls.slice(0, 3), defaultTtlMs: 5 });
     refused({ masters: redlockUrls.slice(0, 3), ttl: 1000 });
+  });
+
+  it('refuses maxExtensions as an unknown option, pointing to maxHoldMs', () => {
+    expect(() => createRedlockLockProvider({ masters: redlockUrls.slice(0, 3), maxExtensions: 5 } as never)).toThrow(
+      expect.objectContaining({ code: 'LOCK_INVALID_ARGUMENT', message: expect.stringContaining('maxHoldMs') as string }) as Error,
+    );
   });
 
   it('does not need a reachable majority to construct; acquiring then says which masters failed', async () => {
@@ -137,16 +142,15 @@ describe('the algorithm', () => {
     await lock.release();
   });
 
-  it('extension is bounded by maxExtensions: the next one loses the lock (max-hold) and frees the key', async () => {
-    const [a, b] = [open({ maxExtensions: 2 }), open()];
-    const key = `max-extensions:${randomUUID()}`;
-    const lock = await a.acquire(key, { autoExtend: false });
-    await lock.extend();
-    await lock.extend();
-    await expect(lock.extend()).rejects.toMatchObject({ code: 'LOCK_LOST', reason: 'max-hold' });
-    expect(lock.isHeld()).toBe(false);
-    const next = await b.acquire(key, { waitMs: 5_000 });
-    await next.release();
+  it('extension is not bounded in count: a lock extended 1,001 times is still held (holds are bounded in time, by maxHoldMs)', async () => {
+    const provider = open();
+    const key = `many-extensions:${randomUUID()}`;
+    const lock = await provider.acquire(key, { ttlMs: 10_000, autoExtend: false });
+    // One more than the former default bound of 1,000 extensions per lock.
+    for (let extension = 1; extension <= 1_001; extension += 1) await lock.extend();
+    expect(lock.isHeld()).toBe(true);
+    expect(lock.signal.aborted).toBe(false);
+    expect(await lock.release()).toBe(true);
   });
 
   it('extend on a majority that lost the key (taken over) rejects with LOCK_LOST', async () => {
