@@ -1,6 +1,7 @@
 /**
  * No herd effect: with 20 waiters queued on one lock, each release sends exactly one watch
- * notification (to the next waiter), counted at the client as the server delivers them.
+ * notification (to the next waiter), counted at the client as the server delivers them; waiters of
+ * one process queue in core and share one contender node.
  * Also exercises providers built on a client the caller owns.
  */
 import { State } from 'node-zookeeper-client';
@@ -80,8 +81,9 @@ it(`one release wakes exactly one of ${WAITERS} waiters (one watch notification 
   }
 }, 120_000);
 
-it('with 40 waiters in one process, 40 releases with a waiter deliver exactly 40 watch notifications in all', async () => {
+it('with 40 waiters in one process, one contender node waits at the backend and the 40 hand-offs cost one watch notification', async () => {
   const key = `herd:${randomUUID()}`;
+  const path = `/fencelock-herd/${key}`;
   const WAITING = 40;
   const holderSide = await countingClient();
   const waiterSide = await countingClient();
@@ -101,13 +103,16 @@ it('with 40 waiters in one process, 40 releases with a waiter deliver exactly 40
       );
       await queued;
     }
+    // Core queues a process's waiters of one key: only the head has a node (read through the waiter's
+    // own client, whose server has applied the waiter's create).
+    expect(await childrenOf(waiterSide.client, path)).toHaveLength(2);
     expect(waiterSide.notifications()).toBe(0);
     await lock.release();
     await within(Promise.all(done), 60_000, 'every waiter to acquire and release');
     expect(order).toEqual(Array.from({ length: WAITING }, (_, index) => index));
-    // Each waiter watched only its predecessor: one notification per hand-off, whatever the queue length.
+    // The head watched only the holder's node; every later hand-off passed inside the process.
     expect(holderSide.notifications()).toBe(0);
-    expect(waiterSide.notifications()).toBe(WAITING);
+    expect(waiterSide.notifications()).toBe(1);
   } finally {
     await Promise.allSettled([holder.close(), waiter.close()]);
   }
