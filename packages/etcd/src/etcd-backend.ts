@@ -1,6 +1,7 @@
 import {
   type BackendAcquireRequest,
   type BackendGrant,
+  type GrantObserver,
   type LockBackend,
   type LockCapabilities,
   type LockHolder,
@@ -14,7 +15,8 @@ import {
   monotonicNow,
   normalizeCapabilities,
   sleep,
-} from '@fencelock/core';
+  waitFor,
+} from '@fencelock/core/adapter';
 import { EtcdLeaseInvalidError, type IKeyValue, type Watcher } from 'etcd3';
 import { type EtcdCalls, createRevision } from './etcd-calls.js';
 import { type KeyEncoding, lockName } from './key-encoding.js';
@@ -53,6 +55,8 @@ export interface EtcdBackendSettings {
   readonly keyPrefix: string;
   readonly keyEncoding: KeyEncoding;
   readonly sessionTtlSeconds: number;
+  /** The bound of each etcd request, in ms; keepalives get at most this (less on a short lease). */
+  readonly requestTimeoutMs: number;
   readonly recheckIntervalMs: number;
 }
 
@@ -67,7 +71,6 @@ export interface HeldLock {
 // Bounds on loops that are otherwise bounded by the deadline and the signal.
 const MAX_ROUNDS = 1_000;
 const MAX_WAIT_STEPS = 1_000_000;
-const CLEANUP_ATTEMPTS = 10;
 const MAX_LATE_REQUEUES = 3;
 const RETRY = { initialDelayMs: 20, maxDelayMs: 1_000, factor: 2 };
 
@@ -176,11 +179,14 @@ export class EtcdBackend implements LockBackend {
     if (this.#settings.ownsClient) this.#calls.client.close();
   }
 
-  async #openSession(): Promise<LeaseSession> {
+  async #openSession(request: BackendAcquireRequest): Promise<LeaseSession> {
     if (this.#closed) throw new LockError(LockErrorCode.BACKEND_UNAVAILABLE, 'the etcd provider is closed');
     const current = this.#session;
     if (current?.alive) return current;
-    this.#opening ??= LeaseSession.open(this.#calls, this.#settings.sessionTtlSeconds, (ended) => {
+    const { sessionTtlSeconds, requestTimeoutMs } = this.#settings;
+    // A lease whose grant may have landed unseen is revoked through core, with the request that opened it.
+    const releaseLater = request.releaseLater.bind(request);
+    this.#opening ??= LeaseSession.open(this.#calls, sessionTtlSeconds, requestTimeoutMs, releaseLater, (ended) => {
       this.#sessions.delete(ended);
       if (this.#session === ended) this.#session = undefined;
     })
@@ -201,7 +207,7 @@ export class EtcdBackend implements LockBackend {
 
   /** One enqueue-and-wait on the current session: a grant, `undefined` at the deadline, or `requeue`. */
   async #attempt(request: BackendAcquireRequest, range: LockRange): Promise<BackendGrant | undefined | 'requeue'> {
-    const session = await this.#openSession();
+    const session = await this.#openSession(request);
     const name = session.claimName(`${range.prefix.toString('utf8')}${session.hex}`);
     const waiterKey = Buffer.from(name, 'utf8');
     const value = encodeLockValue({ ownerId: request.ownerId, mode: request.mode, metadata: request.metadata });
@@ -240,7 +246,7 @@ export class EtcdBackend implements LockBackend {
       granted = true;
       return this.#grant(request, session, name, waiterKey, revision);
     } finally {
-      if (!granted) await this.#cleanup(session, name, waiterKey, revision, uncertain);
+      if (!granted) await this.#cleanup(request, session, name, waiterKey, revision, uncertain);
     }
   }
 
@@ -259,10 +265,13 @@ export class EtcdBackend implements LockBackend {
   ): Promise<WaitOutcome> {
     let blocker = firstBlocker;
     for (let step = 0; step < MAX_WAIT_STEPS && blocker !== undefined; step += 1) {
-      let wake = (): void => undefined;
-      const woken = new Promise<void>((resolve) => {
-        wake = resolve;
-      });
+      // The deletion may come before the wait starts (the watch is made before the re-check): latched.
+      let woken = false;
+      let onWake: (() => void) | undefined;
+      const wake = (): void => {
+        woken = true;
+        onWake?.();
+      };
       let watcher: Watcher | undefined;
       try {
         // Without a watch (it could not be created in time) we still re-check on the poll interval.
@@ -271,9 +280,19 @@ export class EtcdBackend implements LockBackend {
         if (turn.gone) return this.#keyGone(session);
         if (!session.alive) return 'requeue';
         if (turn.blocker !== undefined && turn.blocker.key.equals(blocker.key) && turn.blocker.create_revision === blocker.create_revision) {
-          const leave = session.join({ lost: () => wake() });
+          const leave = session.join(wakeOnLoss(wake));
           try {
-            await this.#sleepUntil(woken, request);
+            await waitFor({
+              deadline: Math.min(request.deadline, monotonicNow() + this.#settings.recheckIntervalMs),
+              signal: request.signal,
+              until: (resolve) => {
+                if (woken) resolve();
+                else onWake = resolve;
+                return () => {
+                  onWake = undefined;
+                };
+              },
+            });
           } finally {
             leave();
           }
@@ -301,58 +320,28 @@ export class EtcdBackend implements LockBackend {
     return 'requeue';
   }
 
-  /** Resolves when woken, at the re-check interval, or at the deadline; rejects on abort. */
-  #sleepUntil(woken: Promise<void>, request: BackendAcquireRequest): Promise<void> {
-    return new Promise<void>((resolve, reject) => {
-      if (request.signal.aborted) {
-        reject(request.signal.reason);
-        return;
-      }
-      let timer: NodeJS.Timeout | undefined;
-      const finish = (): void => {
-        clearTimeout(timer);
-        request.signal.removeEventListener('abort', onAbort);
-      };
-      const onAbort = (): void => {
-        finish();
-        reject(request.signal.reason);
-      };
-      request.signal.addEventListener('abort', onAbort, { once: true });
-      const recheckAt = monotonicNow() + this.#settings.recheckIntervalMs;
-      const wakeAt = Math.min(request.deadline, recheckAt);
-      const arm = (): void => {
-        timer = setTimeout(() => {
-          // Timers may fire a fraction of a ms early: re-arm until the moment has really come.
-          if (monotonicNow() < wakeAt) return arm();
-          finish();
-          resolve();
-        }, Math.max(0, Math.ceil(wakeAt - monotonicNow())));
-      };
-      arm();
-      woken.then(() => {
-        finish();
-        resolve();
-      }, reject);
-    });
-  }
-
   #grant(request: BackendAcquireRequest, session: LeaseSession, name: string, waiterKey: Buffer, revision: bigint): BackendGrant {
     const { key, ownerId, observer } = request;
     const calls = this.#calls;
     const held: HeldLock = { key, waiterKey: name, createRevision: revision, leaseId: session.id };
     this.#held.set(ownerId, held);
-    let settled = false;
-    const forget = (): void => {
-      settled = true;
-      if (this.#held.get(ownerId) === held) this.#held.delete(ownerId);
+    // True once our key is known gone (deleted, lost with the lease, taken over): nothing is left to do.
+    let ended = false;
+    let leave = (): void => undefined;
+    const end = (): void => {
+      if (ended) return;
+      ended = true;
+      this.#forget(ownerId, held);
       leave();
+      session.releaseName(name);
     };
-    const leave = session.join({
-      lost: () => {
-        if (settled) return;
-        forget();
-        session.releaseName(name);
-        observer.lost(lockLostError(key, 'session-lost'));
+    // Bound to the lease until the key is known gone: a release that core retries in the background
+    // follows the lease's renewals (it may go on while the lease lives) and hears of its loss.
+    leave = session.join({
+      lost: (error) => {
+        if (ended) return;
+        end();
+        observer.lost(lockLostError(key, 'session-lost', error));
       },
       uncertain: () => observer.uncertain(),
       recovered: () => observer.recovered(),
@@ -362,7 +351,7 @@ export class EtcdBackend implements LockBackend {
       fencingToken: revision,
       validUntil: session.validUntil,
       extend: async (): Promise<number> => {
-        if (settled) throw lockLostError(key, 'taken-over');
+        if (ended) throw lockLostError(key, 'taken-over');
         // One keepalive now; the session's TTL is fixed, so `ttlMs` cannot change it.
         const [renewal, exists] = await Promise.allSettled([session.keepAlive(), stillHeld(calls, waiterKey, revision)]);
         if (renewal.status === 'rejected') {
@@ -371,49 +360,73 @@ export class EtcdBackend implements LockBackend {
         }
         if (exists.status === 'rejected') throw backendUnavailableError(`extending lock "${key}" failed`, exists.reason, key);
         if (!exists.value) {
-          forget();
-          session.releaseName(name);
+          end();
           throw lockLostError(key, 'taken-over');
         }
         return renewal.value;
       },
+      // One bounded attempt (the request timeout); core retries a rejection in the background.
       release: async (): Promise<boolean> => {
-        if (settled) return false;
-        forget();
+        if (ended) return false;
+        // From here on the handle is no longer held: a guarded transaction must not use it.
+        this.#forget(ownerId, held);
+        // The lease is gone or being revoked: its keys go with it.
         if (!session.alive) {
-          session.releaseName(name);
+          end();
           return false;
         }
+        let deleted: boolean;
         try {
-          const deleted = await deleteOwn(calls, waiterKey, revision);
-          session.releaseName(name);
-          return deleted;
+          deleted = await deleteOwn(calls, waiterKey, revision);
         } catch (error) {
-          // Our key would block everyone for as long as the session lives: keep trying in the background.
-          this.#retryCleanup(session, name, waiterKey, revision, false);
           throw backendUnavailableError(`releasing lock "${key}" failed`, error, key);
         }
+        end();
+        return deleted;
       },
     };
   }
 
-  /** Removes what a failed, timed-out or aborted attempt created. Never rejects. */
-  async #cleanup(session: LeaseSession, name: string, waiterKey: Buffer, revision: bigint | undefined, uncertain: boolean): Promise<void> {
-    if (!session.alive) {
-      // The lease is gone or being revoked: its keys go with it.
-      session.releaseName(name);
-      return;
-    }
-    try {
-      await this.#cleanupOnce(session, name, waiterKey, revision, uncertain);
-    } catch (error) {
-      if (error instanceof EtcdLeaseInvalidError) {
-        session.abandon();
+  #forget(ownerId: string, held: HeldLock): void {
+    if (this.#held.get(ownerId) === held) this.#held.delete(ownerId);
+  }
+
+  /**
+   * Removes what a failed, timed-out or aborted attempt created, before the attempt settles when etcd
+   * answers. What cannot be removed now (etcd unreachable, or an enqueue whose outcome is unknown) is
+   * handed to core, which retries it in the background. Never rejects.
+   */
+  async #cleanup(
+    request: BackendAcquireRequest,
+    session: LeaseSession,
+    name: string,
+    waiterKey: Buffer,
+    revision: bigint | undefined,
+    uncertain: boolean,
+  ): Promise<void> {
+    const attempt = async (): Promise<void> => {
+      // The lease is gone or being revoked (the provider closing included): its keys go with it.
+      if (!session.alive) {
         session.releaseName(name);
         return;
       }
-      this.#retryCleanup(session, name, waiterKey, revision, uncertain);
+      try {
+        await this.#cleanupOnce(session, name, waiterKey, revision, uncertain);
+      } catch (error) {
+        // A lease etcd no longer knows has no keys left to clean.
+        if (!(error instanceof EtcdLeaseInvalidError)) throw error;
+        session.abandon();
+        session.releaseName(name);
+      }
+    };
+    // Our leftover lives exactly as long as the lease, which `attempt` checks first: core's bound on
+    // attempts is what ends the retries while the lease is still kept alive.
+    const releaseLater = (): void => request.releaseLater(attempt, Number.POSITIVE_INFINITY);
+    if (uncertain) {
+      releaseLater();
+      return;
     }
+    await attempt().catch(releaseLater);
   }
 
   async #cleanupOnce(session: LeaseSession, name: string, waiterKey: Buffer, revision: bigint | undefined, uncertain: boolean): Promise<void> {
@@ -425,30 +438,9 @@ export class EtcdBackend implements LockBackend {
     await deleteOwn(this.#calls, waiterKey, revision);
     session.releaseName(name);
   }
+}
 
-  // Bounded: after CLEANUP_ATTEMPTS failures the session is given up (and revoked, best effort),
-  // since a key we cannot delete must not outlive our interest in it.
-  #retryCleanup(session: LeaseSession, name: string, waiterKey: Buffer, revision: bigint | undefined, uncertain: boolean): void {
-    void (async () => {
-      for (let attempt = 0; attempt < CLEANUP_ATTEMPTS; attempt += 1) {
-        await sleep(backoffDelayMs(attempt, RETRY));
-        if (this.#closed || !session.alive) {
-          session.releaseName(name);
-          return;
-        }
-        try {
-          await this.#cleanupOnce(session, name, waiterKey, revision, uncertain);
-          return;
-        } catch (error) {
-          // A lease etcd no longer knows has no keys left to clean.
-          if (error instanceof EtcdLeaseInvalidError) {
-            session.abandon();
-            session.releaseName(name);
-            return;
-          }
-        }
-      }
-      session.abandon();
-    })();
-  }
+/** A waiter's place on the lease: only its loss matters (the waiter re-queues on a new lease). */
+function wakeOnLoss(wake: () => void): GrantObserver {
+  return { lost: wake, uncertain: () => undefined, recovered: () => undefined, renewed: () => undefined };
 }

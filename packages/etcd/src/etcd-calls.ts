@@ -9,6 +9,7 @@ import {
   type Watcher,
   castGrpcError,
 } from 'etcd3';
+import { withRequestTimeout } from '@fencelock/core/adapter';
 
 /**
  * The few etcd RPCs the lock recipe needs, each with a per-request deadline: etcd3 sets none, and a
@@ -59,31 +60,34 @@ export class EtcdCalls {
   }
 
   /**
-   * One keepalive for `id` on a stream of its own, bounded by the request timeout. Resolves the
-   * granted TTL in seconds; `0` (or less) means etcd no longer knows the lease.
+   * One keepalive for `id` on a stream of its own, bounded by `timeoutMs` (stream set-up included).
+   * Resolves the granted TTL in seconds; `0` (or less) means etcd no longer knows the lease.
    */
   async leaseKeepAliveOnce(id: string, timeoutMs = this.#requestTimeoutMs): Promise<number> {
-    const stream = await this.client.leaseClient.leaseKeepAlive({ deadline: new Date(Date.now() + timeoutMs) });
-    return new Promise<number>((resolve, reject) => {
-      let settled = false;
-      const timer = setTimeout(() => finish(new Error(`lease keepalive timed out after ${timeoutMs} ms`)), timeoutMs);
-      const finish = (outcome: number | Error): void => {
-        if (settled) return;
-        settled = true;
-        clearTimeout(timer);
-        if (typeof outcome === 'number') {
-          stream.end();
-          resolve(outcome);
-        } else {
-          stream.cancel();
-          reject(outcome);
-        }
-      };
-      stream.on('data', (response) => finish(Number(response.TTL)));
-      stream.on('error', (error) => finish(castGrpcError(error)));
-      stream.on('end', () => finish(new Error('lease keepalive stream ended without a reply')));
-      stream.write({ ID: id });
-    });
+    let stream: Awaited<ReturnType<Etcd3['leaseClient']['leaseKeepAlive']>> | undefined;
+    let abandoned = false;
+    const exchange = (async () => {
+      const opened = await this.client.leaseClient.leaseKeepAlive({ deadline: new Date(Date.now() + timeoutMs) });
+      stream = opened;
+      const reply = new Promise<number>((resolve, reject) => {
+        opened.on('data', (response) => resolve(Number(response.TTL)));
+        // Stays attached after the exchange: a cancelled stream reports CANCELLED as an error.
+        opened.on('error', (error) => reject(castGrpcError(error)));
+        opened.on('end', () => reject(new Error('lease keepalive stream ended without a reply')));
+      });
+      if (abandoned) opened.cancel();
+      else opened.write({ ID: id });
+      return reply;
+    })();
+    try {
+      const ttlSeconds = await withRequestTimeout(exchange, timeoutMs, `etcd lease keepalive`);
+      stream?.end();
+      return ttlSeconds;
+    } catch (error) {
+      abandoned = true;
+      stream?.cancel();
+      throw error;
+    }
   }
 
   /**
@@ -95,19 +99,15 @@ export class EtcdCalls {
     const watcher = this.client.watch().key(key).only('delete').watcher();
     watcher.on('delete', onChange);
     watcher.on('error', onChange);
-    let timer: NodeJS.Timeout | undefined;
     const created = new Promise<Watcher>((resolve, reject) => {
       watcher.once('connected', () => resolve(watcher));
       watcher.once('error', reject);
-      timer = setTimeout(() => reject(new Error(`watch was not created within ${this.#requestTimeoutMs} ms`)), this.#requestTimeoutMs);
     });
     try {
-      return await created;
+      return await withRequestTimeout(created, this.#requestTimeoutMs, 'etcd watch creation');
     } catch (error) {
       void watcher.cancel().catch(() => undefined);
       throw error;
-    } finally {
-      clearTimeout(timer);
     }
   }
 }

@@ -6,8 +6,10 @@ import {
   LockTypeError,
   type LockHandle,
   type LockProviderOptions,
+  readAdapterOptions,
   validateDurationMs,
-} from '@fencelock/core';
+  validateRequestTimeoutMs,
+} from '@fencelock/core/adapter';
 import { type ComparatorBuilder, Etcd3, type IOptions } from 'etcd3';
 import { EtcdBackend } from './etcd-backend.js';
 import { EtcdCalls } from './etcd-calls.js';
@@ -40,7 +42,12 @@ export interface EtcdLockProviderOptions extends Omit<LockProviderOptions, 'defa
    * @default 10_000
    */
   readonly sessionTtlMs?: number;
-  /** The deadline of each etcd request, in ms. @default 5_000 */
+  /**
+   * The deadline of each etcd request, in ms. At most a third of the session TTL (after rounding up
+   * to seconds), so that a keepalive's reply can arrive before the lease runs out; a larger value is
+   * refused with a RangeError. Keepalives get at most a sixth of the TTL whatever this is.
+   * @default the smaller of 5_000 and a third of the session TTL (3_333 with the default TTL)
+   */
   readonly requestTimeoutMs?: number;
   /**
    * How often a waiter re-checks its place even without a watch event, in ms (a safety net for a
@@ -61,10 +68,10 @@ export interface EtcdLockOwnership {
 }
 
 const DEFAULT_SESSION_TTL_MS = 10_000;
-const DEFAULT_REQUEST_TIMEOUT_MS = 5_000;
+const MAX_DEFAULT_REQUEST_TIMEOUT_MS = 5_000;
 const DEFAULT_RECHECK_INTERVAL_MS = 5_000;
 const MIN_SESSION_TTL_MS = 2_000;
-const KNOWN_OPTIONS = new Set([
+const KNOWN_OPTIONS: readonly (keyof EtcdLockProviderOptions & string)[] = [
   'client',
   'connection',
   'keyPrefix',
@@ -73,7 +80,7 @@ const KNOWN_OPTIONS = new Set([
   'requestTimeoutMs',
   'recheckIntervalMs',
   'defaultWaitMs',
-]);
+];
 
 /**
  * Distributed locks on etcd, with the recipe of etcd's own `clientv3/concurrency.Mutex`: one lease
@@ -93,6 +100,7 @@ export class EtcdLockProvider extends BaseLockProvider {
       keyPrefix: settings.keyPrefix,
       keyEncoding: settings.keyEncoding,
       sessionTtlSeconds: settings.sessionTtlSeconds,
+      requestTimeoutMs: settings.requestTimeoutMs,
       recheckIntervalMs: settings.recheckIntervalMs,
     });
     // Session providers: core reads `defaultTtlMs` as the session timeout (e.g. the conformance suite).
@@ -144,13 +152,9 @@ interface ValidatedOptions {
   readonly recheckIntervalMs: number;
 }
 
-function validateOptions(options: EtcdLockProviderOptions): ValidatedOptions {
-  if (typeof options !== 'object' || options === null) {
-    throw new LockTypeError('options', 'options must be an object with `client` or `connection`');
-  }
-  for (const name of Object.keys(options)) {
-    if (!KNOWN_OPTIONS.has(name)) throw new LockTypeError(`options.${name}`, `unknown option "${name}"`);
-  }
+// Refuses unknown options before anything is opened: a misspelt option must not fall back to a default.
+function validateOptions(given: EtcdLockProviderOptions): ValidatedOptions {
+  const options = readAdapterOptions(given, KNOWN_OPTIONS);
   if ((options.client === undefined) === (options.connection === undefined)) {
     throw new LockTypeError('options', 'give exactly one of options.client (an Etcd3) and options.connection (etcd3 options)');
   }
@@ -170,7 +174,13 @@ function validateOptions(options: EtcdLockProviderOptions): ValidatedOptions {
   const sessionTtlMs = validateDurationMs(options.sessionTtlMs ?? DEFAULT_SESSION_TTL_MS, 'options.sessionTtlMs', MIN_SESSION_TTL_MS);
   // etcd leases are whole seconds: round up, so 1500 ms never becomes 1 s.
   const sessionTtlSeconds = Math.ceil(sessionTtlMs / 1000);
-  const requestTimeoutMs = validateDurationMs(options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS, 'options.requestTimeoutMs');
+  const ttlMs = sessionTtlSeconds * 1000;
+  // The default shrinks with the TTL rather than refusing a short session for a timeout nobody chose.
+  const requestTimeoutMs = validateRequestTimeoutMs(
+    options.requestTimeoutMs ?? Math.min(MAX_DEFAULT_REQUEST_TIMEOUT_MS, Math.floor(ttlMs / 3)),
+    ttlMs,
+    'options.sessionTtlMs',
+  );
   const recheckIntervalMs = validateDurationMs(options.recheckIntervalMs ?? DEFAULT_RECHECK_INTERVAL_MS, 'options.recheckIntervalMs', 10);
   return { keyPrefix, keyEncoding, sessionTtlSeconds, requestTimeoutMs, recheckIntervalMs };
 }

@@ -22,7 +22,7 @@ const clients = new WeakMap<LockProvider, Etcd3>();
 class OwnClientProvider extends EtcdLockProvider {
   readonly #client: Etcd3;
   constructor(client: Etcd3, options: Omit<EtcdLockProviderOptions, 'client' | 'connection'> = {}) {
-    super({ client, sessionTtlMs: SESSION_TTL_MS, requestTimeoutMs: 1_000, keyPrefix: 'fencelock-faults/', ...options });
+    super({ client, sessionTtlMs: SESSION_TTL_MS, keyPrefix: 'fencelock-faults/', ...options });
     this.#client = client;
   }
   override async close(): Promise<void> {

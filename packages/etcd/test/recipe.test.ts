@@ -1,5 +1,6 @@
 import { within } from '@fencelock/conformance';
 import { type LockHandle, monotonicNow } from '@fencelock/core';
+import { driftMarginMs } from '@fencelock/core/adapter';
 import { topology } from '@fencelock/test-infra';
 import { Etcd3 } from 'etcd3';
 import { randomUUID } from 'node:crypto';
@@ -142,6 +143,19 @@ describe('the concurrency.Mutex layout', () => {
     expect(() => createEtcdLockProvider({ connection: { hosts }, defaultTtlMs: 5_000 } as never)).toThrow(TypeError);
     expect(() => createEtcdLockProvider({ client: { hosts } as never })).toThrow(TypeError);
   });
+
+  it('requestTimeoutMs fits in a third of the session TTL: a larger one is refused, the default shrinks to fit', async () => {
+    expect(() => createEtcdLockProvider({ connection: { hosts }, sessionTtlMs: 2_000, requestTimeoutMs: 1_000 })).toThrow(
+      expect.objectContaining({ name: 'LockRangeError', argument: 'options.requestTimeoutMs' }),
+    );
+    // Checked against the TTL etcd is asked for: 2.5 s is rounded up to 3 s, a third of which is 1 s.
+    provider({ sessionTtlMs: 2_500, requestTimeoutMs: 1_000 });
+    expect(() => createEtcdLockProvider({ connection: { hosts }, requestTimeout: 1_000 } as never)).toThrow(/unknown option "requestTimeout"/);
+    // The shortest session with the default timeout is usable.
+    const short = provider({ sessionTtlMs: 2_000 });
+    const lock = await short.acquire(uniqueKey('short-session'));
+    expect(await lock.release()).toBe(true);
+  });
 });
 
 describe('keys and foreign holders', () => {
@@ -244,12 +258,12 @@ describe('safety', () => {
     await lock!.release();
   });
 
-  it('extend is one keepalive now: validity from its send time plus the granted TTL', async () => {
+  it('extend is one keepalive now: validity from its send time plus the granted TTL, less the drift margin', async () => {
     const a = provider();
     const lock = await a.acquire(uniqueKey('extend'));
     const sent = monotonicNow();
     await lock.extend();
-    expect(lock.validUntil).toBeGreaterThanOrEqual(sent + 3_000);
+    expect(lock.validUntil).toBeGreaterThanOrEqual(sent + 3_000 - driftMarginMs(3_000));
     expect(lock.validUntil).toBeLessThanOrEqual(monotonicNow() + 3_000);
     // A key deleted behind the holder's back (etcd's Go Mutex would not notice either) is found by
     // extend: lost, taken over. Leases, not per-key watches, carry loss detection: a watch per held
