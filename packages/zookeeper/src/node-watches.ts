@@ -45,5 +45,4 @@ export class NodeWatches {
       if (joined.size === 0 && this.#waiters.get(path) === joined) this.#waiters.delete(path);
     };
   }
-
 }

@@ -9,7 +9,7 @@ import { randomUUID } from 'node:crypto';
 import { abortedWithin, nextEvent, within } from '@fencelock/conformance';
 import { monotonicNow } from '@fencelock/core';
 import { type TcpProxy, startTcpProxy, topology, waitFor } from '@fencelock/test-infra';
-import { type Client, State, createClient } from 'node-zookeeper-client';
+import { type Client, State } from 'node-zookeeper-client';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { createZooKeeperLockProvider, encodeKeySegment } from '../src/index.js';
 import { childrenOf, expectNoOrphans, rawClient } from './znodes.js';
@@ -181,10 +181,7 @@ it('an acquire aborted while disconnected rejects at once, and its node is delet
 
 it('a release whose delete is lost with the connection: the session survives the reconnect, and another provider acquires the key without the holder being closed', async () => {
   // A client of our own through the proxy, so the test can see when the delete has been sent.
-  const client = createClient(`127.0.0.1:${proxy!.port}`, { sessionTimeout: 6_000, spinDelay: 50, retries: 0 });
-  const connected = new Promise<void>((resolve) => client.once('connected', () => resolve()));
-  client.connect();
-  await within(connected, 10_000, 'a connection through the proxy');
+  const client = await rawClient(`127.0.0.1:${proxy!.port}`, { sessionTimeout: 6_000, spinDelay: 50, retries: 0 });
   const locks = createZooKeeperLockProvider({ client, root: ROOT, removeEmptyParents: false });
   const other = createZooKeeperLockProvider({ connectionString: server, sessionTimeoutMs: 6_000, root: ROOT });
   const key = `release-drop-${randomUUID()}`;

@@ -1,10 +1,10 @@
 // Test helper: a raw node-zookeeper-client client to look at the tree the provider leaves behind.
 import { waitFor, withTimeout } from '@fencelock/test-infra';
-import { type Client, createClient } from 'node-zookeeper-client';
+import { type Client, type Option, createClient } from 'node-zookeeper-client';
 
-/** A connected raw client (10 s session); close it when done. */
-export async function rawClient(connectionString: string): Promise<Client> {
-  const client = createClient(connectionString, { sessionTimeout: 10_000, spinDelay: 200 });
+/** A connected raw client (by default a 10 s session); close it when done. */
+export async function rawClient(connectionString: string, options: Partial<Option> = {}): Promise<Client> {
+  const client = createClient(connectionString, { sessionTimeout: 10_000, spinDelay: 200, ...options });
   const connected = new Promise<void>((resolve) => client.once('connected', () => resolve()));
   client.connect();
   await withTimeout(connected, 10_000, 'a ZooKeeper connection');
