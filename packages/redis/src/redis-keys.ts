@@ -24,6 +24,8 @@ export interface RedisLockKeys {
   readonly meta: string;
   /** The waiter registry (a sorted set of waiting owner ids), expiring when no one waits. */
   readonly waiters: string;
+  /** The hand-off reservation a release leaves for the registered waiters, for a moment. */
+  readonly reserved: string;
 }
 
 /** The keys of `key` under `keyPrefix`. Throws `LOCK_INVALID_ARGUMENT` for a reserved key. */
@@ -36,5 +38,11 @@ export function redisLockKeys(keyPrefix: string, key: string): RedisLockKeys {
     );
   }
   const header = `{${hashTagForSlot(hashSlot(lock))}}fencelock:`;
-  return { lock, fence: `${header}fence:${lock}`, meta: `${header}meta:${lock}`, waiters: `${header}waiters:${lock}` };
+  return {
+    lock,
+    fence: `${header}fence:${lock}`,
+    meta: `${header}meta:${lock}`,
+    waiters: `${header}waiters:${lock}`,
+    reserved: `${header}handoff:${lock}`,
+  };
 }

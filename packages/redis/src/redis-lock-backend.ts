@@ -15,6 +15,7 @@ import {
 } from '@fencelock/core';
 import {
   ExtendBatcher,
+  HANDOFF_RESERVATION_MS,
   extendManyCommand,
   inspectScript,
   redisLockScripts,
@@ -225,7 +226,7 @@ export class RedisLockBackend implements LockBackend {
     // An attempt that will wait if it fails registers as a waiter until after its next attempt at the latest.
     const register = request.deadline > sent ? this.#registrationMs : 0;
     if (register > 0) attempts.registered = true;
-    const args: (string | number)[] = [4, keys.lock, keys.fence, keys.meta, keys.waiters, ownerId, ttlMs, '1', register];
+    const args: (string | number)[] = [5, keys.lock, keys.fence, keys.meta, keys.waiters, keys.reserved, ownerId, ttlMs, '1', register];
     if (metadata !== undefined) args.push(metadata);
     let reply: unknown;
     try {
@@ -286,7 +287,7 @@ export class RedisLockBackend implements LockBackend {
 
   async #releaseOnce(keys: RedisLockKeys, ownerId: string): Promise<boolean> {
     const reply = await this.#timed(
-      this.#releaseCall(2, keys.lock, keys.waiters, ownerId, this.#options.channel),
+      this.#releaseCall(3, keys.lock, keys.waiters, keys.reserved, ownerId, this.#options.channel, HANDOFF_RESERVATION_MS),
       'releasing a lock',
     );
     return Number(reply) === 1;

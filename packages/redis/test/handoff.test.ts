@@ -10,6 +10,18 @@ import { redisLockKeys } from '../src/redis-keys.js';
 const { redisUrl } = topology();
 const port = Number(new URL(redisUrl).port);
 
+/**
+ * What a waiter that crashed while waiting leaves behind: its entry in the key's waiter registry,
+ * live for a minute (scored by server time, as the acquire script scores it), and nobody to use it.
+ */
+async function registerCrashedWaiter(key: string): Promise<void> {
+  const [seconds, micros] = (await redisCommand(port, ['TIME'])) as [string, string];
+  const until = Number(seconds) * 1000 + Math.floor(Number(micros) / 1000) + 60_000;
+  const { waiters } = redisLockKeys('', key);
+  await redisCommand(port, ['ZADD', waiters, String(until), `crashed-${randomUUID()}`]);
+  await redisCommand(port, ['PEXPIRE', waiters, '60000']);
+}
+
 // Hand-off to waiters: a released lock goes to a client that was already waiting, and releases
 // nobody waits for cost no pub/sub message.
 describe('hand-off to waiting clients', () => {
@@ -31,15 +43,62 @@ describe('hand-off to waiting clients', () => {
     const waiting = b.acquire(key, { waitMs: 30_000 });
     await contended;
     await holder.release();
-    // The lock is free on the server, but promised to b: a newcomer is turned away.
-    expect(await a.tryAcquire(key)).toBeUndefined();
+    // The lock is free on the server, but reserved for b for a moment: the releaser's waiting acquire
+    // is turned away and joins the line.
+    const comeback = a.acquire(key, { waitMs: 30_000 });
     const lock = await within(waiting, 10_000, 'the waiter');
     expect(lock.fencingToken! > holder.fencingToken!).toBe(true);
     await lock.release();
-    // Nobody waits any more: the lock is anyone's again.
-    const again = await a.tryAcquire(key);
-    expect(again).toBeDefined();
-    await again!.release();
+    const again = await within(comeback, 10_000, 'the releaser, after the waiter');
+    expect(again.fencingToken! > lock.fencingToken!).toBe(true);
+    await again.release();
+  });
+
+  it('a free key goes to a try-once attempt even while a crashed waiter is registered', async () => {
+    const a = provider();
+    const key = `handoff-crashed:${randomUUID()}`;
+    await registerCrashedWaiter(key);
+    const lock = await a.tryAcquire(key);
+    expect(lock).toBeDefined();
+    await lock!.release();
+  });
+
+  it('a waiting acquire of a free key is granted at its first attempt, whoever is registered', async () => {
+    const a = provider();
+    const key = `handoff-crashed-wait:${randomUUID()}`;
+    await registerCrashedWaiter(key);
+    const contended: string[] = [];
+    const off = a.on('contended', (e) => contended.push(e.key));
+    try {
+      const lock = await a.acquire(key, { waitMs: 30_000 });
+      expect(contended).toEqual([]);
+      await lock.release();
+    } finally {
+      off();
+    }
+  });
+
+  it('right after a release that reserved the lock for a crashed waiter, a try-once attempt still gets it', async () => {
+    const [a, b] = [provider(), provider()];
+    const key = `handoff-crashed-release:${randomUUID()}`;
+    const holder = await a.acquire(key);
+    await registerCrashedWaiter(key);
+    expect(await holder.release()).toBe(true);
+    const lock = await b.tryAcquire(key);
+    expect(lock).toBeDefined();
+    await lock!.release();
+  });
+
+  it('right after a release to registered waiters, a waiting newcomer is turned away once, then joins the line and gets the lock', async () => {
+    const [a, b] = [provider(), provider()];
+    const key = `handoff-reserved:${randomUUID()}`;
+    const holder = await a.acquire(key);
+    await registerCrashedWaiter(key);
+    expect(await holder.release()).toBe(true);
+    const contended = nextEvent(b, 'contended', (e) => e.key === key, 5_000);
+    const lock = await b.acquire(key, { waitMs: 30_000 });
+    await contended;
+    await lock.release();
   });
 
   it('a waiter that gives up leaves the line before its acquire settles', async () => {

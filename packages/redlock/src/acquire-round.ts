@@ -51,7 +51,7 @@ export async function acquireRound(
   const quorum = quorumOf(masters.length);
   const { keys, value, ttlMs, registerMs } = input;
   const start = monotonicNow();
-  const replies = await voteRound(masters, (master) => master.acquire(keys.lock, keys.waiters, value, ttlMs, registerMs), {
+  const replies = await voteRound(masters, (master) => master.acquire(keys, value, ttlMs, registerMs), {
     timeoutMs: input.nodeTimeoutMs,
     enoughYes: quorum,
     ...(stragglers === undefined ? {} : { stragglers }),

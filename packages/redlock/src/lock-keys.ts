@@ -7,6 +7,8 @@ export interface RedlockKeys {
   readonly lock: string;
   /** The waiter registry: a sorted set that exists only while someone waits. */
   readonly waiters: string;
+  /** The hand-off reservation a release leaves for the registered waiters, for a moment. */
+  readonly reserved: string;
 }
 
 /**
@@ -19,7 +21,7 @@ export function redlockKeys(keyPrefix: string, key: string): RedlockKeys {
   if (RESERVED_KEY_PATTERN.test(lock)) {
     throw new LockRangeError('key', `lock key "${lock}" is reserved: keys of the form {<tag>}fencelock:… hold fencelock's side keys`);
   }
-  return { lock, waiters: `{w}fencelock:redlock-waiters:${lock}` };
+  return { lock, waiters: `{w}fencelock:redlock-waiters:${lock}`, reserved: `{w}fencelock:redlock-handoff:${lock}` };
 }
 
 /** The channel on which masters announce releases of locks someone waits for. */

@@ -1,5 +1,6 @@
 import { ExtendBatcher, extendManyCommand } from '@fencelock/redis-shared';
 import type { Redis } from 'ioredis';
+import type { RedlockKeys } from './lock-keys.js';
 import { type RedlockScripts, defineRedlockScripts } from './redlock-scripts.js';
 
 /** What one master answered to one command: a value, or an error (never a throw). */
@@ -110,16 +111,17 @@ export class MasterNode {
    * (see `redlock-scripts.ts`); resolves whether this master granted it. Unbounded: the caller's
    * round bounds it.
    */
-  acquire(lockKey: string, waitersKey: string, value: string, ttlMs: number, registerMs: number): Promise<boolean> {
-    return this.#scripts.acquire(lockKey, waitersKey, value, ttlMs, registerMs);
+  acquire(keys: RedlockKeys, value: string, ttlMs: number, registerMs: number): Promise<boolean> {
+    return this.#scripts.acquire(keys, value, ttlMs, registerMs);
   }
 
   /**
-   * Deletes `lockKey` only if it holds `value`, announcing the release on `channel` while someone
-   * waits (`head` empty: no announcement). Unbounded: the caller's round bounds it.
+   * Deletes `keys.lock` only if it holds `value`, announcing the release on `channel` and reserving
+   * the free key for the waiters while someone waits (`head` empty: neither). Unbounded: the
+   * caller's round bounds it.
    */
-  release(lockKey: string, waitersKey: string, value: string, channel: string, head: string): Promise<boolean> {
-    return this.#scripts.release(lockKey, waitersKey, value, channel, head);
+  release(keys: RedlockKeys, value: string, channel: string, head: string): Promise<boolean> {
+    return this.#scripts.release(keys, value, channel, head);
   }
 
   /** Takes `value` out of the line of waiters of a lock. Unbounded: the caller's round bounds it. */

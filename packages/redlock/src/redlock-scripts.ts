@@ -1,20 +1,29 @@
+import { HANDOFF_RESERVATION_MS } from '@fencelock/redis-shared';
 import { createHash } from 'node:crypto';
 import type { Redis } from 'ioredis';
+import type { RedlockKeys } from './lock-keys.js';
+
+// Both scripts take the lock key, its waiter registry and its hand-off reservation.
+const KEY_COUNT = 3;
 
 /**
  * Acquire on one master: `SET lock value NX PX ttl`, plus a line of waiters.
  *
  * KEYS[1] = the lock key, KEYS[2] = the key's waiter registry (a sorted set of lock values scored by
- * the server time, in ms, until which each registration lasts). ARGV[1] = the lock value, ARGV[2] =
- * TTL in ms, ARGV[3] = how long (ms) a refused attempt stays registered (`'0'`: it does not wait).
+ * the server time, in ms, until which each registration lasts), KEYS[3] = its hand-off reservation
+ * (see {@link RELEASE_LUA}). ARGV[1] = the lock value, ARGV[2] = TTL in ms, ARGV[3] = how long (ms) a
+ * refused attempt stays registered (`'0'`: it does not wait, a try-once attempt).
  *
- * Returns 1 (granted), 0 (the key holds another value) or -2 (the key is free but held back for the
+ * Returns 1 (granted), 0 (the key holds another value) or -2 (the key is free but reserved for the
  * clients already waiting). Guarantees:
  * - The lock itself is a plain `SET NX PX`: other Redlock clients on the same masters (node-redlock,
  *   redis-py) exclude it and are excluded by it; they are not held back by the line (they never see it).
- * - While live registrations exist, a free key goes only to a registered value: a client that just
- *   released and asks again at once is refused (and registered in turn), so a waiting client gets the
- *   lock next instead of polling forever behind it.
+ * - Only while a release's reservation lasts and live registrations exist, a waiting attempt of a
+ *   value that is not registered — typically the client that just released, asking again at once —
+ *   is refused (and registered in turn), so a waiting client gets the lock next instead of polling
+ *   forever behind it. Otherwise a free key is granted: always to a try-once attempt, and to anyone
+ *   when no release just reserved it (registrations of waiters that crashed hold nobody back). A
+ *   grant ends the reservation.
  * - The key already holding ARGV[1] (a retry whose first reply was lost) is taken over with the new
  *   TTL; lock values are unique per acquisition, so this never makes a lock reentrant.
  * - When nobody waits (no registry key) the script costs one `EXISTS` more than a bare `SET NX`.
@@ -35,8 +44,8 @@ local line = redis.call('EXISTS', KEYS[2]) == 1
 if line then
   local now = redis.call('TIME')
   redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now[1] * 1000 + math.floor(now[2] / 1000))
-  if redis.call('ZCARD', KEYS[2]) > 0 and redis.call('ZSCORE', KEYS[2], ARGV[1]) == false
-    and redis.call('EXISTS', KEYS[1]) == 0 then
+  if register > 0 and redis.call('EXISTS', KEYS[3]) == 1 and redis.call('ZCARD', KEYS[2]) > 0
+    and redis.call('ZSCORE', KEYS[2], ARGV[1]) == false and redis.call('EXISTS', KEYS[1]) == 0 then
     return wait_in_line(-2)
   end
 end
@@ -44,25 +53,31 @@ if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) == false then
   if redis.call('GET', KEYS[1]) ~= ARGV[1] then return wait_in_line(0) end
   redis.call('PEXPIRE', KEYS[1], ARGV[2])
 end
-if line then redis.call('ZREM', KEYS[2], ARGV[1]) end
+if line then
+  redis.call('ZREM', KEYS[2], ARGV[1])
+  redis.call('DEL', KEYS[3])
+end
 return 1
 `;
 
 /**
  * Release on one master: `DEL lock` only if it holds ARGV[1] (the whole value is compared, so another
- * owner's key is never touched). KEYS[1] = the lock key, KEYS[2] = its waiter registry; ARGV[1] = the
- * lock value, ARGV[2] = the channel, ARGV[3] = the announcement's head (`''`: no announcement).
+ * owner's key is never touched). KEYS[1] = the lock key, KEYS[2] = its waiter registry, KEYS[3] = its
+ * hand-off reservation; ARGV[1] = the lock value, ARGV[2] = the channel, ARGV[3] = the announcement's
+ * head (`''`: no announcement, no reservation), ARGV[4] = how long (ms) the reservation lasts.
  * Returns 1 if it deleted.
  *
  * The announcement goes out only while someone waits (the registry exists): `ARGV[3] .. lock key`,
  * where the head names this release (see {@link announcementHead}), so a client subscribed to several
  * masters can tell the copies of one release from the next release and wake one waiter per release.
+ * With it, the free key is reserved for the waiters for ARGV[4] ms (see {@link ACQUIRE_LUA}).
  */
 const RELEASE_LUA = `
 if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
 redis.call('DEL', KEYS[1])
 if ARGV[3] ~= '' and redis.call('EXISTS', KEYS[2]) == 1 then
   redis.call('PUBLISH', ARGV[2], ARGV[3] .. KEYS[1])
+  redis.call('SET', KEYS[3], '1', 'PX', ARGV[4])
 end
 return 1
 `;
@@ -70,9 +85,9 @@ return 1
 /** The Redlock scripts on one client (ioredis sends EVALSHA and falls back to EVAL on NOSCRIPT). */
 export interface RedlockScripts {
   /** See {@link ACQUIRE_LUA}; resolves whether this master granted the key (1), not why it refused (0 or -2). */
-  acquire(lockKey: string, waitersKey: string, value: string, ttlMs: number, registerMs: number): Promise<boolean>;
+  acquire(keys: RedlockKeys, value: string, ttlMs: number, registerMs: number): Promise<boolean>;
   /** See {@link RELEASE_LUA}; resolves whether the key held `value` and was deleted. */
-  release(lockKey: string, waitersKey: string, value: string, channel: string, head: string): Promise<boolean>;
+  release(keys: RedlockKeys, value: string, channel: string, head: string): Promise<boolean>;
 }
 
 /**
@@ -90,9 +105,9 @@ function scriptRunner(client: Redis, lua: string): (...args: (string | number)[]
     const socket = client.stream as object | undefined;
     if (socket === undefined || !loadedOn.has(socket)) {
       if (socket !== undefined) loadedOn.add(socket);
-      return client.eval(lua, 2, ...args);
+      return client.eval(lua, KEY_COUNT, ...args);
     }
-    return client.evalsha(sha, 2, ...args).catch((error: unknown) => {
+    return client.evalsha(sha, KEY_COUNT, ...args).catch((error: unknown) => {
       if (error instanceof Error && error.message.startsWith('NOSCRIPT')) loadedOn.delete(socket);
       throw error;
     });
@@ -112,10 +127,10 @@ export function defineRedlockScripts(client: Redis): RedlockScripts {
   const acquire = scriptRunner(client, ACQUIRE_LUA);
   const release = scriptRunner(client, RELEASE_LUA);
   return {
-    acquire: (lockKey, waitersKey, value, ttlMs, registerMs) =>
-      acquire(lockKey, waitersKey, value, ttlMs, registerMs).then((reply) => Number(reply) === 1),
-    release: (lockKey, waitersKey, value, channel, head) =>
-      release(lockKey, waitersKey, value, channel, head).then((reply) => Number(reply) === 1),
+    acquire: (keys, value, ttlMs, registerMs) =>
+      acquire(keys.lock, keys.waiters, keys.reserved, value, ttlMs, registerMs).then((reply) => Number(reply) === 1),
+    release: (keys, value, channel, head) =>
+      release(keys.lock, keys.waiters, keys.reserved, value, channel, head, HANDOFF_RESERVATION_MS).then((reply) => Number(reply) === 1),
   };
 }
 

@@ -13,6 +13,20 @@ import { sharedMasters } from './helpers.js';
 
 const { ports, open } = sharedMasters();
 
+/**
+ * What a waiter that crashed while waiting leaves on every master: its entry in the key's line of
+ * waiters, live for a minute (scored by the master's time, as the acquire script scores it).
+ */
+async function registerCrashedWaiter(key: string): Promise<void> {
+  const value = `crashed-${randomUUID()}`;
+  for (const port of ports) {
+    const [seconds, micros] = (await redisCommand(port, ['TIME'])) as [string, string];
+    const until = Number(seconds) * 1000 + Math.floor(Number(micros) / 1000) + 60_000;
+    await redisCommand(port, ['ZADD', `{w}fencelock:redlock-waiters:${key}`, String(until), value]);
+    await redisCommand(port, ['PEXPIRE', `{w}fencelock:redlock-waiters:${key}`, '60000']);
+  }
+}
+
 // Polls so rare that only a release announcement can wake the waiter within the test's bounds.
 const NO_POLLING = { initialDelayMs: 60_000, maxDelayMs: 60_000 };
 
@@ -25,10 +39,60 @@ describe('hand-off to a waiting client', () => {
     const waiting = waiter.acquire(key, { ttlMs: 10_000, waitMs: 20_000 });
     await nextEvent(waiter, 'contended', (e) => e.key === key, 5_000);
     expect(await held.release()).toBe(true);
-    // The key is free on every master, but the waiter is in line there: the newcomer is held back.
-    expect(await releaser.tryAcquire(key, { ttlMs: 10_000 })).toBeUndefined();
+    // The key is free on every master, but reserved for the waiter for a moment: the releaser's
+    // waiting acquire is turned away and joins the line.
+    const comeback = releaser.acquire(key, { ttlMs: 10_000, waitMs: 20_000 });
     const next = await within(waiting, 10_000, "the waiter's grant");
     expect(await next.release()).toBe(true);
+    const again = await within(comeback, 10_000, 'the releaser, after the waiter');
+    expect(await again.release()).toBe(true);
+  });
+
+  it('a free key goes to a try-once attempt even while a crashed waiter is registered', async () => {
+    const provider = open();
+    const key = `crashed-waiter:${randomUUID()}`;
+    await registerCrashedWaiter(key);
+    const lock = await provider.tryAcquire(key, { ttlMs: 10_000 });
+    expect(lock).toBeDefined();
+    expect(await lock?.release()).toBe(true);
+  });
+
+  it('a waiting acquire of a free key is granted at its first attempt, whoever is registered', async () => {
+    const provider = open();
+    const key = `crashed-waiter-wait:${randomUUID()}`;
+    await registerCrashedWaiter(key);
+    const contended: string[] = [];
+    const off = provider.on('contended', (e) => contended.push(e.key));
+    try {
+      const lock = await provider.acquire(key, { ttlMs: 10_000, waitMs: 20_000 });
+      expect(contended).toEqual([]);
+      expect(await lock.release()).toBe(true);
+    } finally {
+      off();
+    }
+  });
+
+  it('right after a release that reserved the lock for a crashed waiter, a try-once attempt still gets it', async () => {
+    const [holder, newcomer] = [open(), open()];
+    const key = `crashed-waiter-release:${randomUUID()}`;
+    const held = await holder.acquire(key, { ttlMs: 10_000 });
+    await registerCrashedWaiter(key);
+    expect(await held.release()).toBe(true);
+    const lock = await newcomer.tryAcquire(key, { ttlMs: 10_000 });
+    expect(lock).toBeDefined();
+    expect(await lock?.release()).toBe(true);
+  });
+
+  it('right after a release to registered waiters, a waiting newcomer is turned away once, then joins the line and gets the lock', async () => {
+    const [holder, newcomer] = [open(), open()];
+    const key = `reserved:${randomUUID()}`;
+    const held = await holder.acquire(key, { ttlMs: 10_000 });
+    await registerCrashedWaiter(key);
+    expect(await held.release()).toBe(true);
+    const contended = nextEvent(newcomer, 'contended', (e) => e.key === key, 5_000);
+    const lock = await newcomer.acquire(key, { ttlMs: 10_000, waitMs: 20_000 });
+    await contended;
+    expect(await lock.release()).toBe(true);
   });
 
   it('a waiter is woken by the release announcement, not by its next poll', async () => {

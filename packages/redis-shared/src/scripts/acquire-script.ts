@@ -4,8 +4,8 @@ import type { RedisLockScript } from './redis-lock-script.js';
  * Acquire: one round trip that takes the lock and hands out a fencing token.
  *
  * KEYS[1] = the lock key, KEYS[2] = the key's fence counter (same hash slot), optional KEYS[3] = a
- * metadata side key (same slot), optional KEYS[4] = the key's waiter registry (same slot; only with
- * KEYS[3]). ARGV[1] = owner id, ARGV[2] = TTL in ms, optional ARGV[3] = `'1'` to get the holder's
+ * metadata side key (same slot), optional KEYS[4] = the key's waiter registry and optional KEYS[5]
+ * = its hand-off reservation (same slot; KEYS[4] only with KEYS[3], KEYS[5] only with KEYS[4]). ARGV[1] = owner id, ARGV[2] = TTL in ms, optional ARGV[3] = `'1'` to get the holder's
  * remaining TTL instead of nil when the key is held, optional ARGV[4] = how long (ms) a failed
  * attempt registers its owner as a waiter (`''` or `'0'`: it does not wait), optional ARGV[5] = metadata.
  *
@@ -15,13 +15,18 @@ import type { RedisLockScript } from './redis-lock-script.js';
  * - Returns nil (nothing written at all) when the key holds any other value; with ARGV[3] = '1',
  *   returns `{pttl}` instead (the holder's remaining ms, -1 if it never expires), so a waiter can
  *   try again right when a lock that is never released (its holder crashed) expires.
- * - Hand-off to waiters (with KEYS[4]): a failed attempt with ARGV[4] > 0 records its owner in a sorted
- *   set, scored by server time + ARGV[4] (each attempt renews it; the waiter removes itself when it
- *   stops waiting, and an entry it could not remove lapses by itself). While live entries exist, a
- *   free lock goes only to one of them: an owner that is not registered (a newcomer, or the holder
- *   that just released and comes straight back) is refused with `{-2}` and registered in turn. So
- *   a released lock goes to a client that was already waiting, not to whoever asks first. Clients
- *   that do not pass KEYS[4] (other SET-NX locks, older versions) are not held back.
+ * - Hand-off to waiters (with KEYS[4] and KEYS[5]): a failed attempt with ARGV[4] > 0 records its
+ *   owner in a sorted set, scored by server time + ARGV[4] (each attempt renews it; the waiter
+ *   removes itself when it stops waiting, and an entry it could not remove lapses by itself). A
+ *   release while entries exist reserves the free key for them for a moment (KEYS[5], see the
+ *   release script). Only while that reservation lasts and live entries exist, a waiting attempt
+ *   (ARGV[4] > 0) of an owner that is not registered — a newcomer, or the holder that just released
+ *   and comes straight back — is refused with `{-2}` and registered in turn; so a released lock goes
+ *   to a client that was already waiting, not to whoever asks first. A free key is granted at once
+ *   otherwise: always to a try-once attempt (ARGV[4] empty or 0), and to anyone when no release just
+ *   reserved it (registrations of waiters that crashed hold nobody back). A grant ends the
+ *   reservation. Clients that do not pass KEYS[4] (other SET-NX locks, older versions) are not held
+ *   back.
  * - When the key already holds ARGV[1] — an earlier attempt of the same acquisition whose reply was
  *   lost (a client timeout, a dropped connection) — the attempt takes it over: `PEXPIRE` to the new
  *   TTL and a fresh token. Owner ids are unique per acquisition, so this never makes a lock
@@ -51,6 +56,7 @@ export const acquireScript: RedisLockScript = {
 if redis.replicate_commands then redis.replicate_commands() end
 local now = redis.call('TIME')
 local waiters = KEYS[4]
+local reserved = KEYS[5]
 local register = tonumber(ARGV[4] or '0') or 0
 local lined = false
 local function wait_in_line(reply)
@@ -65,8 +71,8 @@ end
 if waiters and redis.call('EXISTS', waiters) == 1 then
   lined = true
   redis.call('ZREMRANGEBYSCORE', waiters, '-inf', now[1] * 1000 + math.floor(now[2] / 1000))
-  if redis.call('ZCARD', waiters) > 0 and redis.call('ZSCORE', waiters, ARGV[1]) == false
-    and redis.call('EXISTS', KEYS[1]) == 0 then
+  if register > 0 and reserved and redis.call('EXISTS', reserved) == 1 and redis.call('ZCARD', waiters) > 0
+    and redis.call('ZSCORE', waiters, ARGV[1]) == false and redis.call('EXISTS', KEYS[1]) == 0 then
     return wait_in_line(-2)
   end
 end
@@ -76,8 +82,11 @@ if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) == false then
   end
   redis.call('PEXPIRE', KEYS[1], ARGV[2])
 end
--- Only a registry that existed can hold our entry.
-if lined then redis.call('ZREM', waiters, ARGV[1]) end
+-- Only a registry that existed can hold our entry, and only a release that saw it made a reservation.
+if lined then
+  redis.call('ZREM', waiters, ARGV[1])
+  if reserved then redis.call('DEL', reserved) end
+end
 local floor = now[1] .. string.format('%06d', tonumber(now[2])) .. '000'
 local current = redis.call('GET', KEYS[2])
 local token = floor

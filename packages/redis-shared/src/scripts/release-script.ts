@@ -3,9 +3,10 @@ import type { RedisLockScript } from './redis-lock-script.js';
 /**
  * Release: delete the lock only while it holds our owner id.
  *
- * KEYS[1] = the lock key, optional KEYS[2] = its waiter registry (see the acquire script).
- * ARGV[1] = owner id, optional ARGV[2] = a pub/sub channel on which the lock key is published after
- * the delete.
+ * KEYS[1] = the lock key, optional KEYS[2] = its waiter registry and optional KEYS[3] = its hand-off
+ * reservation (see the acquire script). ARGV[1] = owner id, optional ARGV[2] = a pub/sub channel on
+ * which the lock key is published after the delete, optional ARGV[3] = how long (ms) the
+ * reservation lasts (with KEYS[3]).
  *
  * Guarantees:
  * - Never deletes a lock another owner holds (a newer holder after our expiry, a foreign SET-NX
@@ -15,6 +16,9 @@ import type { RedisLockScript } from './redis-lock-script.js';
  *   the lock key); they still poll, for locks that end by expiry or whose message is missed. With
  *   KEYS[2], the message goes out only while waiters are registered, so an uncontended release
  *   costs no pub/sub traffic.
+ * - With KEYS[3], a release while waiters are registered reserves the free key for them for ARGV[3]
+ *   ms: a waiting newcomer is turned away meanwhile (see the acquire script), a try-once attempt
+ *   is not.
  * - The metadata side key is left to expire with the TTL it was given: it is only believed while its
  *   owner is the lock's value, and the next acquire overwrites it.
  */
@@ -26,8 +30,9 @@ if redis.call('GET', KEYS[1]) ~= ARGV[1] then
   return 0
 end
 redis.call('DEL', KEYS[1])
-if ARGV[2] and (KEYS[2] == nil or redis.call('EXISTS', KEYS[2]) == 1) then
-  redis.call('PUBLISH', ARGV[2], KEYS[1])
+if KEYS[2] == nil or redis.call('EXISTS', KEYS[2]) == 1 then
+  if ARGV[2] then redis.call('PUBLISH', ARGV[2], KEYS[1]) end
+  if KEYS[3] then redis.call('SET', KEYS[3], '1', 'PX', ARGV[3]) end
 end
 return 1
 `,
