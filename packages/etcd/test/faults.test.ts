@@ -1,17 +1,21 @@
 import { abortedWithin, describeLockProvider, freezeThread, within } from '@fencelock/conformance';
 import { type LockProvider, isLockError, monotonicNow } from '@fencelock/core';
-import { type EtcdCluster, sleep, startEtcdCluster, waitFor } from '@fencelock/test-infra';
+import { type EtcdCluster, type TcpProxy, sleep, startEtcdCluster, startTcpProxy, waitFor } from '@fencelock/test-infra';
 import { Etcd3 } from 'etcd3';
 import { randomUUID } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { EtcdLockProvider, type EtcdLockProviderOptions } from '../src/index.js';
 
-// One dedicated 3-member cluster for this file: members are killed and paused here.
+// One dedicated 3-member cluster for this file: members are killed and paused here. The suite's
+// providers reach it through one proxy per member, so that their links can be blackholed.
 let cluster: EtcdCluster;
+let proxies: TcpProxy[] = [];
 beforeAll(async () => {
   cluster = await startEtcdCluster();
+  proxies = await Promise.all(cluster.nodes.map((node) => startTcpProxy({ targetPort: node.port })));
 }, 60_000);
 afterAll(async () => {
+  await Promise.allSettled(proxies.map((proxy) => proxy.close()));
   await cluster?.stop();
 });
 
@@ -34,8 +38,8 @@ class OwnClientProvider extends EtcdLockProvider {
   }
 }
 
-function makeProvider(options?: Omit<EtcdLockProviderOptions, 'client' | 'connection'>): OwnClientProvider {
-  const client = new Etcd3({ hosts: [...cluster.endpoints] });
+function makeProvider(options?: Omit<EtcdLockProviderOptions, 'client' | 'connection'>, hosts = [...cluster.endpoints]): OwnClientProvider {
+  const client = new Etcd3({ hosts });
   const provider = new OwnClientProvider(client, options);
   clients.set(provider, client);
   return provider;
@@ -45,24 +49,52 @@ async function waitHealthy(): Promise<void> {
   await cluster.leaderIndex({ timeoutMs: 20_000 });
 }
 
+const allMembers = (act: (node: EtcdCluster['nodes'][number]) => Promise<void>): Promise<unknown> => Promise.all(cluster.nodes.map(act));
+
 // The suite's fault cases, with every harness power, on the dedicated cluster.
 describeLockProvider({
   name: 'etcd (dedicated cluster, all fault powers)',
-  createProvider: () => makeProvider(),
+  createProvider: () => makeProvider({}, proxies.map((proxy) => `http://127.0.0.1:${proxy.port}`)),
   keyPrefix: `faults-suite:`,
   harness: {
+    outages: {
+      // A request the members received while stopped is applied on SIGCONT: a release sent during the
+      // pause may land late by itself. Kill and blackhole are the cases only core's retry can free.
+      pause: async () => {
+        await allMembers((node) => node.pause());
+        return async () => {
+          await allMembers((node) => node.resume());
+          await waitHealthy();
+        };
+      },
+      // Every member at once, restarted on its own data dir: leases and keys survive.
+      kill: async () => {
+        await allMembers((node) => node.kill());
+        return async () => {
+          await allMembers((node) => node.restart());
+          await waitHealthy();
+        };
+      },
+      // The members keep running; only the providers' links carry nothing (the proxies hold the bytes).
+      blackhole: async () => {
+        for (const proxy of proxies) proxy.setMode('blackhole');
+        return async () => {
+          for (const proxy of proxies) proxy.setMode('pass');
+        };
+      },
+    },
     pauseBackend: async (ms) => {
-      await Promise.all(cluster.nodes.map((node) => node.pause()));
+      await allMembers((node) => node.pause());
       try {
         await sleep(ms);
       } finally {
-        await Promise.all(cluster.nodes.map((node) => node.resume()));
+        await allMembers((node) => node.resume());
       }
       await waitHealthy();
     },
     restartBackend: async () => {
-      await Promise.all(cluster.nodes.map((node) => node.kill()));
-      await Promise.all(cluster.nodes.map((node) => node.restart()));
+      await allMembers((node) => node.kill());
+      await allMembers((node) => node.restart());
       await waitHealthy();
     },
     crashProvider: async (provider) => {
