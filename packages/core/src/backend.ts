@@ -83,8 +83,13 @@ export interface BackendGrant {
 export interface LockBackend {
   /** A short name, e.g. `redis`. */
   readonly name: string;
-  /** What the backend guarantees. */
+  /** What the backend guarantees (read on every use: it may change once a session is granted). */
   readonly capabilities: LockCapabilities;
+  /**
+   * Session backends: the session timeout the server GRANTED, in ms, once known; the provider's
+   * `defaultTtlMs` reports it. Undefined for per-lock backends.
+   */
+  readonly sessionTimeoutMs?: number | undefined;
   /**
    * Acquires, waiting at most until `request.deadline`. Resolves `undefined` if the lock is still held
    * by another owner at the deadline. Whatever it created on the way (queued entries, keys, leases)

@@ -46,8 +46,7 @@ const CLOSE_DRAIN_MS = 10_000;
  */
 export class BaseLockProvider implements LockProvider {
   readonly name: string;
-  readonly capabilities: LockCapabilities;
-  readonly defaultTtlMs: number;
+  readonly #configuredTtlMs: number;
   readonly #defaultWaitMs: number;
   readonly #backend: LockBackend;
   readonly #events = new LockEventEmitter();
@@ -63,9 +62,8 @@ export class BaseLockProvider implements LockProvider {
   constructor(backend: LockBackend, options: LockProviderOptions = {}) {
     this.#backend = backend;
     this.name = backend.name;
-    this.capabilities = backend.capabilities;
     const ttl = options.defaultTtlMs ?? DEFAULT_TTL_MS;
-    this.defaultTtlMs = validateDurationMs(ttl, 'defaultTtlMs', this.capabilities.minTtlMs);
+    this.#configuredTtlMs = validateDurationMs(ttl, 'defaultTtlMs', this.capabilities.minTtlMs);
     this.#defaultWaitMs = validateWaitMs(options.defaultWaitMs ?? DEFAULT_WAIT_MS, 'defaultWaitMs');
     this.#handleContext = {
       providerName: this.name,
@@ -75,6 +73,16 @@ export class BaseLockProvider implements LockProvider {
       renewals: new RenewalScheduler(),
       releases: new BackgroundReleases(),
     };
+  }
+
+  /** The backend's capabilities, read from it each time (a session backend learns some on connecting). */
+  get capabilities(): LockCapabilities {
+    return this.#backend.capabilities;
+  }
+
+  /** The configured TTL; for a session backend that reports one, the session timeout it was granted. */
+  get defaultTtlMs(): number {
+    return this.#backend.sessionTimeoutMs ?? this.#configuredTtlMs;
   }
 
   async acquire(key: string, options?: AcquireOptions): Promise<LockHandle> {
