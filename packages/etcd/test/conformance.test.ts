@@ -2,9 +2,14 @@ import { describeLockProvider } from '@fencelock/conformance';
 import type { LockProvider } from '@fencelock/core';
 import { topology } from '@fencelock/test-infra';
 import { Etcd3 } from 'etcd3';
+import { afterAll } from 'vitest';
 import { EtcdLockProvider } from '../src/index.js';
+import { backendWaiters } from './backend-waiters.js';
 
 const { etcdEndpoints } = topology();
+// Reads the waiter keys the providers leave in etcd.
+const raw = new Etcd3({ hosts: [...etcdEndpoints] });
+afterAll(() => raw.close());
 
 // Each provider gets a client of its own, so that crashProvider can cut it off like a dead process:
 // closing the client stops the keepalives without revoking the lease, and etcd expires it.
@@ -45,6 +50,7 @@ describeLockProvider({
     minTtlMs: 2000,
   },
   harness: {
+    backendWaiters: backendWaiters(raw, 'fencelock-test/'),
     crashProvider: async (provider) => {
       clients.get(provider)?.close();
     },

@@ -5,16 +5,21 @@ import { Etcd3 } from 'etcd3';
 import { randomUUID } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { EtcdLockProvider, type EtcdLockProviderOptions } from '../src/index.js';
+import { backendWaiters } from './backend-waiters.js';
 
 // One dedicated 3-member cluster for this file: members are killed and paused here. The suite's
-// providers reach it through one proxy per member, so that their links can be blackholed.
+// providers reach it through one proxy per member, so that their links can be blackholed; `raw`
+// reads what they leave in etcd, directly.
 let cluster: EtcdCluster;
 let proxies: TcpProxy[] = [];
+let raw: Etcd3 | undefined;
 beforeAll(async () => {
   cluster = await startEtcdCluster();
   proxies = await Promise.all(cluster.nodes.map((node) => startTcpProxy({ targetPort: node.port })));
+  raw = new Etcd3({ hosts: [...cluster.endpoints] });
 }, 60_000);
 afterAll(async () => {
+  raw?.close();
   await Promise.allSettled(proxies.map((proxy) => proxy.close()));
   await cluster?.stop();
 });
@@ -57,6 +62,7 @@ describeLockProvider({
   createProvider: () => makeProvider({}, proxies.map((proxy) => `http://127.0.0.1:${proxy.port}`)),
   keyPrefix: `faults-suite:`,
   harness: {
+    backendWaiters: (key) => backendWaiters(raw!, 'fencelock-faults/')(key),
     outages: {
       // A request the members received while stopped is applied on SIGCONT: a release sent during the
       // pause may land late by itself. Kill and blackhole are the cases only core's retry can free.
