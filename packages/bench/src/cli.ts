@@ -10,7 +10,9 @@
  * - BENCH_HELD_LOCKS: locks held with auto-extension, default 10000; BENCH_HELD_TTL_MS: their TTL,
  *   default 3000; BENCH_HOLD_SECONDS: the measuring window, default 2 × BENCH_SECONDS;
  * - BENCH_COUNT_ON=shared: count wake-ups and requests on the shared servers instead of dedicated ones;
- * - BENCH_ONLY: comma-separated subject-id substrings, to run a subset.
+ * - BENCH_ONLY: comma-separated subject-id substrings, to run a subset;
+ * - BENCH_STRESS=0 skips the stress section; BENCH_HOGS: CPU hog processes of its loaded runs,
+ *   default 3; BENCH_HERD_WAITERS: the herd's concurrent acquires, default 1000.
  */
 import { mkdir, writeFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
@@ -21,6 +23,7 @@ import { runHeldLocks, type HeldLocksResult } from './held-locks.js';
 import { runMemory, type MemoryResult } from './memory.js';
 import { runParallelKeysGroup, type ParallelKeysResult } from './parallel-keys.js';
 import { checkTargets, computeRatios, machineInfo, renderMarkdown, type BenchResults } from './report.js';
+import { runStress, type StressResults } from './stress.js';
 import { subjects, type Subject } from './subjects.js';
 import { runUncontendedGroup, type UncontendedResult } from './uncontended.js';
 import { runWaiters, type WaitersResult } from './waiters.js';
@@ -38,6 +41,9 @@ const heldLockCount = Math.round(env('BENCH_HELD_LOCKS', 10_000));
 const heldTtlMs = env('BENCH_HELD_TTL_MS', 3_000);
 const holdSeconds = env('BENCH_HOLD_SECONDS', 2 * seconds);
 const countOnShared = process.env['BENCH_COUNT_ON'] === 'shared';
+const stressOn = process.env['BENCH_STRESS'] !== '0';
+const hogCount = Math.round(env('BENCH_HOGS', 3));
+const herdWaiters = Math.round(env('BENCH_HERD_WAITERS', 1_000));
 const only = (process.env['BENCH_ONLY'] ?? '').split(',').filter((part) => part !== '');
 const pick = (list: readonly Subject[]): Subject[] => list.filter((subject) => only.length === 0 || only.some((part) => subject.id.includes(part)));
 const chosen = pick(subjects());
@@ -149,6 +155,31 @@ for (const subject of chosen.filter((s) => s.kind === 'fencelock')) {
   }
 }
 
+// 5: stress (issue "Under load"): a herd, held locks and contention, quiet and under CPU hogs.
+let stress: StressResults | undefined;
+if (stressOn) {
+  stress = await runStress({
+    hogs: hogCount,
+    herdWaiters,
+    heldLocks: heldLockCount,
+    heldTtlMs,
+    holdWindowMs: holdSeconds * 1000,
+    contentionClients: clients,
+    contentionMs: seconds * 1000,
+    maxAcquisitionsPerClient: maxCycles,
+    countOnShared,
+    pick,
+    log: (line) => console.log(`${elapsed()} stress ${line}`),
+    starting: (what) => {
+      running = `stress ${what}`;
+    },
+    fail: (what, cause) => {
+      errors[`stress ${what}`] = describe(cause);
+      console.log(`stress ${what}: FAILED ${describe(cause)}`);
+    },
+  });
+}
+
 const packageDir = new URL('../', import.meta.url);
 const docsDir = new URL('../../docs/', packageDir);
 const charts = buildCharts({ uncontended, parallelKeys, contention });
@@ -175,11 +206,12 @@ const results: BenchResults = {
   waiters,
   heldLocks,
   memory,
+  ...(stress === undefined ? {} : { stress }),
   countedOn: countOnShared ? 'shared servers' : 'dedicated servers',
   built: process.env['FENCELOCK_BENCH_BUILT'] === '1',
   charts: charts.map((chart) => ({ path: `bench/${chart.file}`, title: chart.title })),
   ratios: computeRatios(uncontended, contention, parallelKeys),
-  targets: checkTargets(uncontended, contention, waiters, heldLocks),
+  targets: checkTargets(uncontended, contention, waiters, heldLocks, stress),
   errors,
 };
 await mkdir(new URL('bench-results/', packageDir), { recursive: true });

@@ -76,8 +76,8 @@ export const ROUND_TRIP_DEFINITIONS: Readonly<Record<Backend, string>> = {
   memory: 'calls on the in-process store (requests, extends, releases)',
 };
 
-// The counters worth keeping in the JSON (the rest of mntr and /metrics is gauges and histograms).
-const KEPT_COUNTERS = /^(cmdstat_\w+|zk_packets_(received|sent)|zk_sum_node_\w+_watch_count|etcd_debugging_mvcc_events_total|grpc_server_msg_received_total\{.*|memory_store_\w+)$/;
+/** The counters worth keeping in the JSON (the rest of mntr and /metrics is gauges and histograms). */
+export const KEPT_COUNTERS = /^(cmdstat_\w+|zk_packets_(received|sent)|zk_sum_node_\w+_watch_count|etcd_debugging_mvcc_events_total|grpc_server_msg_received_total\{.*|memory_store_\w+)$/;
 
 /** Server requests over the window from the counter deltas. */
 export function serverRequests(backend: Backend, delta: CounterDelta): number {

@@ -6,9 +6,11 @@ import { cpus, totalmem, platform, release } from 'node:os';
 import type { ContentionResult } from './contention.js';
 import { ROUND_TRIP_DEFINITIONS, type HeldLocksResult } from './held-locks.js';
 import type { MemoryResult } from './memory.js';
+import type { HerdResult } from './herd.js';
 import type { ParallelKeysResult } from './parallel-keys.js';
 import { median } from './rounds.js';
 import { round } from './stats.js';
+import type { Load, StressResults } from './stress.js';
 import type { UncontendedResult } from './uncontended.js';
 import { WAKEUP_DEFINITIONS, type WaitersResult } from './waiters.js';
 
@@ -40,6 +42,8 @@ export interface TargetCheck {
   /** The measured value (a ratio or a share), NaN when a side is missing. */
   readonly measured: number;
   readonly met: boolean;
+  /** `stress` for the targets of the stress section (issue "Under load"), shown in that section. */
+  readonly section?: 'stress';
 }
 
 /** Everything one `pnpm bench` run produced (bench-results/latest.json). */
@@ -54,6 +58,8 @@ export interface BenchResults {
   /** 10,000 held locks with auto-extension (absent in older results). */
   readonly heldLocks?: readonly HeldLocksResult[];
   readonly memory: readonly MemoryResult[];
+  /** The stress section (absent when skipped with `BENCH_STRESS=0`, and in older results). */
+  readonly stress?: StressResults;
   /** Where the server-counted scenarios (waiters, held locks) ran. */
   readonly countedOn?: 'dedicated servers' | 'shared servers';
   /** Whether fencelock was loaded from its built packages (`pnpm bench`) rather than its sources. */
@@ -141,12 +147,20 @@ export const ONE_WAKEUP_TOLERANCE = 0.05;
 /** Server requests per held lock per renewal interval below which renewals count as batched. */
 export const BATCHED_REQUESTS_PER_LOCK = 0.1;
 
-/** The targets of issue 7, checked against this run's results. */
+// Renewals that lose locks are not a success however few requests they take: no figure then.
+const batchedRenewals = (result: HeldLocksResult | undefined): number =>
+  result === undefined || result.locksLost > 0 || result.locksHeld === 0 ? Number.NaN : result.requestsPerLockPerRenewal;
+
+const toChecks = (checks: readonly (readonly [string, number, (value: number) => boolean])[], section?: 'stress'): TargetCheck[] =>
+  checks.map(([target, measured, ok]) => ({ target, measured: round(measured, 4), met: Number.isFinite(measured) && ok(measured), ...(section === undefined ? {} : { section }) }));
+
+/** The targets of issue 7, and those of the stress section when it ran, checked against this run's results. */
 export function checkTargets(
   uncontended: readonly UncontendedResult[],
   contention: readonly ContentionResult[],
   waiters: readonly WaitersResult[] = [],
   heldLocks: readonly HeldLocksResult[] = [],
+  stress?: StressResults,
 ): TargetCheck[] {
   // The same paired ratio as the ratio table (median of per-round ratios when the rounds pair up).
   const ratioOf = (oursId: string, otherId: string): number => {
@@ -156,11 +170,7 @@ export function checkTargets(
   };
   const fight = (id: string): ContentionResult | undefined => contention.find((r) => r.subject === id);
   const wakeups = (id: string): number => waiters.find((r) => r.subject === id)?.wakeupsPerRelease ?? Number.NaN;
-  // Renewals that lose locks are not a success however few requests they take: no figure then.
-  const held = (id: string): number => {
-    const result = heldLocks.find((r) => r.subject === id);
-    return result === undefined || result.locksLost > 0 || result.locksHeld === 0 ? Number.NaN : result.requestsPerLockPerRenewal;
-  };
+  const held = (id: string): number => batchedRenewals(heldLocks.find((r) => r.subject === id));
   const oneWakeup = (v: number): boolean => Math.abs(v - 1) <= ONE_WAKEUP_TOLERANCE;
   const lockCount = (heldLocks[0]?.locksRequested ?? 10_000).toLocaleString('en-US');
   const checks: [string, number, (value: number) => boolean][] = [
@@ -192,7 +202,75 @@ export function checkTargets(
       (v) => v < BATCHED_REQUESTS_PER_LOCK,
     ],
   ];
-  return checks.map(([target, measured, ok]) => ({ target, measured: round(measured, 4), met: Number.isFinite(measured) && ok(measured) }));
+  return [...toChecks(checks), ...(stress === undefined ? [] : stressTargets(stress))];
+}
+
+/** The backends the stress targets are checked on (the memory provider is measured, not targeted). */
+const STRESS_TARGET_BACKENDS = ['redis', 'redlock', 'etcd', 'zookeeper'] as const;
+
+const BACKEND_NAMES: Readonly<Record<string, string>> = { redis: 'Redis', redlock: 'Redlock', etcd: 'etcd', zookeeper: 'ZooKeeper', memory: 'memory' };
+
+/** Share of releases with a waiter that must go to a waiting client, under contention. */
+export const WAITER_SHARE_TARGET = 0.9;
+
+const LOADS: readonly Load[] = ['quiet', 'loaded'];
+
+/** The targets of the issue "Under load", checked against the stress section's results. */
+export function stressTargets(stress: StressResults): TargetCheck[] {
+  const checks: [string, number, (value: number) => boolean][] = [];
+  const waiters = stress.settings['herdWaiters'] ?? Number.NaN;
+  for (const backend of STRESS_TARGET_BACKENDS) {
+    const name = BACKEND_NAMES[backend] ?? backend;
+    const herd = stress.herd.find((r) => r.backend === backend && r.kind === 'fencelock');
+    const timeoutMs = herd?.requestTimeout.ms ?? Number.NaN;
+    checks.push(
+      [`${name} herd of ${waiters} waiters: every call settled (measured: unsettled calls)`, herd?.unsettled ?? Number.NaN, (v) => v === 0],
+      [
+        // Without a timed-out call there is no lateness to bound: 0 then.
+        `${name} herd: settle overrun p99 ≤ one request timeout, ${fmt(timeoutMs, 0)} ms (${herd?.requestTimeout.source ?? 'not measured'}) (measured: p99 ms)`,
+        herd === undefined ? Number.NaN : herd.timedOut === 0 ? 0 : herd.overrunP99Ms,
+        (v) => v <= timeoutMs,
+      ],
+    );
+  }
+  for (const backend of STRESS_TARGET_BACKENDS) {
+    for (const load of LOADS) {
+      const result = stress.heldLocks.find((r) => r.backend === backend && r.kind === 'fencelock' && r.load === load);
+      checks.push([
+        `${BACKEND_NAMES[backend] ?? backend}: 0 of ${(result?.locksRequested ?? stress.settings['heldLocks'] ?? Number.NaN).toLocaleString('en-US')} held locks lost, ${load} (measured: locks lost or not held at the end)`,
+        result === undefined ? Number.NaN : Math.max(result.locksLost, result.locksRequested - result.locksHeldAtEnd),
+        (v) => v === 0,
+      ]);
+    }
+  }
+  for (const backend of ['redis', 'redlock'] as const) {
+    for (const load of LOADS) {
+      const result = stress.heldLocks.find((r) => r.backend === backend && r.kind === 'fencelock' && r.load === load);
+      checks.push([
+        `${BACKEND_NAMES[backend] ?? backend}: < ${BATCHED_REQUESTS_PER_LOCK} server requests per held lock per renewal, ${load} (no lock lost)`,
+        batchedRenewals(result),
+        (v) => v < BATCHED_REQUESTS_PER_LOCK,
+      ]);
+    }
+  }
+  for (const backend of ['redis', 'redlock'] as const) {
+    const name = BACKEND_NAMES[backend] ?? backend;
+    for (const load of LOADS) {
+      const rows = stress.contention.filter((r) => r.backend === backend && r.load === load);
+      const ours = rows.find((r) => r.kind === 'fencelock');
+      const peers = rows.filter((r) => r.kind === 'peer');
+      const best = peers.length === 0 ? Number.NaN : Math.max(...peers.map((r) => r.acquisitionsPerSec));
+      checks.push(
+        [
+          `${name} contention, ${load}: acq/s ≥ the better of node-redlock and redis-semaphore (measured: ours / the better one)`,
+          best > 0 ? (ours?.acquisitionsPerSec ?? Number.NaN) / best : Number.NaN,
+          (v) => v >= 1,
+        ],
+        [`${name} contention, ${load}: ≥ ${WAITER_SHARE_TARGET * 100} % of releases with a waiter go to a waiting client`, ours?.waiterWinShare ?? Number.NaN, (v) => v >= WAITER_SHARE_TARGET],
+      );
+    }
+  }
+  return toChecks(checks, 'stress');
 }
 
 /** The seed article's figures per backend: latency range (ms) and throughput range (ops/s). */
@@ -210,6 +288,82 @@ const ratioRange = (r: Ratio): string => (r.roundRange === undefined ? '—' : `
 
 const tally = (counts: Readonly<Record<string, number>>): string =>
   Object.entries(counts).length === 0 ? '0' : Object.entries(counts).map(([name, count]) => `${count} ${name}`).join(', ');
+
+const targetRows = (targets: readonly TargetCheck[]): string[] =>
+  targets.map((t) => `| ${t.target} | ${Number.isInteger(t.measured) ? t.measured : fmt(t.measured, Math.abs(t.measured) < 0.1 ? 4 : 2)} | ${t.met ? 'yes' : '**no**'} |`);
+
+const leastServed = (r: ContentionResult): number => (r.perClient.length === 0 ? Number.NaN : Math.min(...r.perClient));
+
+/** The "Stress" section of docs/BENCHMARKS.md. */
+function stressMarkdown(stress: StressResults, targets: readonly TargetCheck[]): string[] {
+  const s = stress.settings;
+  const herdWaiters = s['herdWaiters'] ?? Number.NaN;
+  const heldCount = (s['heldLocks'] ?? Number.NaN).toLocaleString('en-US');
+  const lines = [
+    '## Stress: a herd of waiters, held locks and contention, quiet and under CPU load',
+    '',
+    `Produced by \`${stress.command}\` (from the repository root, after \`pnpm infra:up\`), after the scenarios`,
+    'above; `BENCH_STRESS=0` skips it. "Loaded" runs happen while',
+    `${s['hogs'] ?? '—'} CPU hog process${s['hogs'] === 1 ? '' : 'es'} (\`src/cpu-hogs.ts\`, \`BENCH_HOGS\`) spin a core each; they start before`,
+    'each loaded measurement and are stopped after it (by the PIDs the bench started), and each one also',
+    'ends by itself at a deadline and when its parent goes away.',
+    '',
+    '| target | measured | met |',
+    '|---|---:|---|',
+    ...targetRows(targets),
+    '',
+    `### Herd: ${herdWaiters.toLocaleString('en-US')} waiters on one key (\`src/herd.ts\`, \`BENCH_HERD_WAITERS\`)`,
+    '',
+    'One provider holds a key; a second provider in the same process starts every',
+    `\`acquire(key, { waitMs: ${s['herdWaitMs'] ?? '—'} })\` at once; the holder releases ${s['herdReleaseAfterMs'] ?? '—'} ms later and every waiter`,
+    'that gets the lock releases it at once (so several grants fit in the window). Settle overrun = settle time −',
+    '`waitMs` of the calls that timed out, from each call\'s own start. Every call must settle (within `waitMs`',
+    '+ 30 s; a call still pending then counts as unsettled, a failure). Server requests are counted on',
+    'dedicated servers from the first acquire to 500 ms after the last call settled, as in 3c below; per grant',
+    '= requests / grants. The request timeout is the provider\'s default per-request timeout, the bound of the',
+    'overrun target.',
+    '',
+    '| backend | implementation | settled | unsettled | granted | timed out | other failures | overrun p50 ms | overrun p99 ms | overrun max ms | release → first grant ms | server requests | per grant | request timeout ms |',
+    '|---|---|---:|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|',
+    ...stress.herd.map(
+      (r) =>
+        `| ${r.backend} | ${r.label} | ${r.settled} / ${r.waiters} | ${r.unsettled} | ${r.granted} | ${r.timedOut} | ${tally(r.otherFailures)} | ${fmt(r.overrunP50Ms, 1)} | ${fmt(r.overrunP99Ms, 1)} | ${fmt(r.overrunMaxMs, 1)} | ${fmt(r.releaseToFirstGrantMs ?? Number.NaN, 1)} | ${r.serverRequests} | ${fmt(r.serverRequestsPerGrant ?? Number.NaN, 2)} | ${r.requestTimeout.ms ?? '—'} |`,
+    ),
+    '',
+    'Request timeouts used: ' + stress.herd.map((r) => `${r.backend} ${r.requestTimeout.ms ?? '—'} ms (${r.requestTimeout.source})`).join('; ') + '.',
+    '',
+    `### ${heldCount} held locks, quiet and loaded (\`src/held-locks.ts\`, as in 3c)`,
+    '',
+    '| backend | implementation | load | locks held | lost | held at end | server requests/s | per lock per renewal | CPU s/s |',
+    '|---|---|---|---:|---|---:|---:|---:|---:|',
+    ...stress.heldLocks.map(
+      (r) =>
+        `| ${r.backend} | ${r.label} | ${r.load} | ${r.locksHeld} / ${r.locksRequested} | ${r.locksLost === 0 ? '0' : `${r.locksLost} (${tally(r.lostReasons)})`} | ${r.locksHeldAtEnd} | ${fmt(r.serverRequestsPerSec, 1)} | ${fmt(r.requestsPerLockPerRenewal, 4)} | ${fmt(r.cpuSecondsPerSecond, 3)} |`,
+    ),
+    '',
+    `### Contention, quiet and loaded (\`src/contention.ts\`, as in 2): ${s['contendingProcesses'] ?? '—'} processes, ${fmt((s['contentionMs'] ?? Number.NaN) / 1000, 0)} s each`,
+    '',
+    'Every implementation quiet, then every one loaded, so the figures a target compares ran side by side.',
+    '"Waiter next" as in 2; "least served" = the acquisitions of the client that got the fewest.',
+    '',
+    '| backend | implementation | kind | load | acq/s | hand-off p50 ms | hand-off p99 ms | waiter next | least served | per client | failed waits |',
+    '|---|---|---|---|---:|---:|---:|---:|---:|---|---:|',
+    ...stress.contention.map(
+      (r) =>
+        `| ${r.backend} | ${r.label} | ${r.kind} | ${r.load} | ${fmt(r.acquisitionsPerSec, 1)} | ${fmt(r.handoffP50Ms, 2)} | ${fmt(r.handoffP99Ms, 2)} | ${pct(r.waiterWinShare)} | ${fmt(leastServed(r), 0)} | ${r.perClient.join(' / ')} | ${r.failures} |`,
+    ),
+    '',
+    '### The CPU hogs of each loaded run',
+    '',
+    '| run | hogs | CPU s per hog | ended |',
+    '|---|---:|---|---|',
+    ...stress.hogRuns.map(
+      (run) => `| ${run.run} | ${run.hogs.length} | ${run.hogs.map((hog) => fmt(hog.cpuMs / 1000, 1)).join(' / ')} | ${[...new Set(run.hogs.map((hog) => hog.ended))].join(', ')} |`,
+    ),
+    '',
+  ];
+  return lines;
+}
 
 /** docs/BENCHMARKS.md for `results`. */
 export function renderMarkdown(results: BenchResults): string {
@@ -253,7 +407,7 @@ export function renderMarkdown(results: BenchResults): string {
     '',
     '| target | measured | met |',
     '|---|---:|---|',
-    ...results.targets.map((t) => `| ${t.target} | ${fmt(t.measured, Math.abs(t.measured) < 0.1 ? 4 : 2)} | ${t.met ? 'yes' : '**no**'} |`),
+    ...targetRows(results.targets.filter((t) => t.section !== 'stress')),
     '',
     '## The seed article side by side with ours',
     '',
@@ -367,6 +521,7 @@ export function renderMarkdown(results: BenchResults): string {
     ),
     '',
   );
+  if (results.stress !== undefined) lines.push(...stressMarkdown(results.stress, results.targets.filter((t) => t.section === 'stress')));
   const errors = Object.entries(results.errors);
   if (errors.length > 0) {
     lines.push('## Measurements that failed', '', ...errors.map(([id, message]) => `- \`${id}\`: ${message}`), '');

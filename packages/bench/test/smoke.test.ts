@@ -7,10 +7,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startDedicatedServers, type BenchServers } from '../src/bench-servers.js';
 import { buildCharts } from '../src/charts.js';
 import { runContention, type ContentionResult } from '../src/contention.js';
+import { startCpuHogs } from '../src/cpu-hogs.js';
 import { runHeldLocks, type HeldLocksResult } from '../src/held-locks.js';
+import { runHerd, type HerdResult } from '../src/herd.js';
 import { runMemory, type MemoryResult } from '../src/memory.js';
 import { runParallelKeysGroup, type ParallelKeysResult } from '../src/parallel-keys.js';
 import { checkTargets, computeRatios, machineInfo, renderMarkdown } from '../src/report.js';
+import { benchCommand, type StressResults } from '../src/stress.js';
 import { subjects, type Backend, type Subject } from '../src/subjects.js';
 import { runUncontendedGroup, type UncontendedResult } from '../src/uncontended.js';
 import { runWaiters, type WaitersResult } from '../src/waiters.js';
@@ -21,10 +24,21 @@ const parallelKeys: ParallelKeysResult[] = [];
 const memory: MemoryResult[] = [];
 const waiters: WaitersResult[] = [];
 const heldLocks: HeldLocksResult[] = [];
+const herds: HerdResult[] = [];
 const backends: readonly Backend[] = ['redis', 'redlock', 'etcd', 'zookeeper', 'memory'];
 const ofBackend = (backend: Backend): Subject[] => subjects().filter((subject) => subject.backend === backend);
 const rethrow = (subject: Subject, error: unknown): never => {
   throw new Error(`${subject.id} failed`, { cause: error });
+};
+/** Whether a process with this PID exists (signal 0 only checks). */
+const alive = (pid: number): boolean => {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ESRCH') return false;
+    throw error;
+  }
 };
 
 describe('bench smoke', () => {
@@ -132,6 +146,10 @@ describe('bench smoke', () => {
         if (subject === undefined) throw new Error(`no provider subject for ${backend}`);
         const result = await runHeldLocks(subject, started().probe(backend), { locks: 20, ttlMs: 2_000, windowMs: 500, redlockMasters: 3 });
         expect(result).toMatchObject({ subject: subject.id, locksRequested: 20, locksHeld: 20, acquireFailures: {} });
+        // Correctness, not speed: auto-extension keeps every lock for the whole window.
+        expect(result.locksLost).toBe(0);
+        expect(result.lostReasons).toEqual({});
+        expect(result.locksHeldAtEnd).toBe(result.locksHeld);
         expect(result.expiry).toBe(backend === 'etcd' || backend === 'zookeeper' ? 'session' : 'per-lock');
         expect(result.cpuSecondsPerSecond).toBeGreaterThan(0);
         expect(result.serverRequestsPerSec).toBeGreaterThanOrEqual(0);
@@ -139,6 +157,52 @@ describe('bench smoke', () => {
         heldLocks.push(result);
       });
     }
+
+    for (const backend of backends) {
+      it(`herd of 20 waiters: ${backend}`, async () => {
+        const subject = subjects(started().addresses).find((s) => s.backend === backend && s.openProvider !== undefined);
+        if (subject === undefined) throw new Error(`no provider subject for ${backend}`);
+        const result = await runHerd(subject, started().probe(backend), { waiters: 20, waitMs: 200, releaseAfterMs: 100 });
+        // Every call settled, each one either granted or timed out; how many of each is timing, not asserted.
+        expect(result).toMatchObject({ subject: subject.id, waiters: 20, waitMs: 200, settled: 20, unsettled: 0, otherFailures: {} });
+        expect(result.granted + result.timedOut).toBe(20);
+        if (result.timedOut > 0) {
+          expect(result.overrunP99Ms).toBeGreaterThanOrEqual(result.overrunP50Ms);
+          expect(result.overrunMaxMs).toBeGreaterThanOrEqual(result.overrunP99Ms);
+        }
+        expect(result.releaseToFirstGrantMs === undefined).toBe(result.granted === 0);
+        expect(result.serverRequestsPerGrant === undefined).toBe(result.granted === 0);
+        expect(result.serverRequests).toBeGreaterThan(0);
+        expect(result.requestsCounted).toEqual(expect.any(String));
+        expect(result.requestTimeout.source).toEqual(expect.any(String));
+        expect(result.requestTimeout.ms === undefined).toBe(backend === 'memory');
+        herds.push(result);
+      });
+    }
+  });
+
+  it('CPU hogs: one hog spins for its 1 s and is gone afterwards, by PID', async () => {
+    const hogs = await startCpuHogs({ count: 1, maxMs: 1_000 });
+    expect(hogs.pids).toHaveLength(1);
+    // It ends by itself at its deadline; stop() then has nothing left to kill.
+    await hogs.exited;
+    const reports = await hogs.stop();
+    expect(reports).toHaveLength(1);
+    expect(reports[0]).toMatchObject({ pid: hogs.pids[0], ended: 'exit 0' });
+    expect(reports[0]?.slices).toBeGreaterThan(0);
+    expect(reports[0]?.cpuMs).toBeGreaterThan(0);
+    for (const pid of hogs.pids) expect(alive(pid)).toBe(false);
+  });
+
+  it('CPU hogs: stop() ends a hog before its deadline, by PID', async () => {
+    const hogs = await startCpuHogs({ count: 1, maxMs: 60_000 });
+    for (const pid of hogs.pids) expect(alive(pid)).toBe(true);
+    const reports = await hogs.stop();
+    expect(reports[0]).toMatchObject({ pid: hogs.pids[0], ended: 'signal SIGTERM' });
+    expect(reports[0]?.slices).toBeGreaterThan(0);
+    for (const pid of hogs.pids) expect(alive(pid)).toBe(false);
+    // Stopping twice is harmless.
+    expect(await hogs.stop()).toEqual(reports);
   });
 
   it('renders ratios, targets, charts and the markdown from the results', () => {
@@ -147,8 +211,23 @@ describe('bench smoke', () => {
     for (const ratio of ratios) expect(Number.isFinite(ratio.ratio)).toBe(true);
     // Interleaved throughput ratios pair their 2 rounds.
     expect(ratios.filter((r) => r.scenario === 'uncontended ops/s').every((r) => r.roundRange?.rounds === 2)).toBe(true);
-    const targets = checkTargets(uncontended, contention, waiters, heldLocks);
+    // The stress section's shape, filled with this smoke run's small results.
+    const stress: StressResults = {
+      settings: { hogs: 1, herdWaiters: 20, herdWaitMs: 200, herdReleaseAfterMs: 100, heldLocks: 20, contendingProcesses: 2, contentionMs: 1_500 },
+      command: benchCommand({ BENCH_HERD_WAITERS: '20', BENCH_HOGS: '1' }),
+      herd: herds,
+      heldLocks: heldLocks.flatMap((r) => [{ ...r, load: 'quiet' as const }, { ...r, load: 'loaded' as const }]),
+      contention: contention.map((r) => ({ ...r, load: 'quiet' as const })),
+      hogRuns: [{ run: 'held locks loaded redis/fencelock', hogs: [{ pid: 1, slices: 2, cpuMs: 100, ended: 'signal SIGTERM' }] }],
+    };
+    expect(stress.command).toBe('BENCH_HERD_WAITERS=20 BENCH_HOGS=1 pnpm bench');
+    const targets = checkTargets(uncontended, contention, waiters, heldLocks, stress);
     expect(targets.length).toBeGreaterThan(0);
+    const stressChecks = targets.filter((t) => t.section === 'stress');
+    // Per backend: herd settled and overrun; held locks lost quiet and loaded; requests (redis, redlock) and contention (redis, redlock) quiet and loaded.
+    expect(stressChecks).toHaveLength(4 * 2 + 4 * 2 + 2 * 2 + 2 * 2 * 2);
+    // The smoke herds all settled, and no smoke held lock was lost.
+    for (const check of stressChecks.filter((t) => /every call settled|held locks lost/.test(t.target))) expect(check).toMatchObject({ measured: 0, met: true });
     for (const target of targets) expect(typeof target.met).toBe('boolean');
     const charts = buildCharts({ uncontended, parallelKeys, contention });
     expect(charts.map((chart) => chart.file)).toEqual(['uncontended-latency.svg', 'parallel-keys-latency.svg', 'handoff-latency.svg']);
@@ -167,13 +246,14 @@ describe('bench smoke', () => {
       waiters,
       heldLocks,
       memory,
+      stress,
       countedOn: 'dedicated servers',
       charts: charts.map((chart) => ({ path: `bench/${chart.file}`, title: chart.title })),
       ratios,
       targets,
       errors: {},
     });
-    for (const heading of ['## Ratios (headline)', '## Targets (issue 7) in this run', '## The seed article side by side with ours', '## 3b. 100 waiters', '## 3c. 20 held locks with auto-extension', '## 4. Memory']) {
+    for (const heading of ['## Ratios (headline)', '## Targets (issue 7) in this run', '## The seed article side by side with ours', '## 3b. 100 waiters', '## 3c. 20 held locks with auto-extension', '## 4. Memory', '## Stress', '### Herd: 20 waiters']) {
       expect(markdown).toContain(heading);
     }
     for (const chart of charts) expect(markdown).toContain(`](bench/${chart.file})`);

@@ -1,0 +1,200 @@
+/**
+ * The stress section of `pnpm bench` (issue "Under load"), after the other scenarios:
+ * - a herd of waiters per fencelock subject (src/herd.ts), counted on dedicated servers;
+ * - held locks (src/held-locks.ts, as it is) quiet, then while CPU hogs spin (src/cpu-hogs.ts);
+ * - contention (src/contention.ts, as it is) of the Redis and Redlock fencelock subjects and their
+ *   peers (node-redlock, redis-semaphore), every one quiet, then every one loaded.
+ * Each measurement is bounded by its own scenario; the hogs are started per loaded run, bounded by
+ * that run's worst case, and stopped when it ends.
+ */
+import { startDedicatedServers, sharedServers, type BenchServers } from './bench-servers.js';
+import { runContention, type ContentionResult } from './contention.js';
+import { underCpuLoad, type CpuHogReport } from './cpu-hogs.js';
+import { runHeldLocks, type HeldLocksResult } from './held-locks.js';
+import { runHerd, type HerdResult } from './herd.js';
+import { subjects, type Subject } from './subjects.js';
+
+/** Whether a measurement ran on a quiet machine or while CPU hogs spun. */
+export type Load = 'quiet' | 'loaded';
+
+/** A held-locks result of the stress section. */
+export type StressHeldLocksResult = HeldLocksResult & { readonly load: Load };
+
+/** A contention result of the stress section. */
+export type StressContentionResult = ContentionResult & { readonly load: Load };
+
+/** The hogs of one loaded run. */
+export interface HogRun {
+  /** `<scenario> <subject id>`. */
+  readonly run: string;
+  readonly hogs: readonly CpuHogReport[];
+}
+
+/** Subjects of the contention part: fencelock on Redis and Redlock, and the peers they are compared with. */
+export const STRESS_CONTENTION_SUBJECTS: readonly string[] = [
+  'redis/fencelock',
+  'redis/node-redlock',
+  'redis/redis-semaphore-mutex',
+  'redlock/fencelock',
+  'redlock/node-redlock',
+  'redlock/redis-semaphore-redlock-mutex',
+];
+
+/** Everything the stress section measured (`stress` in bench-results/latest.json). */
+export interface StressResults {
+  /** The settings it ran with. */
+  readonly settings: Readonly<Record<string, number>>;
+  /** The command that produced these figures (the `BENCH_*` variables that were set, then `pnpm bench`). */
+  readonly command: string;
+  readonly herd: readonly HerdResult[];
+  readonly heldLocks: readonly StressHeldLocksResult[];
+  readonly contention: readonly StressContentionResult[];
+  /** CPU time each hog spun, per loaded run. */
+  readonly hogRuns: readonly HogRun[];
+}
+
+/** Sizes and bounds of the stress section. */
+export interface StressOptions {
+  /** CPU hog processes in the loaded runs. */
+  readonly hogs: number;
+  readonly herdWaiters: number;
+  /** Each herd call's waitMs (default 200). */
+  readonly herdWaitMs?: number;
+  /** When the herd's holder releases, ms (default 100). */
+  readonly herdReleaseAfterMs?: number;
+  readonly heldLocks: number;
+  readonly heldTtlMs: number;
+  readonly holdWindowMs: number;
+  readonly contentionClients: number;
+  readonly contentionMs: number;
+  readonly maxAcquisitionsPerClient: number;
+  /** Count on the shared servers instead of dedicated ones. */
+  readonly countOnShared: boolean;
+  /** The subset to run (`BENCH_ONLY`). */
+  pick(list: readonly Subject[]): Subject[];
+  /** Each result line. */
+  log(line: string): void;
+  /** Which measurement starts (for reports of uncaught exceptions). */
+  starting(what: string): void;
+  /** A measurement (`<scenario> <subject id>`) that failed; the section goes on without it. */
+  fail(what: string, cause: unknown): void;
+}
+
+/** `BENCH_*` variables that were set, then the command. */
+export function benchCommand(env: NodeJS.ProcessEnv = process.env): string {
+  const set = Object.entries(env)
+    .filter(([name, value]) => name.startsWith('BENCH_') && value !== undefined && value !== '')
+    .sort(([a], [b]) => a.localeCompare(b))
+    .map(([name, value]) => `${name}=${value ?? ''}`);
+  return [...set, 'pnpm bench'].join(' ');
+}
+
+// Worst cases of the scenarios, bounding the hogs of a loaded run: runHeldLocks' acquire and release
+// phases default to 30 s each; runContention waits up to 30 s for its workers, then their window,
+// a last wait and 30 s more.
+const HELD_LOCKS_PHASES_MS = 60_000;
+const CONTENTION_OVERHEAD_MS = 60_000;
+
+/** Runs the stress section; a measurement that fails is reported through `fail` and skipped. */
+export async function runStress(options: StressOptions): Promise<StressResults> {
+  const herd: HerdResult[] = [];
+  const heldLocks: StressHeldLocksResult[] = [];
+  const contention: StressContentionResult[] = [];
+  const hogRuns: HogRun[] = [];
+  const loads: readonly Load[] = ['quiet', 'loaded'];
+  /** `work` as is when quiet; under the hogs, recording what they did, when loaded. */
+  const measure = async <T>(load: Load, run: string, boundMs: number, work: () => Promise<T>): Promise<T> => {
+    if (load === 'quiet') return work();
+    const { result, hogs } = await underCpuLoad(options.hogs, boundMs, work);
+    hogRuns.push({ run, hogs });
+    return result;
+  };
+
+  let servers: BenchServers | undefined;
+  try {
+    servers = options.countOnShared ? sharedServers() : await startDedicatedServers();
+    const counted = options.pick(subjects(servers.addresses)).filter((s) => s.openProvider !== undefined);
+    for (const subject of counted) {
+      options.starting(`herd ${subject.id}`);
+      try {
+        const result = await runHerd(subject, servers.probe(subject.backend), {
+          waiters: options.herdWaiters,
+          ...(options.herdWaitMs === undefined ? {} : { waitMs: options.herdWaitMs }),
+          ...(options.herdReleaseAfterMs === undefined ? {} : { releaseAfterMs: options.herdReleaseAfterMs }),
+        });
+        herd.push(result);
+        options.log(
+          `herd of ${result.waiters} ${subject.id}: ${result.settled} settled, ${result.unsettled} unsettled, ${result.granted} granted, ${result.timedOut} timed out, ` +
+            `overrun p50 ${result.overrunP50Ms} p99 ${result.overrunP99Ms} max ${result.overrunMaxMs} ms, release → first grant ${result.releaseToFirstGrantMs ?? '—'} ms, ` +
+            `${result.serverRequestsPerGrant ?? '—'} server requests per grant`,
+        );
+      } catch (cause) {
+        options.fail(`herd ${subject.id}`, cause);
+      }
+    }
+    for (const subject of counted) {
+      for (const load of loads) {
+        const run = `held locks ${load} ${subject.id}`;
+        options.starting(run);
+        try {
+          const bound = HELD_LOCKS_PHASES_MS + options.heldTtlMs + options.holdWindowMs;
+          const probe = servers.probe(subject.backend);
+          const result = await measure(load, run, bound, () =>
+            runHeldLocks(subject, probe, { locks: options.heldLocks, ttlMs: options.heldTtlMs, windowMs: options.holdWindowMs }),
+          );
+          heldLocks.push({ ...result, load });
+          options.log(
+            `${run}: ${result.locksHeld} / ${result.locksRequested} held, ${result.locksLost} lost, ${result.locksHeldAtEnd} held at the end, ` +
+              `${result.requestsPerLockPerRenewal} requests per lock per renewal, CPU ${result.cpuSecondsPerSecond} s/s`,
+          );
+        } catch (cause) {
+          options.fail(run, cause);
+        }
+      }
+    }
+  } catch (cause) {
+    // Without servers to count on, the contention part (on the shared servers) still runs.
+    options.fail('stress dedicated servers', cause);
+  } finally {
+    await servers?.stop();
+  }
+
+  const fighters = options.pick(subjects()).filter((s) => STRESS_CONTENTION_SUBJECTS.includes(s.id));
+  const window = { clients: options.contentionClients, maxMs: options.contentionMs, maxAcquisitionsPerClient: options.maxAcquisitionsPerClient };
+  // Every subject quiet, then every subject loaded: the figures compared in a target ran side by side.
+  for (const load of loads) {
+    for (const subject of fighters) {
+      const run = `contention ${load} ${subject.id}`;
+      options.starting(run);
+      try {
+        const result = await measure(load, run, CONTENTION_OVERHEAD_MS + 2 * options.contentionMs, () => runContention(subject, window));
+        contention.push({ ...result, load });
+        options.log(
+          `${run}: ${result.acquisitionsPerSec} acq/s, hand-off p50 ${result.handoffP50Ms} ms p99 ${result.handoffP99Ms} ms, ` +
+            `waiter next ${(result.waiterWinShare * 100).toFixed(0)} %, per client ${result.perClient.join('/')}, failed waits ${result.failures}`,
+        );
+      } catch (cause) {
+        options.fail(run, cause);
+      }
+    }
+  }
+
+  return {
+    settings: {
+      hogs: options.hogs,
+      herdWaiters: options.herdWaiters,
+      herdWaitMs: options.herdWaitMs ?? 200,
+      herdReleaseAfterMs: options.herdReleaseAfterMs ?? 100,
+      heldLocks: options.heldLocks,
+      heldTtlMs: options.heldTtlMs,
+      holdWindowMs: options.holdWindowMs,
+      contendingProcesses: options.contentionClients,
+      contentionMs: options.contentionMs,
+    },
+    command: benchCommand(),
+    herd,
+    heldLocks,
+    contention,
+    hogRuns,
+  };
+}
