@@ -92,12 +92,32 @@ export class ExtendBatcher {
       args.push(item.ownerId, item.ttlMs);
     }
     const sent = monotonicNow();
+    let extended: boolean[];
     try {
-      const reply = await this.#call(keys, args, timeoutMs);
-      const results = Array.isArray(reply) ? reply : [];
-      batch.forEach((entry, index) => entry.resolve({ extended: Number(results[index]) === 1, sent }));
+      extended = resultsOf(await this.#call(keys, args, timeoutMs), batch.length);
     } catch (error) {
       for (const entry of batch) entry.reject(error);
+      return;
     }
+    batch.forEach((entry, index) => entry.resolve({ extended: extended[index] === true, sent }));
   }
+}
+
+/**
+ * The script's reply as one flag per lock. Anything but an array of one 0 or 1 per lock did not
+ * come from the extend-many script (a proxy in between, another script registered under its name):
+ * it says nothing about the locks, so it fails the batch like a lost connection would — each
+ * extension fails and is retried — instead of declaring every lock in it lost.
+ */
+function resultsOf(reply: unknown, count: number): boolean[] {
+  const results = Array.isArray(reply) ? (reply as unknown[]) : undefined;
+  if (results === undefined || results.length !== count || !results.every((result) => result === 0 || result === 1)) {
+    throw new Error(`unexpected reply to a batched extension of ${count} lock(s): ${describeReply(reply)}`);
+  }
+  return results.map((result) => result === 1);
+}
+
+function describeReply(reply: unknown): string {
+  const text = Array.isArray(reply) ? `an array of ${reply.length}` : JSON.stringify(reply) ?? String(reply);
+  return text.length > 80 ? `${text.slice(0, 80)}…` : text;
 }

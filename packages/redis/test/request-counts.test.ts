@@ -1,6 +1,7 @@
 import type { LockHandle } from '@fencelock/core';
 import { nextEvent, within } from '@fencelock/conformance';
 import { redisCommand, startRedisServer, waitFor, type RedisServer } from '@fencelock/test-infra';
+import { Redis } from 'ioredis';
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { scriptCallsOn } from './helpers.js';
@@ -66,6 +67,26 @@ describe('automatic extension of many locks', () => {
     } finally {
       await Promise.allSettled(locks.map((lock) => lock.release()));
       await provider.close();
+    }
+  });
+});
+
+describe('a batched extension answered with something else than its results', () => {
+  it('fails the extension (transient, the lock is kept), never reports the lock lost', async () => {
+    // A client shared with another copy of the library that registered a different script under
+    // the batched extension's command name: the server answers that script's reply instead.
+    const client = new Redis(server.url, { maxRetriesPerRequest: 2 });
+    client.defineCommand('fencelockExtendManyVariadic', { lua: "return redis.status_reply('OK')" });
+    const provider = createRedisLockProvider({ client });
+    try {
+      const lock = await provider.acquire(`renew-malformed:${randomUUID()}`, { ttlMs: 10_000, autoExtend: false });
+      await expect(lock.extend()).rejects.toMatchObject({ code: 'LOCK_BACKEND_UNAVAILABLE' });
+      expect(lock.isHeld()).toBe(true);
+      expect(lock.signal.aborted).toBe(false);
+      expect(await lock.release()).toBe(true);
+    } finally {
+      await provider.close();
+      client.disconnect();
     }
   });
 });

@@ -153,6 +153,27 @@ describe('the algorithm', () => {
     expect(await lock.release()).toBe(true);
   });
 
+  it('a batched extension answered with something else than its results fails (the lock is kept), never reports it lost', async () => {
+    // Clients shared with another copy of the library that registered a different script under the
+    // batched extension's command name: every master answers that script's reply instead.
+    const clients = redlockUrls.slice(0, 3).map((url) => {
+      const client = new Redis(url, { maxRetriesPerRequest: 0 });
+      client.defineCommand('fencelockExtendManyVariadic', { lua: "return redis.status_reply('OK')" });
+      return client;
+    });
+    try {
+      const provider = open({ masters: clients });
+      const lock = await provider.acquire(`extend-malformed:${randomUUID()}`, { ttlMs: 10_000, autoExtend: false });
+      const error = await lock.extend().catch((e: unknown) => e);
+      expect(isLockError(error, 'LOCK_QUORUM_NOT_REACHED')).toBe(true);
+      expect(lock.isHeld()).toBe(true);
+      expect(lock.signal.aborted).toBe(false);
+      expect(await lock.release()).toBe(true);
+    } finally {
+      for (const client of clients) client.disconnect();
+    }
+  });
+
   it('extend on a majority that lost the key (taken over) rejects with LOCK_LOST', async () => {
     const provider = open();
     const key = `taken-over:${randomUUID()}`;
