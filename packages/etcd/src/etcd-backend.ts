@@ -96,6 +96,11 @@ export class EtcdBackend implements LockBackend {
     this.#calls = settings.calls;
   }
 
+  /** The lease TTL etcd granted to the current session, in ms, once one is open. */
+  get sessionTimeoutMs(): number | undefined {
+    return this.#session?.ttlMs;
+  }
+
   /** The etcd-side identity of a lock this backend holds for `ownerId`, if it still does. */
   held(ownerId: string): HeldLock | undefined {
     return this.#held.get(ownerId);

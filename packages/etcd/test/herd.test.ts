@@ -7,35 +7,26 @@
 import { randomUUID } from 'node:crypto';
 import { nextEvent, within } from '@fencelock/conformance';
 import type { LockHandle } from '@fencelock/core';
-import { topology } from '@fencelock/test-infra';
-import { Etcd3 } from 'etcd3';
-import { afterEach, expect, it } from 'vitest';
-import { type EtcdLockProvider, createEtcdLockProvider, lockName } from '../src/index.js';
+import type { Etcd3 } from 'etcd3';
+import { expect, it } from 'vitest';
+import { type EtcdLockProvider, lockName } from '../src/index.js';
+import { type OwnClientProvider, ownClientProviders } from './own-client.js';
 
-const hosts = [...topology().etcdEndpoints];
-const clients: Etcd3[] = [];
-const providers: EtcdLockProvider[] = [];
-
-afterEach(async () => {
-  await Promise.allSettled(providers.splice(0).map((provider) => provider.close()));
-  for (const client of clients.splice(0)) client.close();
-});
+const ownClientProvider = ownClientProviders('fencelock-herd/');
 
 /** A provider on a client of its own whose delivered watch `delete` events are counted. */
-function countingProvider(): { provider: EtcdLockProvider; client: Etcd3; deletions: () => number } {
-  const client = new Etcd3({ hosts });
-  clients.push(client);
+function countingProvider(): OwnClientProvider & { deletions: () => number } {
   let count = 0;
-  const watch = client.watch.bind(client);
-  client.watch = () => {
-    const builder = watch();
-    const watcher = builder.watcher.bind(builder);
-    builder.watcher = () => watcher().on('delete', () => (count += 1));
-    return builder;
+  const countDeletions = (client: Etcd3): void => {
+    const watch = client.watch.bind(client);
+    client.watch = () => {
+      const builder = watch();
+      const watcher = builder.watcher.bind(builder);
+      builder.watcher = () => watcher().on('delete', () => (count += 1));
+      return builder;
+    };
   };
-  const provider = createEtcdLockProvider({ client, keyPrefix: 'fencelock-herd/', sessionTtlMs: 10_000 });
-  providers.push(provider);
-  return { provider, client, deletions: () => count };
+  return { ...ownClientProvider(10_000, countDeletions), deletions: () => count };
 }
 
 /** Queues one acquire per entry of `waiters` on `key`, in that order; each releases once granted. */

@@ -6,19 +6,14 @@
  */
 import { randomUUID } from 'node:crypto';
 import { driftMarginMs, monotonicNow } from '@fencelock/core/adapter';
-import { topology } from '@fencelock/test-infra';
-import { Etcd3 } from 'etcd3';
-import { afterEach, expect, it } from 'vitest';
-import { type EtcdLockProvider, createEtcdLockProvider } from '../src/index.js';
+import type { Etcd3 } from 'etcd3';
+import { expect, it } from 'vitest';
+import type { EtcdLockProvider } from '../src/index.js';
+import { ownClientProviders } from './own-client.js';
 
-const hosts = [...topology().etcdEndpoints];
-const clients: Etcd3[] = [];
-const providers: EtcdLockProvider[] = [];
-
-afterEach(async () => {
-  await Promise.allSettled(providers.splice(0).map((provider) => provider.close()));
-  for (const client of clients.splice(0)) client.close();
-});
+const ownClientProvider = ownClientProviders('fencelock-validity/');
+// A long session, so that no scheduled keepalive runs during a case.
+const TTL_MS = 30_000;
 
 interface LeaseCalls {
   /** Monotonic times at which a lease grant was sent, with the TTL etcd granted (ms). */
@@ -29,46 +24,43 @@ interface LeaseCalls {
 
 /** A provider on a client of its own whose lease grants and keepalives are timed as they are sent. */
 function timedProvider(sessionTtlMs: number): { provider: EtcdLockProvider; calls: LeaseCalls } {
-  const client = new Etcd3({ hosts });
-  clients.push(client);
   const calls: LeaseCalls = { grants: [], keepalives: [] };
-  const lease = client.leaseClient;
-  const grant = lease.leaseGrant.bind(lease);
-  lease.leaseGrant = async (request, options) => {
-    const sentAt = monotonicNow();
-    const response = await grant(request, options);
-    calls.grants.push({ sentAt, ttlMs: Number(response.TTL) * 1000 });
-    return response;
+  const timeLeaseCalls = (client: Etcd3): void => {
+    const lease = client.leaseClient;
+    const grant = lease.leaseGrant.bind(lease);
+    lease.leaseGrant = async (request, options) => {
+      const sentAt = monotonicNow();
+      const response = await grant(request, options);
+      calls.grants.push({ sentAt, ttlMs: Number(response.TTL) * 1000 });
+      return response;
+    };
+    const keepAlive = lease.leaseKeepAlive.bind(lease);
+    lease.leaseKeepAlive = (options) => {
+      calls.keepalives.push(monotonicNow());
+      return keepAlive(options);
+    };
   };
-  const keepAlive = lease.leaseKeepAlive.bind(lease);
-  lease.leaseKeepAlive = (options) => {
-    calls.keepalives.push(monotonicNow());
-    return keepAlive(options);
-  };
-  // A long session, so that no scheduled keepalive runs during a case.
-  const provider = createEtcdLockProvider({ client, keyPrefix: 'fencelock-validity/', sessionTtlMs });
-  providers.push(provider);
-  return { provider, calls };
+  return { provider: ownClientProvider(sessionTtlMs, timeLeaseCalls).provider, calls };
 }
 
 it('a fresh lock is valid until the lease grant was sent + the granted TTL − the drift margin, no longer', async () => {
-  const { provider, calls } = timedProvider(30_000);
+  const { provider, calls } = timedProvider(TTL_MS);
   const lock = await provider.acquire(`validity:${randomUUID()}`);
   expect(calls.grants).toHaveLength(1);
   const { sentAt, ttlMs } = calls.grants[0]!;
-  expect(ttlMs).toBe(30_000);
+  expect(ttlMs).toBe(TTL_MS);
   expect(lock.validUntil).toBeLessThanOrEqual(sentAt + ttlMs - driftMarginMs(ttlMs));
   await lock.release();
 });
 
 it('an extended lock is valid until the keepalive was sent + the granted TTL − the drift margin, no longer', async () => {
-  const { provider, calls } = timedProvider(30_000);
+  const { provider, calls } = timedProvider(TTL_MS);
   const lock = await provider.acquire(`validity:${randomUUID()}`);
   const before = lock.validUntil;
   await lock.extend();
   const sentAt = calls.keepalives.at(-1);
   expect(sentAt).toBeDefined();
   expect(lock.validUntil).toBeGreaterThan(before);
-  expect(lock.validUntil).toBeLessThanOrEqual(sentAt! + 30_000 - driftMarginMs(30_000));
+  expect(lock.validUntil).toBeLessThanOrEqual(sentAt! + TTL_MS - driftMarginMs(TTL_MS));
   await lock.release();
 });
