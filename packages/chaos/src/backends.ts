@@ -75,7 +75,8 @@ export function createChaosProvider(config: ClientBackendConfig): LockProvider {
         connection: { hosts: hosts.map((host) => `http://${host}`) },
         keyPrefix: config.keyPrefix,
         sessionTtlMs: config.ttlMs,
-        requestTimeoutMs: 1_000,
+        // A fifth of the session TTL: a keepalive hung on a paused member leaves room for the next one.
+        requestTimeoutMs: Math.floor(config.ttlMs / 5),
         recheckIntervalMs: 1_000,
       });
     case 'zookeeper':

@@ -116,7 +116,7 @@ export class AcquireRequest implements BackendAcquireRequest {
   // An arrow property, not a method: backends may pass `request.contended` on as a bare function.
   readonly contended = (): void => this.#call.markContended();
 
-  readonly releaseLater = (release: () => Promise<unknown>, until: number): void => {
-    this.#releases.start({ attempt: release, until: () => until, settled: () => undefined });
+  readonly releaseLater = (release: () => Promise<unknown>, until: number | (() => number)): void => {
+    this.#releases.start({ attempt: release, until: typeof until === 'function' ? until : () => until, settled: () => undefined });
   };
 }

@@ -46,10 +46,11 @@ export interface BackendAcquireRequest {
    * Hands core a release that must reach the backend: what an attempt whose outcome is unknown (a
    * timed-out request, a dropped connection) may have created. Core makes the first attempt now, in
    * the background, and retries with backoff until the backend answers or `until` (monotonic ms:
-   * when the backend frees it by itself) has passed. `release` makes one bounded attempt and
+   * when the backend frees it by itself; a function when that moves, as a session's deadline does)
+   * has passed, at most `MAX_RELEASE_ATTEMPTS` times. `release` makes one bounded attempt and
    * rejects on failure; it must only ever remove what this request's owner id created.
    */
-  releaseLater(release: () => Promise<unknown>, until: number): void;
+  releaseLater(release: () => Promise<unknown>, until: number | (() => number)): void;
 }
 
 /** A lock a backend granted. */
