@@ -11,8 +11,8 @@ import { parseScriptOutput } from '../src/script-output.js';
 import { assertBuilt, DEPENDENCY_FIELDS, isInside, readManifest, REPO_ROOT, workspacePackages } from '../src/workspace.js';
 
 const FIXTURES = fileURLToPath(new URL('../fixtures/', import.meta.url));
-// Installed into the consumer project: core and two adapters.
-const INSTALLED = ['@fencelock/core', '@fencelock/redis', '@fencelock/etcd'] as const;
+// Installed into the consumer project: core and two adapters (with the Redis building block they need).
+const INSTALLED = ['@fencelock/core', '@fencelock/redis-shared', '@fencelock/redis', '@fencelock/etcd'] as const;
 // What the adapters' READMEs tell users to install next to them, from the npm registry.
 const REGISTRY_PACKAGES = ['ioredis@^5.4.0', 'etcd3@^1.1.2', '@types/node@^20'];
 const SCRIPT_TIMEOUT_MS = 30_000;
