@@ -1,7 +1,10 @@
 import type { LockCapabilities, LockProvider } from '@fencelock/core';
 
-/** An outage the harness can cause: a killed server, a paused one (SIGSTOP), a blackholed link. */
-export type BackendOutage = 'kill' | 'pause' | 'blackhole';
+/**
+ * An outage the harness can cause: a killed server, a paused one (SIGSTOP), a blackholed link, or
+ * connections reset (a connection drop: the client sees its requests fail and reconnects).
+ */
+export type BackendOutage = 'kill' | 'pause' | 'blackhole' | 'reset';
 
 /** Ends an outage: the backend serves again (restarted with its data, resumed, link healed) when it resolves. */
 export type HealOutage = () => Promise<void>;
@@ -34,6 +37,8 @@ export interface ConformanceHarness {
    * effect; the returned function ends it. `kill`: SIGKILL, healed by a restart with the same data.
    * `pause`: SIGSTOP, healed by SIGCONT. `blackhole`: the providers' connections (made through a
    * proxy the harness controls) stop carrying bytes either way, healed by letting them through.
+   * `reset`: the providers' connections (through the proxy) are reset and new ones refused, healed
+   * by letting them through; a session backend's session survives it when healed in time.
    * A kind left out is reported as a skipped case naming it.
    */
   readonly outages?: { readonly [K in BackendOutage]?: () => Promise<HealOutage> };

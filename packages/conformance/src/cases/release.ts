@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { within, type SuiteContext } from '../context.js';
 import type { BackendOutage } from '../options.js';
 
-const OUTAGES: readonly BackendOutage[] = ['kill', 'pause', 'blackhole'];
+const OUTAGES: readonly BackendOutage[] = ['kill', 'pause', 'blackhole', 'reset'];
 
 /** Release when the backend cannot be reached: never rejects, retried until it lands. */
 export function registerReleaseCases(ctx: SuiteContext): void {
