@@ -157,7 +157,8 @@ export async function runHerd(subject: Subject, probe: CounterProbe, options: He
       releasedAt = performance.now();
       return holder.release();
     });
-    await boundedWait(Promise.all([...calls, holderReleased]), Math.max(0, herdStarted + boundMs - performance.now()));
+    // allSettled: one failing release must not end the wait for the other calls.
+    await boundedWait(Promise.allSettled([...calls, holderReleased]), Math.max(0, herdStarted + boundMs - performance.now()));
     await sleep(options.drainMs ?? 500);
     const delta = counterDelta(countersBefore, await probe.read());
     const requests = serverRequests(subject.backend, delta);
