@@ -6,6 +6,7 @@
  */
 import { fork, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import { boundedWait } from './bounded-wait.js';
 import type { HogMessage } from './cpu-hog.js';
 
 /** How many hogs, and for how long at most. */
@@ -56,12 +57,7 @@ interface Tracked {
 
 const hasExited = (child: ChildProcess): boolean => child.exitCode !== null || child.signalCode !== null;
 
-function waitFor(promises: readonly Promise<unknown>[], timeoutMs: number): Promise<void> {
-  let timer: NodeJS.Timeout | undefined;
-  return Promise.race([Promise.all(promises).then(() => undefined), new Promise<void>((resolve) => (timer = setTimeout(resolve, timeoutMs)))]).finally(() =>
-    clearTimeout(timer),
-  );
-}
+const waitFor = (promises: readonly Promise<unknown>[], timeoutMs: number): Promise<void> => boundedWait(Promise.allSettled(promises), timeoutMs);
 
 function track(child: ChildProcess): Tracked {
   const pid = child.pid;

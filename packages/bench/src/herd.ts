@@ -11,6 +11,7 @@
 import { randomUUID } from 'node:crypto';
 import { isLockError, LockErrorCode, type LockHandle, type LockProvider } from '@fencelock/core';
 import { DEFAULT_COMMAND_TIMEOUT_MS } from '@fencelock/redis';
+import { boundedWait } from './bounded-wait.js';
 import { KEPT_COUNTERS, ROUND_TRIP_DEFINITIONS, serverRequests } from './held-locks.js';
 import { counterDelta, type CounterProbe } from './server-counters.js';
 import { round, summarize } from './stats.js';
@@ -103,13 +104,6 @@ export function defaultRequestTimeout(backend: Backend, provider: LockProvider, 
 }
 
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
-
-/** Resolves when `work` settles or after `ms`, whichever is first (never rejects). */
-async function boundedWait(work: Promise<unknown>, ms: number): Promise<void> {
-  let timer: NodeJS.Timeout | undefined;
-  await Promise.race([work.then(() => undefined, () => undefined), new Promise<void>((resolve) => (timer = setTimeout(resolve, ms)))]);
-  clearTimeout(timer);
-}
 
 /** Runs a herd on `subject` (a fencelock subject: it needs `openProvider`); `probe` reads its servers' counters. */
 export async function runHerd(subject: Subject, probe: CounterProbe, options: HerdOptions = {}): Promise<HerdResult> {
