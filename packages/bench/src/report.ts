@@ -141,7 +141,11 @@ export function computeRatios(
   return ratios;
 }
 
-/** Wake-ups per release that count as "exactly one" (100 grants: at most 5 extra wake-ups). */
+/**
+ * Wake-ups per release allowed above one (100 grants: at most 5 extra wake-ups). Waiters in one
+ * process queue in core's local line, so only the head of the line is ever woken by the server
+ * (often less than once per release: the next head finds the lock already free).
+ */
 export const ONE_WAKEUP_TOLERANCE = 0.05;
 
 /** Server requests per held lock per renewal interval below which renewals count as batched. */
@@ -171,7 +175,7 @@ export function checkTargets(
   const fight = (id: string): ContentionResult | undefined => contention.find((r) => r.subject === id);
   const wakeups = (id: string): number => waiters.find((r) => r.subject === id)?.wakeupsPerRelease ?? Number.NaN;
   const held = (id: string): number => batchedRenewals(heldLocks.find((r) => r.subject === id));
-  const oneWakeup = (v: number): boolean => Math.abs(v - 1) <= ONE_WAKEUP_TOLERANCE;
+  const oneWakeup = (v: number): boolean => v <= 1 + ONE_WAKEUP_TOLERANCE;
   const lockCount = (heldLocks[0]?.locksRequested ?? 10_000).toLocaleString('en-US');
   const checks: [string, number, (value: number) => boolean][] = [
     ['Redis uncontended ≥ 0.95 × raw ioredis', ratioOf('redis/fencelock', 'redis/raw-ioredis'), (v) => v >= 0.95],
@@ -189,8 +193,8 @@ export function checkTargets(
     ],
     ['ZooKeeper uncontended ≥ 0.9 × the raw recipe', ratioOf('zookeeper/fencelock', 'zookeeper/raw-recipe'), (v) => v >= 0.9],
     ['etcd uncontended ≥ 1.5 × etcd3 client.lock()', ratioOf('etcd/fencelock', 'etcd/etcd3-lock'), (v) => v >= 1.5],
-    [`ZooKeeper: exactly one wake-up per release with 100 waiters (1 ± ${ONE_WAKEUP_TOLERANCE}, server-counted)`, wakeups('zookeeper/fencelock'), oneWakeup],
-    [`etcd: one wake-up per release with 100 waiters (1 ± ${ONE_WAKEUP_TOLERANCE}, server-counted)`, wakeups('etcd/fencelock'), oneWakeup],
+    [`ZooKeeper: at most one wake-up per release with 100 waiters (≤ 1 + ${ONE_WAKEUP_TOLERANCE}, server-counted)`, wakeups('zookeeper/fencelock'), oneWakeup],
+    [`etcd: at most one wake-up per release with 100 waiters (≤ 1 + ${ONE_WAKEUP_TOLERANCE}, server-counted)`, wakeups('etcd/fencelock'), oneWakeup],
     [
       `Redis: renewals of ${lockCount} held locks batched (< ${BATCHED_REQUESTS_PER_LOCK} server requests per lock per renewal interval, no lock lost)`,
       held('redis/fencelock'),

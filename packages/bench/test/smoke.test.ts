@@ -12,7 +12,7 @@ import { runHeldLocks, type HeldLocksResult } from '../src/held-locks.js';
 import { runHerd, type HerdResult } from '../src/herd.js';
 import { runMemory, type MemoryResult } from '../src/memory.js';
 import { runParallelKeysGroup, type ParallelKeysResult } from '../src/parallel-keys.js';
-import { checkTargets, computeRatios, machineInfo, renderMarkdown } from '../src/report.js';
+import { checkTargets, computeRatios, machineInfo, ONE_WAKEUP_TOLERANCE, renderMarkdown } from '../src/report.js';
 import { benchCommand, type StressResults } from '../src/stress.js';
 import { subjects, type Backend, type Subject } from '../src/subjects.js';
 import { runUncontendedGroup, type UncontendedResult } from '../src/uncontended.js';
@@ -133,8 +133,10 @@ describe('bench smoke', () => {
         const result = await runWaiters(subject, { waiters: 3, waitMs: 10_000, settleMs: 100, redlockMasters: 3 }, started().probe(backend));
         expect(result).toMatchObject({ subject: subject.id, waiters: 3, granted: 3 });
         expect(result.drainPerSec).toBeGreaterThan(0);
-        // Each of the 3 grants needed at least the one wake-up that granted it.
-        expect(result.wakeupsPerRelease).toBeGreaterThanOrEqual(1);
+        // The first grant needed a wake-up from the server; the waiters of one process queue in
+        // core's local line, so no release wakes more than the head of that line.
+        expect(result.wakeupsPerRelease).toBeGreaterThan(0);
+        expect(result.wakeupsPerRelease).toBeLessThanOrEqual(1 + ONE_WAKEUP_TOLERANCE);
         expect(result.wakeupsCounted).toEqual(expect.any(String));
         waiters.push(result);
       });
