@@ -32,9 +32,9 @@ export interface BackendAcquireRequest {
    */
   readonly deadline: number;
   /**
-   * Aborted when the caller aborts. The backend stops waiting, cleans up, and may reject with anything.
-   * Core makes it on first read: read it only to wait (core checks for an abort once the attempt is
-   * over, and hands back a grant made for an aborted call).
+   * Aborted when the caller aborts or the provider closes. The backend stops waiting, cleans up
+   * (or hands what it may have created to {@link releaseLater}), and may reject with anything. An
+   * attempt that is granted after the abort may resolve the grant: core releases it.
    */
   readonly signal: AbortSignal;
   readonly metadata: string | undefined;
