@@ -60,7 +60,7 @@ export function createChaosProvider(config: ClientBackendConfig): LockProvider {
         keyPrefix: config.keyPrefix,
         defaultTtlMs: config.ttlMs,
         // A fifth of the TTL, so an extension hung on a paused server leaves room for the next one.
-        commandTimeoutMs: Math.floor(config.ttlMs / 5),
+        requestTimeoutMs: Math.floor(config.ttlMs / 5),
         retry: RETRY,
       });
     case 'redlock':

@@ -1,4 +1,4 @@
-import { monotonicNow } from '@fencelock/core';
+import { monotonicNow } from '@fencelock/core/adapter';
 import { hashSlot } from './key-slot.js';
 
 /** One lock to extend. */

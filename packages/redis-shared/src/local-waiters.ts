@@ -1,4 +1,4 @@
-import type { Wakeup } from '@fencelock/core';
+import { monotonicNow, waitFor, type Wakeup } from '@fencelock/core/adapter';
 
 interface Waiter {
   notified: boolean;
@@ -47,39 +47,32 @@ export class LocalWaiters {
     set.add(waiter);
     let confirmed = false;
     return {
-      wait: (ms, signal) =>
-        new Promise<void>((resolve, reject) => {
-          if (signal.aborted) {
-            reject(signal.reason);
-            return;
-          }
-          confirmed ||= this.#subscription.isConfirmed();
-          const confirming = confirmed ? undefined : this.#subscription.open();
-          if (waiter.notified) {
-            waiter.notified = false;
-            resolve();
-            return;
-          }
-          const done = (): void => {
-            clearTimeout(timer);
-            signal.removeEventListener('abort', onAbort);
-            waiter.wake = undefined;
-            waiter.notified = false;
-            resolve();
-          };
-          const onAbort = (): void => {
-            clearTimeout(timer);
-            waiter.wake = undefined;
-            reject(signal.reason);
-          };
-          const timer = setTimeout(done, ms);
-          signal.addEventListener('abort', onAbort, { once: true });
-          waiter.wake = done;
-          void confirming?.then(() => {
-            confirmed = true;
-            if (waiter.wake === done) done();
-          });
-        }),
+      wait: async (ms, signal) => {
+        if (signal.aborted) throw signal.reason;
+        confirmed ||= this.#subscription.isConfirmed();
+        const confirming = confirmed ? undefined : this.#subscription.open();
+        if (waiter.notified) {
+          waiter.notified = false;
+          return;
+        }
+        await waitFor<void>({
+          deadline: monotonicNow() + ms,
+          signal,
+          until: (wake) => {
+            waiter.wake = wake;
+            let waiting = true;
+            void confirming?.then(() => {
+              confirmed = true;
+              if (waiting) wake();
+            });
+            return () => {
+              waiting = false;
+              waiter.wake = undefined;
+              waiter.notified = false;
+            };
+          },
+        });
+      },
       close: () => {
         set.delete(waiter);
         if (set.size === 0 && this.#byKey.get(lockKey) === set) this.#byKey.delete(lockKey);

@@ -1,4 +1,4 @@
-import { normalizeCapabilities, type LockCapabilities } from '@fencelock/core';
+import { normalizeCapabilities, type LockCapabilities } from '@fencelock/core/adapter';
 
 /** The smallest TTL the provider accepts, in ms (see {@link REDIS_CAPABILITIES}). */
 export const REDIS_MIN_TTL_MS = 100;

@@ -1,3 +1,4 @@
+import { backoffDelayMs, monotonicNow, waitFor, withRequestTimeout } from '@fencelock/core/adapter';
 import { Cluster, Redis, type ClusterOptions, type RedisOptions } from 'ioredis';
 import type { RedisLockProviderOptions, ResolvedRedisLockOptions } from './redis-lock-options.js';
 
@@ -9,15 +10,18 @@ export interface RedisConnection {
 
 // Reconnect quickly at first, then every ≤ 500 ms with jitter (so clients of a restarted server do
 // not come back in lockstep); ioredis keeps trying until the provider closes the client.
+const RECONNECT_BACKOFF = Object.freeze({ initialDelayMs: 25, maxDelayMs: 500, factor: 2 });
 function reconnectDelayMs(times: number): number {
-  const cap = Math.min(500, 25 * 2 ** Math.min(times, 5));
-  return Math.ceil(cap / 2 + Math.random() * (cap / 2));
+  return Math.ceil(backoffDelayMs(times, RECONNECT_BACKOFF));
 }
+
+// After a hard disconnect, how long to wait for the socket's 'end' before moving on.
+const END_AFTER_DISCONNECT_MS = 100;
 
 /**
  * Settings for connections the provider opens:
- * - `commandTimeout`: a paused server must not hang calls forever (the provider enforces the same
- *   bound on clients it is handed).
+ * - `commandTimeout` = `requestTimeoutMs`: a paused server must not hang calls forever (the provider
+ *   enforces the same bound on clients it is handed).
  * - `maxRetriesPerRequest: 2`: a request waits through at most two reconnect attempts (≤ about 1 s),
  *   then fails, and the lock's own deadline decides what happens next.
  * - `autoResendUnfulfilledCommands: false`: a request whose reply was lost with the connection is not
@@ -25,7 +29,7 @@ function reconnectDelayMs(times: number): number {
  */
 function redisDefaults(resolved: ResolvedRedisLockOptions): RedisOptions {
   return {
-    commandTimeout: resolved.commandTimeoutMs,
+    commandTimeout: resolved.requestTimeoutMs,
     maxRetriesPerRequest: 2,
     autoResendUnfulfilledCommands: false,
     retryStrategy: reconnectDelayMs,
@@ -59,21 +63,22 @@ export async function closeRedisConnection(connection: RedisConnection, timeoutM
   if (!connection.owned) return;
   const { client } = connection;
   if (client.status === 'end') return;
-  let timer: NodeJS.Timeout | undefined;
   // Resolves once the socket is really closed (QUIT answered and the server hung up, or disconnect()).
   const ended = new Promise<void>((resolve) => client.once('end', () => resolve()));
   try {
-    await Promise.race([
-      client.quit().then(() => ended, () => undefined),
-      new Promise<void>((resolve) => {
-        timer = setTimeout(resolve, timeoutMs);
-      }),
-    ]);
+    await withRequestTimeout(client.quit().then(() => ended), timeoutMs, 'closing the connection');
+  } catch {
+    // No answer in time (or the QUIT failed): disconnect below.
   } finally {
-    clearTimeout(timer);
     if ((client.status as string) !== 'end') {
       client.disconnect();
-      await Promise.race([ended, new Promise<void>((resolve) => setTimeout(resolve, 100).unref())]);
+      await waitFor({
+        deadline: monotonicNow() + END_AFTER_DISCONNECT_MS,
+        until: (wake) => {
+          void ended.then(wake);
+          return () => undefined;
+        },
+      });
     }
   }
 }

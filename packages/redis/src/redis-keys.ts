@@ -1,4 +1,4 @@
-import { LockRangeError } from '@fencelock/core';
+import { LockRangeError } from '@fencelock/core/adapter';
 import { RESERVED_KEY_PATTERN, hashSlot, hashTagForSlot } from '@fencelock/redis-shared';
 
 /**

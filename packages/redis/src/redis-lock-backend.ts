@@ -1,18 +1,20 @@
 import {
+  DRIFT_FIXED_MS,
   LockErrorCode,
   backendUnavailableError,
   isLockError,
   lockLostError,
   monotonicNow,
-  sleep,
+  validityDeadline,
   waitForGrant,
+  withRequestTimeout,
   type BackendAcquireRequest,
   type BackendGrant,
   type GrantObserver,
   type LockBackend,
   type LockInfo,
   type Wakeup,
-} from '@fencelock/core';
+} from '@fencelock/core/adapter';
 import {
   ExtendBatcher,
   HANDOFF_RESERVATION_MS,
@@ -50,11 +52,9 @@ interface AttemptState {
   registered: boolean;
 }
 
-// A retry at a holder's expiry waits this much longer, for the server's clock running a little slow.
-const EXPIRY_SLACK_MS = 2;
-
-// Cleanup of an indeterminate acquire or a failed release: a few tries, never past the lock's TTL.
-const CLEANUP_ATTEMPTS = 3;
+// A retry at a holder's expiry waits a little longer, for the server's clock running a little slow
+// and its millisecond expiry precision: the fixed part of core's drift margin.
+const EXPIRY_SLACK_MS = DRIFT_FIXED_MS;
 
 // Lock keys whose side keys are remembered (see #keysOf); the cache is emptied when it is full.
 const KEY_CACHE_SIZE = 1_024;
@@ -72,14 +72,13 @@ export class RedisLockBackend implements LockBackend {
   readonly #subscriber: ReleaseSubscriber;
   readonly #registrationMs: number;
   readonly #active = new Set<ActiveLock>();
-  readonly #cleanups = new Set<Promise<void>>();
   readonly #acquireCall: (...args: (string | number)[]) => Promise<unknown>;
   readonly #releaseCall: (...args: (string | number)[]) => Promise<unknown>;
   readonly #extends: ExtendBatcher;
   readonly #inspectCall: (...args: (string | number)[]) => Promise<unknown>;
   readonly #keyCache = new Map<string, RedisLockKeys>();
-  // Whether ioredis already bounds every request by commandTimeoutMs (a client we opened ourselves,
-  // not a Cluster, whose own queue is not bounded): then #timed adds no second timer.
+  // Whether ioredis already bounds every request by requestTimeoutMs (a client we opened ourselves,
+  // not a Cluster, whose own queue is not bounded): then #bounded adds no second timer.
   readonly #clientTimesOut: boolean;
   readonly #onClose = (): void => {
     for (const lock of this.#active) lock.observer.uncertain();
@@ -92,19 +91,19 @@ export class RedisLockBackend implements LockBackend {
     this.#connection = connection;
     this.#options = options;
     // A waiter tries again within its longest backoff delay (or at a notification), and each try takes
-    // at most one command timeout: its registration outlives the gap between two of its attempts.
-    this.#registrationMs = Math.ceil(options.retry.maxDelayMs + 2 * options.commandTimeoutMs);
+    // at most one request timeout: its registration outlives the gap between two of its attempts.
+    this.#registrationMs = Math.ceil(options.retry.maxDelayMs + 2 * options.requestTimeoutMs);
     const { client } = connection;
     registerRedisLockScripts(client);
     this.#acquireCall = scriptCall(client, variadicCommandName(redisLockScripts.acquire));
     this.#releaseCall = scriptCall(client, variadicCommandName(redisLockScripts.release));
     const extendMany = extendManyCommand(client);
     this.#extends = new ExtendBatcher(
-      (keys, args) => this.#timed(extendMany(keys, args), `extending ${keys.length / 2} lock(s)`),
+      (keys, args) => this.#bounded(extendMany(keys, args), `extending ${keys.length / 2} lock(s)`),
       { bySlot: client.isCluster, withMeta: true },
     );
     this.#inspectCall = scriptCall(client, inspectScript.name);
-    this.#clientTimesOut = connection.owned && !client.isCluster && (client as Redis).options.commandTimeout === options.commandTimeoutMs;
+    this.#clientTimesOut = connection.owned && !client.isCluster && (client as Redis).options.commandTimeout === options.requestTimeoutMs;
     this.#subscriber = new ReleaseSubscriber(client, options.channel);
     client.on('close', this.#onClose);
     client.on('ready', this.#onReady);
@@ -123,8 +122,12 @@ export class RedisLockBackend implements LockBackend {
       if (grant === undefined && attempts.registered) await this.#leaveLine(keys, request.ownerId);
       // An attempt whose outcome is unknown may have been applied (or may still be, by a paused
       // server). Once this acquisition is over without a grant, its owner id is never used to acquire
-      // again, so releasing it in the background (with retries) can only delete that stray lock.
-      if (grant === undefined && attempts.indeterminate) this.#cleanUp(keys, request.ownerId, attempts.sent, request.ttlMs);
+      // again, so core's retried release can only delete that stray lock; the SET, if it was applied,
+      // was sent before now and expires a TTL later at the latest (a paused server applies it on
+      // resuming, behind which the first release attempt is queued on the same connection).
+      if (grant === undefined && attempts.indeterminate) {
+        request.releaseLater(() => this.#releaseOnce(keys, request.ownerId), monotonicNow() + request.ttlMs);
+      }
     }
   }
 
@@ -159,7 +162,7 @@ export class RedisLockBackend implements LockBackend {
 
   async inspect(key: string): Promise<LockInfo | undefined> {
     const keys = this.#keysOf(key);
-    const reply = await this.#timed(this.#inspectCall(keys.lock, keys.meta), `inspecting lock "${key}"`);
+    const reply = await this.#bounded(this.#inspectCall(keys.lock, keys.meta), `inspecting lock "${key}"`);
     if (!Array.isArray(reply)) return undefined;
     const [value, pttlReply, owner, token, metadata] = reply as (string | number | null)[];
     if (typeof value !== 'string') return undefined;
@@ -187,16 +190,8 @@ export class RedisLockBackend implements LockBackend {
     client.off('ready', this.#onReady);
     this.#subscriber.close();
     this.#active.clear();
-    // Let pending clean-up releases go out before the connection closes, within one request timeout.
-    let timer: NodeJS.Timeout | undefined;
-    await Promise.race([
-      Promise.allSettled([...this.#cleanups]),
-      new Promise((resolve) => {
-        timer = setTimeout(resolve, this.#options.commandTimeoutMs);
-      }),
-    ]);
-    clearTimeout(timer);
-    await closeRedisConnection(this.#connection, this.#options.commandTimeoutMs);
+    // Core made its last attempt at every pending release before closing the backend.
+    await closeRedisConnection(this.#connection, this.#options.requestTimeoutMs);
   }
 
   /**
@@ -230,14 +225,12 @@ export class RedisLockBackend implements LockBackend {
     if (metadata !== undefined) args.push(metadata);
     let reply: unknown;
     try {
-      reply = await this.#timed(this.#acquireCall(...args), `acquiring lock "${key}"`);
+      reply = await this.#bounded(this.#acquireCall(...args), `acquiring lock "${key}"`);
     } catch (error) {
-      // Indeterminate: the server may have applied it, or may still (a paused server). Issue one
-      // release with our owner id now, before reporting the failure: it goes out on the same
-      // connection, so the server runs it after the late acquire and before any later attempt of
-      // ours. (No retries here: a retried release could overtake a later, successful attempt.)
+      // Indeterminate: the server may have applied it, or may still (a paused server). A later
+      // attempt of this acquisition takes such a stray lock over (same owner id); what is left when
+      // the acquisition ends without a grant goes to core's retried release (see acquire()).
       attempts.indeterminate = true;
-      this.#releaseOnce(keys, ownerId).catch(() => false);
       throw backendUnavailableError(`acquiring lock "${key}" failed`, error, key);
     }
     if (reply === null || reply === undefined || Array.isArray(reply)) {
@@ -253,7 +246,7 @@ export class RedisLockBackend implements LockBackend {
     this.#active.add(lock);
     return {
       fencingToken,
-      validUntil: this.#validUntil(sent, ttlMs),
+      validUntil: validityDeadline(sent, ttlMs, this.#options.clockDriftFactor),
       extend: (nextTtlMs) => this.#extend(lock, nextTtlMs),
       release: () => this.#release(lock),
     };
@@ -271,22 +264,21 @@ export class RedisLockBackend implements LockBackend {
       this.#active.delete(lock);
       throw lockLostError(lock.key, 'taken-over');
     }
-    return this.#validUntil(outcome.sent, ttlMs);
+    return validityDeadline(outcome.sent, ttlMs, this.#options.clockDriftFactor);
   }
 
+  // One bounded attempt; a failure rejects, and core retries it in the background.
   async #release(lock: ActiveLock): Promise<boolean> {
     this.#active.delete(lock);
-    const sent = monotonicNow();
     try {
       return await this.#releaseOnce(lock.keys, lock.ownerId);
     } catch (error) {
-      this.#cleanUp(lock.keys, lock.ownerId, sent, this.#options.commandTimeoutMs * CLEANUP_ATTEMPTS);
       throw backendUnavailableError(`releasing lock "${lock.key}" failed`, error, lock.key);
     }
   }
 
   async #releaseOnce(keys: RedisLockKeys, ownerId: string): Promise<boolean> {
-    const reply = await this.#timed(
+    const reply = await this.#bounded(
       this.#releaseCall(3, keys.lock, keys.waiters, keys.reserved, ownerId, this.#options.channel, HANDOFF_RESERVATION_MS),
       'releasing a lock',
     );
@@ -295,33 +287,16 @@ export class RedisLockBackend implements LockBackend {
 
   async #leaveLine(keys: RedisLockKeys, ownerId: string): Promise<void> {
     try {
-      await this.#timed(this.#connection.client.zrem(keys.waiters, ownerId), 'leaving the line of waiters');
+      await this.#bounded(this.#connection.client.zrem(keys.waiters, ownerId), 'leaving the line of waiters');
     } catch {
       // The entry lapses after #registrationMs.
     }
   }
 
-  /** Releases `ownerId`'s lock in the background, a few times at most, and not past `sent + ttlMs`. */
-  #cleanUp(keys: RedisLockKeys, ownerId: string, sent: number, ttlMs: number): void {
-    const run = async (): Promise<void> => {
-      for (let attempt = 0; attempt < CLEANUP_ATTEMPTS && monotonicNow() < sent + ttlMs; attempt += 1) {
-        if (this.#connection.client.status === 'end') return;
-        try {
-          await this.#releaseOnce(keys, ownerId);
-          return;
-        } catch {
-          await sleep(Math.min(this.#options.commandTimeoutMs, 100 * 2 ** attempt));
-        }
-      }
-    };
-    const cleanup = run().finally(() => this.#cleanups.delete(cleanup));
-    this.#cleanups.add(cleanup);
-  }
-
   /** After a reconnect: is each lock still ours? */
   async #recheck(lock: ActiveLock): Promise<void> {
     try {
-      const value = await this.#timed(this.#connection.client.get(lock.keys.lock), `checking lock "${lock.key}"`);
+      const value = await this.#bounded(this.#connection.client.get(lock.keys.lock), `checking lock "${lock.key}"`);
       if (!this.#active.has(lock)) return;
       if (value === lock.ownerId) {
         lock.observer.recovered();
@@ -348,17 +323,12 @@ export class RedisLockBackend implements LockBackend {
     return keys;
   }
 
-  // Redis expires keys by its own clock, which may run a little faster than ours: keep a margin
-  // (as Redlock does: 1% of the TTL + 2 ms).
-  #validUntil(sent: number, ttlMs: number): number {
-    return sent + ttlMs - Math.ceil(ttlMs * this.#options.clockDriftFactor) - 2;
-  }
-
   /**
-   * Bounds a request by `commandTimeoutMs`, whatever the client's own settings are (a client we
-   * opened with that very `commandTimeout` already does it: no second timer per request then).
+   * Bounds a request by `requestTimeoutMs` with core's per-request timeout, whatever the client's own
+   * settings are (a client we opened with that very `commandTimeout` already does it: no second
+   * timer per request then).
    */
-  #timed<T>(request: Promise<T>, what: string): Promise<T> {
+  #bounded<T>(request: Promise<T>, what: string): Promise<T> {
     // A client closed for good (closed by its owner, or a crash simulated by disconnect()) would
     // queue the request until the timeout on a Cluster: fail at once instead.
     if (this.#connection.client.status === 'end') {
@@ -366,11 +336,6 @@ export class RedisLockBackend implements LockBackend {
       return Promise.reject(new Error(`${what} failed: the connection is closed`));
     }
     if (this.#clientTimesOut) return request;
-    const timeoutMs = this.#options.commandTimeoutMs;
-    let timer: NodeJS.Timeout | undefined;
-    const timeout = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new Error(`${what} timed out after ${timeoutMs} ms`)), timeoutMs);
-    });
-    return Promise.race([request, timeout]).finally(() => clearTimeout(timer));
+    return withRequestTimeout(request, this.#options.requestTimeoutMs, what);
   }
 }

@@ -1,4 +1,15 @@
-import { DEFAULT_RETRY, LockRangeError, LockTypeError, MAX_DURATION_MS, type LockProviderOptions, type RetryOptions } from '@fencelock/core';
+import {
+  DEFAULT_CLOCK_DRIFT_FACTOR,
+  DEFAULT_RETRY,
+  LockRangeError,
+  LockTypeError,
+  MAX_DURATION_MS,
+  readAdapterOptions,
+  validateDurationMs,
+  validateRequestTimeoutMs,
+  type LockProviderOptions,
+  type RetryOptions,
+} from '@fencelock/core/adapter';
 import type { Cluster, ClusterNode, ClusterOptions, Redis, RedisOptions } from 'ioredis';
 import { RESERVED_KEY_PATTERN } from '@fencelock/redis-shared';
 
@@ -27,11 +38,13 @@ export interface RedisLockProviderOptions extends LockProviderOptions {
   /**
    * How long one request (acquire, extend, release, inspect) may take before it counts as failed,
    * in ms, enforced by the provider on any client (and set as ioredis' `commandTimeout` on clients it
-   * opens). A timed-out acquire is then released with its own owner id, in case the server applies
-   * it later. Keep it well below your TTLs, so an extension that hangs on a paused server still
-   * leaves time for the next one. @default 2_000
+   * opens). What a timed-out acquire may have taken is released by core in the background, in case
+   * the server applies it later. At most a third of `defaultTtlMs` (a larger value is refused), so
+   * that an extension hanging on a paused server still leaves time for the next one.
+   * (Formerly `commandTimeoutMs`, now refused with a message naming this option.)
+   * @default the smaller of 2_000 and a third of `defaultTtlMs`
    */
-  readonly commandTimeoutMs?: number;
+  readonly requestTimeoutMs?: number;
   /**
    * Share of the TTL subtracted from a lock's validity, for the server's clock running faster than
    * ours (plus a fixed 2 ms): `validUntil = sendTime + ttl − ceil(ttl × factor) − 2`. @default 0.01
@@ -45,23 +58,56 @@ export interface RedisLockProviderOptions extends LockProviderOptions {
 export interface ResolvedRedisLockOptions {
   readonly keyPrefix: string;
   readonly channel: string;
-  readonly commandTimeoutMs: number;
+  readonly requestTimeoutMs: number;
   readonly clockDriftFactor: number;
   readonly retry: RetryOptions;
 }
 
 /** Default of {@link RedisLockProviderOptions.channel}. */
 export const DEFAULT_CHANNEL = 'fencelock:released';
-/** Default of {@link RedisLockProviderOptions.commandTimeoutMs}. */
-export const DEFAULT_COMMAND_TIMEOUT_MS = 2_000;
-/** Default of {@link RedisLockProviderOptions.clockDriftFactor}. */
-export const DEFAULT_CLOCK_DRIFT_FACTOR = 0.01;
+/**
+ * The longest default of {@link RedisLockProviderOptions.requestTimeoutMs}, in ms: the default is
+ * the smaller of this and a third of `defaultTtlMs`.
+ */
+export const DEFAULT_REQUEST_TIMEOUT_MS = 2_000;
+/**
+ * @deprecated Renamed {@link DEFAULT_REQUEST_TIMEOUT_MS}, with the option (`requestTimeoutMs`).
+ * Kept for one release so that code reading it keeps compiling.
+ */
+export const DEFAULT_COMMAND_TIMEOUT_MS = DEFAULT_REQUEST_TIMEOUT_MS;
+/** Default of {@link RedisLockProviderOptions.clockDriftFactor}: core's one drift rule (1 % of the TTL, plus 2 ms). */
+export { DEFAULT_CLOCK_DRIFT_FACTOR };
+
+// core's default TTL (LockProviderOptions.defaultTtlMs), which the default request timeout must fit.
+const CORE_DEFAULT_TTL_MS = 30_000;
+
+const KNOWN_OPTIONS: readonly (keyof RedisLockProviderOptions & string)[] = [
+  'client',
+  'connection',
+  'clusterNodes',
+  'clusterOptions',
+  'keyPrefix',
+  'channel',
+  'requestTimeoutMs',
+  'clockDriftFactor',
+  'retry',
+  'defaultTtlMs',
+  'defaultWaitMs',
+];
+// Options that were renamed: refused like any unknown option, with the name to use instead.
+const RENAMED_OPTIONS: ReadonlyMap<string, string> = new Map([['commandTimeoutMs', 'requestTimeoutMs']]);
 
 /** Checks the options (before any connection is made) and fills in defaults. */
 export function resolveRedisLockOptions(options: RedisLockProviderOptions): ResolvedRedisLockOptions {
   if (typeof options !== 'object' || options === null) {
     throw new LockTypeError('options', 'options must be an object with one of client, connection, clusterNodes');
   }
+  for (const [old, renamed] of RENAMED_OPTIONS) {
+    if (Object.hasOwn(options, old)) {
+      throw new LockTypeError(`options.${old}`, `unknown option "${old}": it was renamed ${renamed}`);
+    }
+  }
+  readAdapterOptions(options, KNOWN_OPTIONS);
   const sources = (['client', 'connection', 'clusterNodes'] as const).filter((name) => options[name] !== undefined);
   if (sources.length !== 1) {
     throw new LockTypeError(
@@ -101,13 +147,12 @@ export function resolveRedisLockOptions(options: RedisLockProviderOptions): Reso
   if (typeof channel !== 'string' || channel.length === 0) {
     throw new LockTypeError('options.channel', 'options.channel must be a non-empty string');
   }
-  const commandTimeoutMs = options.commandTimeoutMs ?? DEFAULT_COMMAND_TIMEOUT_MS;
-  if (typeof commandTimeoutMs !== 'number') {
-    throw new LockTypeError('options.commandTimeoutMs', 'options.commandTimeoutMs must be a number of ms');
-  }
-  if (!Number.isFinite(commandTimeoutMs) || commandTimeoutMs <= 0 || commandTimeoutMs > MAX_DURATION_MS) {
-    throw new LockRangeError('options.commandTimeoutMs', `options.commandTimeoutMs must be in (0, ${MAX_DURATION_MS}]`);
-  }
+  // The TTL the request timeout must fit; checked fully (minimum TTL included) by the provider.
+  const defaultTtlMs = options.defaultTtlMs === undefined ? CORE_DEFAULT_TTL_MS : validateDurationMs(options.defaultTtlMs, 'defaultTtlMs');
+  const requestTimeoutMs =
+    options.requestTimeoutMs === undefined
+      ? Math.max(1, Math.min(DEFAULT_REQUEST_TIMEOUT_MS, Math.floor(defaultTtlMs / 3)))
+      : validateRequestTimeoutMs(options.requestTimeoutMs, defaultTtlMs, 'defaultTtlMs');
   const clockDriftFactor = options.clockDriftFactor ?? DEFAULT_CLOCK_DRIFT_FACTOR;
   if (typeof clockDriftFactor !== 'number') {
     throw new LockTypeError('options.clockDriftFactor', 'options.clockDriftFactor must be a number');
@@ -115,7 +160,7 @@ export function resolveRedisLockOptions(options: RedisLockProviderOptions): Reso
   if (!(clockDriftFactor >= 0 && clockDriftFactor < 0.5)) {
     throw new LockRangeError('options.clockDriftFactor', 'options.clockDriftFactor must be at least 0 and below 0.5');
   }
-  return { keyPrefix, channel, commandTimeoutMs: Math.ceil(commandTimeoutMs), clockDriftFactor, retry: resolveRetry(options.retry) };
+  return { keyPrefix, channel, requestTimeoutMs, clockDriftFactor, retry: resolveRetry(options.retry) };
 }
 
 function resolveRetry(retry: Partial<RetryOptions> | undefined): RetryOptions {
@@ -136,10 +181,18 @@ function resolveRetry(retry: Partial<RetryOptions> | undefined): RetryOptions {
   return Object.freeze(merged);
 }
 
+// What the provider calls on a client. Checked by shape, never with `instanceof`: a client made by a
+// second copy of ioredis (another version in the user's tree) is just as good.
+const CLIENT_METHODS = ['defineCommand', 'evalsha', 'duplicate', 'get', 'zrem', 'on', 'off', 'once', 'quit', 'disconnect'] as const;
+
 function checkClient(client: unknown): void {
-  const candidate = client as { defineCommand?: unknown; duplicate?: unknown; options?: { keyPrefix?: string; redisOptions?: { keyPrefix?: string } } };
-  if (typeof client !== 'object' || client === null || typeof candidate.defineCommand !== 'function' || typeof candidate.duplicate !== 'function') {
-    throw new LockTypeError('options.client', 'options.client must be an ioredis Redis or Cluster instance');
+  const candidate = client as Record<string, unknown> & { options?: { keyPrefix?: string; redisOptions?: { keyPrefix?: string } } };
+  const missing = typeof client !== 'object' || client === null ? ['all'] : CLIENT_METHODS.filter((name) => typeof candidate[name] !== 'function');
+  if (missing.length > 0 || typeof candidate.status !== 'string' || typeof candidate.isCluster !== 'boolean') {
+    throw new LockTypeError(
+      'options.client',
+      `options.client must be an ioredis Redis or Cluster instance (with ${CLIENT_METHODS.join(', ')}, status and isCluster)`,
+    );
   }
   if (candidate.options?.keyPrefix || candidate.options?.redisOptions?.keyPrefix) {
     throw new LockTypeError('options.client', "options.client must not use ioredis' keyPrefix option; use the provider's options.keyPrefix");

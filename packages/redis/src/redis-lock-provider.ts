@@ -1,4 +1,4 @@
-import { BaseLockProvider, validateDurationMs, validateWaitMs } from '@fencelock/core';
+import { BaseLockProvider, validateDurationMs, validateWaitMs } from '@fencelock/core/adapter';
 import type { Cluster, Redis } from 'ioredis';
 import { REDIS_CAPABILITIES } from './redis-capabilities.js';
 import { openRedisConnection } from './redis-connection.js';

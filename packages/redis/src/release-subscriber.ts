@@ -1,4 +1,4 @@
-import type { Wakeup } from '@fencelock/core';
+import type { Wakeup } from '@fencelock/core/adapter';
 import type { Cluster, Redis } from 'ioredis';
 import { LocalWaiters } from '@fencelock/redis-shared';
 

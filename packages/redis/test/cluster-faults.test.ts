@@ -17,7 +17,7 @@ afterAll(async () => {
 describeLockProvider({
   name: 'redis (dedicated cluster of 3 masters, appendfsync always, fault harness)',
   createProvider: () =>
-    createRedisLockProvider({ clusterNodes: cluster.urls.map(clusterNode), defaultTtlMs: 2_000, commandTimeoutMs: 500 }),
+    createRedisLockProvider({ clusterNodes: cluster.urls.map(clusterNode), defaultTtlMs: 2_000, requestTimeoutMs: 500 }),
   expectCapabilities: EXPECTED_CAPABILITIES,
   harness: {
     pauseBackend: async (ms) => {

@@ -3,23 +3,27 @@ import { topology } from '@fencelock/test-infra';
 import type { Cluster } from 'ioredis';
 import { afterAll } from 'vitest';
 import { createRedisLockProvider } from '../src/index.js';
-import { EXPECTED_CAPABILITIES, crashProvider, newCluster } from './helpers.js';
+import { EXPECTED_CAPABILITIES, backendWaiters, crashProvider, newCluster, onCluster, onServer } from './helpers.js';
 
 const { redisUrl, redisClusterUrls } = topology();
+const redisPort = Number(new URL(redisUrl).port || 6379);
 
 describeLockProvider({
   name: 'redis (single, shared server)',
   createProvider: () => createRedisLockProvider({ connection: redisUrl, defaultTtlMs: 2_000 }),
   expectCapabilities: EXPECTED_CAPABILITIES,
-  harness: { crashProvider },
+  harness: { crashProvider, backendWaiters: backendWaiters(onServer(redisPort)) },
   shortTtlMs: 500,
 });
 
 // A user's ioredis Cluster, handed to the provider (which must never close it). The key prefix has
 // a '}' and an unclosed '{', so every key is hashed whole and the side keys need their own tag.
 const clusters: Cluster[] = [];
+// Reads the waiter registries for the harness (never handed to a provider).
+const inspector = newCluster(redisClusterUrls);
 afterAll(() => {
   for (const cluster of clusters.splice(0)) cluster.disconnect();
+  inspector.disconnect();
 });
 
 describeLockProvider({
@@ -30,7 +34,7 @@ describeLockProvider({
     return createRedisLockProvider({ client: cluster, defaultTtlMs: 2_000 });
   },
   expectCapabilities: EXPECTED_CAPABILITIES,
-  harness: { crashProvider },
+  harness: { crashProvider, backendWaiters: backendWaiters(onCluster(inspector)) },
   shortTtlMs: 500,
   keyPrefix: 'conf}{ormance:',
 });

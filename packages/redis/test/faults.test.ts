@@ -1,32 +1,65 @@
 import { isLockError, monotonicNow, type LockProvider } from '@fencelock/core';
 import { abortedWithin, describeLockProvider, nextEvent } from '@fencelock/conformance';
-import { redisCommand, sleep, startRedisServer, startTcpProxy, waitFor, type RedisServer } from '@fencelock/test-infra';
+import { redisCommand, sleep, startRedisServer, startTcpProxy, waitFor, type RedisServer, type TcpProxy } from '@fencelock/test-infra';
 import { Redis } from 'ioredis';
 import { randomUUID } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { defineRedisLockCommands } from '@fencelock/redis-shared';
 import { createRedisLockProvider } from '../src/index.js';
 import { redisLockKeys } from '../src/redis-keys.js';
-import { EXPECTED_CAPABILITIES, crashProvider } from './helpers.js';
+import { EXPECTED_CAPABILITIES, backendWaiters, crashProvider, onServer } from './helpers.js';
 
 // Two dedicated servers for the whole file: one with AOF + appendfsync always (the configuration the
 // README asks for), one without any persistence (the F10 fault: a restart forgets everything).
+// The suite's providers reach the durable one through a proxy, so that their link can be blackholed.
 let durable: RedisServer;
 let volatile: RedisServer;
+let durableProxy: TcpProxy | undefined;
 beforeAll(async () => {
   [durable, volatile] = await Promise.all([startRedisServer({ persistence: true }), startRedisServer({ persistence: false })]);
+  durableProxy = await startTcpProxy({ targetPort: durable.port });
 }, 60_000);
 afterAll(async () => {
+  await durableProxy?.close();
   await Promise.all([durable?.stop(), volatile?.stop()]);
 });
 
-// commandTimeoutMs 500: a third of the suite's 1.5 s TTL, so an extension hanging on a paused server
+// requestTimeoutMs 500: a third of the suite's 1.5 s TTL, so an extension hanging on a paused server
 // fails in time for the next one, and the loss is still found by the deadline.
 describeLockProvider({
   name: 'redis (dedicated server, appendfsync always, fault harness)',
-  createProvider: () => createRedisLockProvider({ connection: durable.url, defaultTtlMs: 2_000, commandTimeoutMs: 500 }),
+  createProvider: () =>
+    createRedisLockProvider({ connection: `redis://127.0.0.1:${durableProxy!.port}`, defaultTtlMs: 2_000, requestTimeoutMs: 500 }),
   expectCapabilities: EXPECTED_CAPABILITIES,
   harness: {
+    backendWaiters: (key) => backendWaiters(onServer(durable.port))(key),
+    outages: {
+      // SIGKILL; healed by a restart on its AOF (appendfsync always): the lock is still there, so only
+      // core's retried release can free the key before its TTL.
+      kill: async () => {
+        await durable.kill();
+        return () => durable.restart();
+      },
+      // SIGSTOP; a release sent meanwhile waits in the server's socket and may land on SIGCONT by itself.
+      pause: async () => {
+        await durable.pause();
+        return () => durable.resume();
+      },
+      // The server keeps running; the providers' link carries nothing until healed (the proxy holds the bytes).
+      blackhole: async () => {
+        durableProxy!.setMode('blackhole');
+        return async () => {
+          durableProxy!.setMode('pass');
+        };
+      },
+      // The providers' connections are reset and new ones refused until healed.
+      reset: async () => {
+        durableProxy!.setMode('reset');
+        return async () => {
+          durableProxy!.setMode('pass');
+        };
+      },
+    },
     pauseBackend: async (ms) => {
       await durable.pause();
       try {
@@ -44,8 +77,8 @@ describeLockProvider({
 describe('redis faults (dedicated servers)', () => {
   const open: LockProvider[] = [];
   const clients: Redis[] = [];
-  const provider = (server: RedisServer, commandTimeoutMs = 500): LockProvider => {
-    const made = createRedisLockProvider({ connection: server.url, defaultTtlMs: 3_000, commandTimeoutMs });
+  const provider = (server: RedisServer, requestTimeoutMs = 500): LockProvider => {
+    const made = createRedisLockProvider({ connection: server.url, defaultTtlMs: 3_000, requestTimeoutMs });
     open.push(made);
     return made;
   };
@@ -137,13 +170,13 @@ describe('redis faults (dedicated servers)', () => {
     await next?.release();
   }, 30_000);
 
-  it('bounds every request by commandTimeoutMs on a client handed in without a timeout, and on one opened with a longer one', async () => {
+  it('bounds every request by requestTimeoutMs on a client handed in without a timeout, and on one opened with a longer one', async () => {
     const given = new Redis(volatile.url);
     given.on('error', () => undefined);
     clients.push(given);
-    const handed = createRedisLockProvider({ client: given, commandTimeoutMs: 300 });
+    const handed = createRedisLockProvider({ client: given, requestTimeoutMs: 300 });
     const port = Number(new URL(volatile.url).port);
-    const opened = createRedisLockProvider({ connection: { host: '127.0.0.1', port, commandTimeout: 600_000 }, commandTimeoutMs: 300 });
+    const opened = createRedisLockProvider({ connection: { host: '127.0.0.1', port, commandTimeout: 600_000 }, requestTimeoutMs: 300 });
     open.push(handed, opened);
     for (const locks of [handed, opened]) await (await locks.tryAcquire(key('connected')))?.release();
     await volatile.pause();
@@ -197,7 +230,7 @@ describe('redis faults (dedicated servers)', () => {
   it('a connection reset marks the handle uncertain; after reconnecting it recovers (the key persisted) or is lost (it did not)', async () => {
     const proxy = await startTcpProxy({ targetPort: durable.port });
     try {
-      const through = createRedisLockProvider({ connection: `redis://127.0.0.1:${proxy.port}`, defaultTtlMs: 10_000, commandTimeoutMs: 500 });
+      const through = createRedisLockProvider({ connection: `redis://127.0.0.1:${proxy.port}`, defaultTtlMs: 10_000, requestTimeoutMs: 500 });
       open.push(through);
       const [kept, taken] = [key('reset-kept'), key('reset-taken')];
       const keptLock = await through.acquire(kept);

@@ -2,6 +2,7 @@ import type { LockCapabilities, LockProvider } from '@fencelock/core';
 import { Cluster, type ClusterNode } from 'ioredis';
 import { redisCommand } from '@fencelock/test-infra';
 import { RedisLockProvider } from '../src/index.js';
+import { redisLockKeys } from '../src/redis-keys.js';
 
 /** The capabilities every Redis provider must report (an assertion in the suite, never a switch). */
 export const EXPECTED_CAPABILITIES: Partial<LockCapabilities> = {
@@ -43,4 +44,33 @@ export async function scriptCallsOn(port: number): Promise<number> {
   let calls = 0;
   for (const match of info.matchAll(/^cmdstat_(?:evalsha|eval):calls=(\d+)/gm)) calls += Number(match[1]);
   return calls;
+}
+
+// The live entries of a waiter registry: scored by the server's time (ms) until which each lasts, so
+// an entry whose owner stopped renewing it is not counted once it lapsed.
+const LIVE_WAITERS_LUA = `
+local now = redis.call('TIME')
+return redis.call('ZCOUNT', KEYS[1], '(' .. (now[1] * 1000 + math.floor(now[2] / 1000)), '+inf')
+`;
+
+/** Runs one command on the server (or cluster) holding the key and resolves its reply. */
+export type RunCommand = (args: readonly (string | number)[]) => Promise<unknown>;
+
+/**
+ * The conformance harness's `backendWaiters` for a provider with the default `keyPrefix` (`''`):
+ * how many owners are registered in the key's waiter registry, lapsed entries not counted (a holder
+ * is never in it).
+ */
+export function backendWaiters(run: RunCommand): (key: string) => Promise<number> {
+  return async (key) => Number(await run(['EVAL', LIVE_WAITERS_LUA, 1, redisLockKeys('', key).waiters]));
+}
+
+/** A {@link RunCommand} on a single server, over a fresh connection per command. */
+export function onServer(port: number): RunCommand {
+  return (args) => redisCommand(port, args.map(String));
+}
+
+/** A {@link RunCommand} on a cluster, through an ioredis `Cluster` (which routes by the key's slot). */
+export function onCluster(cluster: Cluster): RunCommand {
+  return ([command, ...args]) => cluster.call(String(command), ...args);
 }

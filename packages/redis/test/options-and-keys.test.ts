@@ -1,12 +1,33 @@
 import { isLockError } from '@fencelock/core';
 import { topology } from '@fencelock/test-infra';
 import { Redis } from 'ioredis';
+import { createRequire } from 'node:module';
 import { describe, expect, it } from 'vitest';
 import { hashSlot } from '@fencelock/redis-shared';
 import { RESERVED_KEY_PATTERN, createRedisLockProvider, type RedisLockProviderOptions } from '../src/index.js';
 import { redisLockKeys } from '../src/redis-keys.js';
 
 const { redisUrl } = topology();
+
+/**
+ * An ioredis client built by a second, separately loaded copy of the package (as a user's tree with
+ * two ioredis versions has): its classes are not this package's.
+ */
+function secondCopyOfIoredisClient(url: string): { disconnect(): void } {
+  const require = createRequire(import.meta.url);
+  const entry = require.resolve('ioredis');
+  const root = entry.slice(0, entry.lastIndexOf('/built/') + 1);
+  const cached = Object.keys(require.cache).filter((path) => path.startsWith(root));
+  const saved = new Map(cached.map((path) => [path, require.cache[path]]));
+  for (const path of cached) delete require.cache[path];
+  try {
+    const copy = require('ioredis') as { Redis: new (url: string) => { disconnect(): void } };
+    return new copy.Redis(url);
+  } finally {
+    for (const path of Object.keys(require.cache)) if (path.startsWith(root)) delete require.cache[path];
+    for (const [path, module] of saved) require.cache[path] = module;
+  }
+}
 
 describe('options are checked before any connection is opened', () => {
   const bad: [string, unknown, 'TypeError' | 'RangeError'][] = [
@@ -20,9 +41,12 @@ describe('options are checked before any connection is opened', () => {
     ['keyPrefix not a string', { connection: redisUrl, keyPrefix: 1 }, 'TypeError'],
     ['reserved keyPrefix', { connection: redisUrl, keyPrefix: '{0}fencelock:' }, 'RangeError'],
     ['empty channel', { connection: redisUrl, channel: '' }, 'TypeError'],
-    ['commandTimeoutMs 0', { connection: redisUrl, commandTimeoutMs: 0 }, 'RangeError'],
-    ['commandTimeoutMs NaN', { connection: redisUrl, commandTimeoutMs: Number.NaN }, 'RangeError'],
-    ['commandTimeoutMs a string', { connection: redisUrl, commandTimeoutMs: '100' }, 'TypeError'],
+    ['requestTimeoutMs 0', { connection: redisUrl, requestTimeoutMs: 0 }, 'RangeError'],
+    ['requestTimeoutMs NaN', { connection: redisUrl, requestTimeoutMs: Number.NaN }, 'RangeError'],
+    ['requestTimeoutMs a string', { connection: redisUrl, requestTimeoutMs: '100' }, 'TypeError'],
+    ['requestTimeoutMs above a third of the default TTL (30 s)', { connection: redisUrl, requestTimeoutMs: 10_001 }, 'RangeError'],
+    ['requestTimeoutMs above a third of defaultTtlMs', { connection: redisUrl, defaultTtlMs: 1_500, requestTimeoutMs: 501 }, 'RangeError'],
+    ['an unknown option', { connection: redisUrl, requestTimeout: 100 }, 'TypeError'],
     ['clockDriftFactor 0.5', { connection: redisUrl, clockDriftFactor: 0.5 }, 'RangeError'],
     ['retry.factor below 1', { connection: redisUrl, retry: { factor: 0.5 } }, 'RangeError'],
     ['retry.maxDelayMs below initialDelayMs', { connection: redisUrl, retry: { initialDelayMs: 100, maxDelayMs: 10 } }, 'RangeError'],
@@ -38,6 +62,36 @@ describe('options are checked before any connection is opened', () => {
     }
     expect(isLockError(error, 'LOCK_INVALID_ARGUMENT')).toBe(true);
     expect((error as Error).name).toBe(kind === 'TypeError' ? 'LockTypeError' : 'LockRangeError');
+  });
+
+  it('refuses the former commandTimeoutMs as an unknown option, naming requestTimeoutMs', () => {
+    expect(() => createRedisLockProvider({ connection: redisUrl, commandTimeoutMs: 500 } as RedisLockProviderOptions)).toThrow(
+      expect.objectContaining({ code: 'LOCK_INVALID_ARGUMENT', name: 'LockTypeError', message: expect.stringContaining('requestTimeoutMs') as string }),
+    );
+  });
+
+  it('derives the default request timeout from a short defaultTtlMs (a third of it), so such a provider is accepted and works', async () => {
+    const provider = createRedisLockProvider({ connection: redisUrl, defaultTtlMs: 300 });
+    try {
+      const lock = await provider.acquire(`options:short-ttl:${Math.random()}`);
+      expect(await lock.release()).toBe(true);
+    } finally {
+      await provider.close();
+    }
+  });
+
+  it('takes a client from a second copy of ioredis (checked by shape, not instanceof)', async () => {
+    const client = secondCopyOfIoredisClient(redisUrl);
+    try {
+      expect(client instanceof Redis).toBe(false);
+      const provider = createRedisLockProvider({ client: client as unknown as Redis });
+      const lock = await provider.acquire(`options:second-copy:${Math.random()}`);
+      expect(lock.fencingToken).toBeTypeOf('bigint');
+      expect(await lock.release()).toBe(true);
+      await provider.close();
+    } finally {
+      client.disconnect();
+    }
   });
 
   it('refuses a client with ioredis keyPrefix, and never closes a client it was handed', async () => {
