@@ -10,7 +10,7 @@ import { runElection } from './run-election.js';
 const connectionString = process.env.FENCELOCK_ZK_HOSTS ?? '127.0.0.1:2181,127.0.0.1:2182,127.0.0.1:2183';
 
 // One quick look first, so an ensemble that is not running gives a hint rather than a long wait.
-const probe = createZooKeeperLockProvider({ connectionString, sessionTimeoutMs: 5_000, operationTimeoutMs: 5_000 });
+const probe = createZooKeeperLockProvider({ connectionString, sessionTimeoutMs: 5_000, requestTimeoutMs: 5_000 });
 const reachable = await probe.inspect('example:zookeeper-leader:probe').then(() => true, () => false);
 await Promise.race([probe.close(), new Promise((resolve) => setTimeout(resolve, 1_000).unref())]);
 if (!reachable) {

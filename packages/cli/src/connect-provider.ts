@@ -4,7 +4,7 @@ import { formatDuration } from './duration.js';
 import { UsageError } from './usage-error.js';
 
 /** The longest a ZooKeeper request (or connecting) may take before fencelock reports the backend unavailable, in ms. */
-export const ZOOKEEPER_OPERATION_TIMEOUT_MS = 10_000;
+export const ZOOKEEPER_REQUEST_TIMEOUT_MS = 10_000;
 
 /**
  * Opens a provider for `config`. Adapters are loaded only when asked for, so `fencelock` starts fast
@@ -41,7 +41,7 @@ export async function connectProvider(config: BackendConfig, lifetimeMs: number 
         sessionTimeoutMs,
         // The adapter waits up to a whole session timeout (30 s) for a reply; someone at a prompt
         // should hear sooner that the ensemble is unreachable.
-        operationTimeoutMs: Math.min(sessionTimeoutMs, ZOOKEEPER_OPERATION_TIMEOUT_MS),
+        requestTimeoutMs: Math.min(sessionTimeoutMs, ZOOKEEPER_REQUEST_TIMEOUT_MS),
       });
     }
   }

@@ -10,7 +10,7 @@
  * contenders are ordered by that sequence (all children of one parent share its counter). Readers
  * (`__READ__`, `__rlock__`) only wait for writers; every other contender is exclusive.
  */
-import type { LockMode } from '@fencelock/core';
+import type { LockMode } from '@fencelock/core/adapter';
 
 /** How this provider names its own contender nodes. */
 export type ContenderNaming = 'curator' | 'curator-read-write' | 'kazoo';

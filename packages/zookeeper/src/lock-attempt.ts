@@ -8,14 +8,16 @@
  * - The attempt holds the lock when no contender it must wait for precedes it (see `blockerOf`);
  *   otherwise it watches only that one predecessor (no herd effect) and re-checks when woken.
  * - Whatever the attempt created is deleted before it resolves `undefined` or rejects, including a
- *   create answered after we stopped waiting for it.
+ *   create answered after we stopped waiting for it. What cannot be deleted now (the client is
+ *   disconnected, the delete got no answer, a create's outcome is unknown) is handed to core
+ *   (`request.releaseLater`), which retries it until it is answered or the session is gone.
  */
-import { type BackendAcquireRequest, LockError, LockErrorCode, monotonicNow } from '@fencelock/core';
+import { type BackendAcquireRequest, LockError, LockErrorCode, RequestTimeoutError, monotonicNow, waitFor } from '@fencelock/core/adapter';
 import { CreateMode, Exception, type Stat } from 'node-zookeeper-client';
 import { type ContenderNaming, blockerOf, ownNodePrefix, parseContender, sortedContenders } from './contender-names.js';
 import { ensureLockParent } from './lock-parent.js';
 import type { SequenceHints } from './sequence-hints.js';
-import { ZooKeeperTimeoutError, type ZooKeeperSession, zooKeeperCode } from './zookeeper-session.js';
+import { type ZooKeeperSession, zooKeeperCode } from './zookeeper-session.js';
 
 /** What a successful attempt holds. */
 export interface HeldNode {
@@ -206,7 +208,7 @@ export class LockAttempt {
           await ensureLockParent(this.#session, this.#settings.root, lockPath);
           continue;
         }
-        if (code !== Exception.CONNECTION_LOSS && !(error instanceof ZooKeeperTimeoutError)) throw error;
+        if (code !== Exception.CONNECTION_LOSS && !(error instanceof RequestTimeoutError)) throw error;
         // The create may have been applied: look for our node by its unique prefix once connected.
         this.#createUnknown = true;
         await this.#session.ready(signal);
@@ -249,6 +251,7 @@ export class LockAttempt {
   /** Waits until `path` is deleted (one watch), the deadline passes, the session changes, or abort. */
   async #waitForDeletion(path: string): Promise<void> {
     const { signal, deadline } = this.#request;
+    // A notification may come before the wait below starts (between the watch and its reply): latched.
     let woken = false;
     let onWake: (() => void) | undefined;
     // Through the session's shared watcher, not a function of our own: the client keeps what it is
@@ -269,23 +272,21 @@ export class LockAttempt {
         if (zooKeeperCode(error) === Exception.NO_NODE) return;
         throw error;
       }
-      await new Promise<void>((resolve, reject) => {
-        let timer: NodeJS.Timeout | undefined;
-        const finish = (error?: unknown): void => {
-          clearTimeout(timer);
-          signal.removeEventListener('abort', onAbort);
-          unsubscribeSession();
-          onWake = undefined;
-          if (error === undefined) resolve();
-          else reject(error);
-        };
-        const onAbort = (): void => finish(signal.reason);
-        const unsubscribeSession = this.#session.onChange(() => finish());
-        if (signal.aborted) return finish(signal.reason);
-        if (woken) return finish();
-        onWake = () => finish();
-        if (Number.isFinite(deadline)) timer = setTimeout(() => finish(), Math.max(0, Math.ceil(deadline - monotonicNow())));
-        signal.addEventListener('abort', onAbort, { once: true });
+      await waitFor({
+        deadline,
+        signal,
+        until: (wake) => {
+          if (woken) {
+            wake();
+            return () => undefined;
+          }
+          onWake = wake;
+          const offSession = this.#session.onChange(wake);
+          return () => {
+            onWake = undefined;
+            offSession();
+          };
+        },
       });
     } finally {
       unsubscribe();
@@ -293,47 +294,61 @@ export class LockAttempt {
   }
 
   /**
-   * Deletes whatever this attempt created, waiting for it (≤ the operation timeout) while connected.
-   * While disconnected it cannot be done now: the deletes are queued in the client, which sends them
-   * (after anything sent before) when it reconnects; if the session expires instead, so do the nodes.
+   * Deletes whatever this attempt created, waiting for it (≤ the request timeout) while connected.
+   * What cannot be done now (disconnected, no answer) goes to core, which retries it in the
+   * background; if the session ends instead, its ephemeral nodes go with it.
    */
   async #cleanup(): Promise<void> {
     const session = this.#session;
     // A dead session's ephemeral nodes go with it.
     if (!session.alive) return;
-    if (!session.connected) return this.#cleanupLater();
-    try {
-      if (this.#nodeName === undefined && this.#createUnknown) {
-        this.#nodeName = await this.#findOwn();
-      }
-      if (this.#nodeName !== undefined) {
-        await session.request<null>('deleting the contender node', (done) =>
-          session.client.remove(this.#path(this.#nodeName ?? ''), -1, (error) => {
-            done(zooKeeperCode(error) === Exception.NO_NODE ? null : error, null);
-          }),
-        );
-      }
-    } catch {
-      this.#cleanupLater();
-    }
-  }
-
-  #cleanupLater(): void {
-    const { client } = this.#session;
-    if (this.#nodeName !== undefined) {
-      client.remove(this.#path(this.#nodeName), -1, () => undefined);
+    if (!session.connected) {
+      this.#removeLater(() => this.#removeOwn());
       return;
     }
-    if (!this.#createUnknown) return;
-    // Requests run in order on one connection: a create sent earlier is applied before this listing.
-    client.getChildren(this.#settings.lockPath, (error, children) => {
-      if (error !== null) return;
-      for (const child of children) if (child.startsWith(this.#guid)) client.remove(this.#path(child), -1, () => undefined);
-    });
+    try {
+      await this.#removeOwn();
+    } catch {
+      this.#removeLater(() => this.#removeOwn());
+    }
   }
 
+  /** One bounded attempt at deleting our node (found by its prefix first when the create's outcome is unknown). */
+  async #removeOwn(): Promise<void> {
+    const session = this.#session;
+    if (!session.alive) return;
+    if (this.#nodeName === undefined && this.#createUnknown) {
+      // Requests run in order on one connection: a create sent earlier is applied before this listing.
+      this.#nodeName = await this.#findOwn();
+      if (this.#nodeName === undefined) {
+        this.#createUnknown = false;
+        return;
+      }
+    }
+    const name = this.#nodeName;
+    if (name !== undefined) await this.#remove(this.#path(name));
+  }
+
+  /** One bounded delete of `path`; NO_NODE is success. Fails at once while disconnected. */
+  async #remove(path: string): Promise<void> {
+    const session = this.#session;
+    if (!session.alive) return;
+    // Not queued in the client while it is disconnected: core retries with backoff instead.
+    if (!session.connected) throw new LockError(LockErrorCode.BACKEND_UNAVAILABLE, 'the ZooKeeper client is not connected');
+    await session.request<null>('deleting a contender node', (done) =>
+      session.client.remove(path, -1, (error) => done(zooKeeperCode(error) === Exception.NO_NODE ? null : error, null)),
+    );
+  }
+
+  // The node lives as long as the session, which every attempt checks first: no deadline of its
+  // own, so core's bound on attempts ends the retries while the session is still alive.
+  #removeLater(remove: () => Promise<void>): void {
+    this.#request.releaseLater(remove, Number.POSITIVE_INFINITY);
+  }
+
+  // A second node of ours (a late create, one the client retried by itself): deleted through core.
   #removeQuietly(path: string): void {
     if (!this.#session.alive) return;
-    this.#session.client.remove(path, -1, () => undefined);
+    this.#removeLater(() => this.#remove(path));
   }
 }

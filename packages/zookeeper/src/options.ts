@@ -1,4 +1,4 @@
-import { LockRangeError, LockTypeError, type LockProviderOptions, validateDurationMs } from '@fencelock/core';
+import { LockRangeError, LockTypeError, type LockProviderOptions, readAdapterOptions, validateDurationMs } from '@fencelock/core/adapter';
 import type { Client } from 'node-zookeeper-client';
 import type { ContenderNaming } from './contender-names.js';
 
@@ -29,7 +29,7 @@ export interface ZooKeeperLockProviderOptions extends Omit<LockProviderOptions, 
   readonly connectionString?: string;
   /**
    * Session timeout requested for a client the provider opens, in ms. The server clamps it into its
-   * `[minSessionTimeout, maxSessionTimeout]`: validity, heartbeats, the default operation timeout,
+   * `[minSessionTimeout, maxSessionTimeout]`: validity, keepalives, the default request timeout,
    * `defaultTtlMs` and `capabilities.ttlResolutionMs` follow the timeout it granted, from the first
    * connection on. Not allowed with `client`. At least 1000. @default 30_000
    */
@@ -51,18 +51,14 @@ export interface ZooKeeperLockProviderOptions extends Omit<LockProviderOptions, 
    */
   readonly naming?: ContenderNaming;
   /**
-   * How often the provider asks the server for a cheap answer (`exists /`) to renew its own view of
-   * the session deadline, in ms. Below a third of the requested session timeout; when the server
-   * grants less than was asked, the interval shrinks in the same ratio.
-   * @default the granted session timeout / 6
+   * How long one ZooKeeper request may wait for its reply, and how long an operation waits for a
+   * connection, before it fails with `LOCK_BACKEND_UNAVAILABLE`, in ms. At most the session timeout
+   * (refused with a RangeError otherwise); a server that grants a shorter session than was asked
+   * shortens it to that. Keepalives are bounded by core's session keeper (at most a sixth of the
+   * granted timeout) whatever this is. (Was `operationTimeoutMs`, which is now refused.)
+   * @default the smaller of 5_000 and a third of the granted session timeout
    */
-  readonly heartbeatIntervalMs?: number;
-  /**
-   * How long one ZooKeeper request may wait for its reply (also: for a connection) before the
-   * operation fails with `LOCK_BACKEND_UNAVAILABLE`, in ms.
-   * @default the granted session timeout (the requested one until the first connection)
-   */
-  readonly operationTimeoutMs?: number;
+  readonly requestTimeoutMs?: number;
   /**
    * For a client the provider opens: the pause after every server was tried once, before trying
    * again (node-zookeeper-client's `spinDelay`), in ms. @default 200
@@ -85,27 +81,32 @@ export interface ResolvedOptions {
   readonly sessionTimeoutMs: number;
   readonly root: string;
   readonly naming: ContenderNaming;
-  /** As given; see {@link sessionTiming} for the interval in use. */
-  readonly heartbeatIntervalMs: number | undefined;
   /** As given; see {@link sessionTiming} for the timeout in use. */
-  readonly operationTimeoutMs: number | undefined;
+  readonly requestTimeoutMs: number | undefined;
   readonly spinDelayMs: number;
   readonly removeEmptyParents: boolean;
   readonly defaultWaitMs: number | undefined;
 }
 
-const KNOWN = new Set([
+const KNOWN: readonly (keyof ZooKeeperLockProviderOptions & string)[] = [
   'client',
   'connectionString',
   'sessionTimeoutMs',
   'root',
   'naming',
-  'heartbeatIntervalMs',
-  'operationTimeoutMs',
+  'requestTimeoutMs',
   'spinDelayMs',
   'removeEmptyParents',
   'defaultWaitMs',
-]);
+];
+// Names that once meant something here, or elsewhere: refused with what to use instead.
+const REFUSED_WITH_HINT: Readonly<Record<string, string>> = {
+  defaultTtlMs: 'locks live with the session: use sessionTimeoutMs',
+  operationTimeoutMs: 'renamed: use requestTimeoutMs',
+  heartbeatIntervalMs: "removed: core's session keeper renews the session every third of the granted session timeout",
+};
+/** The default bound of one request, in ms, when the session timeout is long (else a third of it). */
+export const MAX_DEFAULT_REQUEST_TIMEOUT_MS = 5_000;
 const NAMINGS: readonly ContenderNaming[] = ['curator', 'curator-read-write', 'kazoo'];
 // Characters ZooKeeper refuses in paths (PathUtils.validatePath), and relative segments.
 // eslint-disable-next-line no-control-regex
@@ -141,11 +142,10 @@ function validateRoot(root: unknown): string {
 export function resolveOptions(options: ZooKeeperLockProviderOptions): ResolvedOptions {
   if (typeof options !== 'object' || options === null) throw new LockTypeError('options', 'options must be an object');
   for (const name of Object.keys(options)) {
-    if (!KNOWN.has(name)) {
-      const hint = name === 'defaultTtlMs' ? ' (locks live with the session: use sessionTimeoutMs)' : '';
-      throw new LockTypeError(`options.${name}`, `unknown option "${name}"${hint}`);
-    }
+    const hint = Object.hasOwn(REFUSED_WITH_HINT, name) ? REFUSED_WITH_HINT[name] : undefined;
+    if (hint !== undefined) throw new LockTypeError(`options.${name}`, `unknown option "${name}" (${hint})`);
   }
+  readAdapterOptions(options, KNOWN);
   const { client, connectionString } = options;
   if ((client === undefined) === (connectionString === undefined)) {
     throw new LockTypeError('options.connectionString', 'give exactly one of options.client and options.connectionString');
@@ -164,13 +164,7 @@ export function resolveOptions(options: ZooKeeperLockProviderOptions): ResolvedO
     client === undefined ? 'options.sessionTimeoutMs' : "the client's session timeout",
     MIN_SESSION_TIMEOUT_MS,
   );
-  const heartbeatIntervalMs =
-    options.heartbeatIntervalMs === undefined ? undefined : validateDurationMs(options.heartbeatIntervalMs, 'options.heartbeatIntervalMs');
-  if (heartbeatIntervalMs !== undefined && heartbeatIntervalMs >= sessionTimeoutMs / 3) {
-    throw new LockRangeError('options.heartbeatIntervalMs', 'options.heartbeatIntervalMs must be below a third of the session timeout');
-  }
-  const operationTimeoutMs =
-    options.operationTimeoutMs === undefined ? undefined : validateDurationMs(options.operationTimeoutMs, 'options.operationTimeoutMs');
+  const requestTimeoutMs = options.requestTimeoutMs === undefined ? undefined : validateRequestTimeout(options.requestTimeoutMs, sessionTimeoutMs);
   const spinDelayMs = options.spinDelayMs === undefined ? 200 : validateDurationMs(options.spinDelayMs, 'options.spinDelayMs');
   const naming = options.naming ?? 'curator';
   if (!NAMINGS.includes(naming)) {
@@ -186,22 +180,43 @@ export function resolveOptions(options: ZooKeeperLockProviderOptions): ResolvedO
     sessionTimeoutMs,
     root: validateRoot(options.root ?? DEFAULT_ROOT),
     naming,
-    heartbeatIntervalMs,
-    operationTimeoutMs,
+    requestTimeoutMs,
     spinDelayMs,
     removeEmptyParents,
     defaultWaitMs: options.defaultWaitMs,
   };
 }
 
+/**
+ * A request bound of at most the session timeout. Not core's "at most a third" rule
+ * (`validateRequestTimeoutMs`): that rule keeps a renewal's reply inside the TTL, and here no request
+ * but the keepalive renews anything — core's session keeper bounds keepalives by a sixth of the
+ * granted timeout on its own, and the session's deadline stands whatever other requests wait. A
+ * bound as long as the session is a fair choice for a caller who would rather wait than fail (the
+ * CLI waits up to 10 s, or the whole of a shorter session).
+ */
+function validateRequestTimeout(value: unknown, sessionTimeoutMs: number): number {
+  const ms = validateDurationMs(value, 'options.requestTimeoutMs');
+  if (ms > sessionTimeoutMs) {
+    throw new LockRangeError(
+      'options.requestTimeoutMs',
+      `options.requestTimeoutMs (${ms} ms) must be at most the session timeout (${sessionTimeoutMs} ms): a reply later than that comes from a session that may have expired`,
+    );
+  }
+  return ms;
+}
+
 /** What follows from a session timeout: the cadences of a session, in ms (internal). */
 export interface SessionTiming {
   /** The session timeout these were derived from. */
   readonly timeoutMs: number;
-  /** How often a heartbeat renews the session deadline (also the step of `ttlResolutionMs`). */
-  readonly heartbeatIntervalMs: number;
+  /**
+   * How often validity advances without other traffic: core's session keeper sends a keepalive a
+   * third of the timeout after the last answered request (`capabilities.ttlResolutionMs`).
+   */
+  readonly keepaliveIntervalMs: number;
   /** How long one request (or connecting) may wait. */
-  readonly operationTimeoutMs: number;
+  readonly requestTimeoutMs: number;
 }
 
 /**
@@ -210,12 +225,7 @@ export interface SessionTiming {
  * anything within its own bounds.
  */
 export function sessionTiming(options: ResolvedOptions, timeoutMs: number): SessionTiming {
-  const given = options.heartbeatIntervalMs;
-  const heartbeatIntervalMs =
-    given === undefined
-      ? Math.max(50, Math.floor(timeoutMs / 6))
-      : // An interval chosen for the requested timeout keeps its share of a smaller grant: a 3x smaller
-        // session with the same interval would be lost on one late heartbeat.
-        Math.max(1, Math.floor(given * Math.min(1, timeoutMs / options.sessionTimeoutMs)));
-  return { timeoutMs, heartbeatIntervalMs, operationTimeoutMs: options.operationTimeoutMs ?? timeoutMs };
+  const requested = options.requestTimeoutMs ?? Math.min(MAX_DEFAULT_REQUEST_TIMEOUT_MS, Math.floor(timeoutMs / 3));
+  // A grant shorter than the request shortens the bound with it (see validateRequestTimeout).
+  return { timeoutMs, keepaliveIntervalMs: Math.ceil(timeoutMs / 3), requestTimeoutMs: Math.min(requested, timeoutMs) };
 }

@@ -2,7 +2,8 @@
  * The fencelock backend for ZooKeeper: sessions, the lock recipe, grants and inspection.
  *
  * Guarantees: a grant's `validUntil` is its session's deadline (last answered request's send time
- * + session timeout − margin) and is renewed by the session's heartbeats; the grant is reported
+ * + granted session timeout − core's drift margin) and is renewed by the session's keepalives and
+ * answers (core's SessionKeeper); the grant is reported
  * uncertain on disconnection, recovered on reconnection within the session, and lost on session
  * expiry or when the deadline passes without an answer. Its fencing token is the czxid of its own
  * node. Release deletes only our own node (its path carries our sequence number and unique prefix).
@@ -21,7 +22,8 @@ import {
   lockLostError,
   monotonicNow,
   normalizeCapabilities,
-} from '@fencelock/core';
+  waitFor,
+} from '@fencelock/core/adapter';
 import { Exception, type Stat } from 'node-zookeeper-client';
 import { holdersOf, sortedContenders } from './contender-names.js';
 import { encodeKeySegment } from './key-encoding.js';
@@ -45,7 +47,7 @@ const MAX_SESSION_RESTARTS = 3;
 // container nodes get the same effect from the server's periodic sweep).
 const PARENT_REMOVAL_DELAY_MS = 1_000;
 
-// What does not depend on the session timeout.
+// Everything but the step of validity, which follows the session timeout the server granted.
 function capabilitiesWith(ttlResolutionMs: number): LockCapabilities {
   return normalizeCapabilities({
     // czxid: the zxid of the creating transaction, from the ensemble's one linearizable log.
@@ -57,7 +59,7 @@ function capabilitiesWith(ttlResolutionMs: number): LockCapabilities {
     fifo: true,
     readWrite: true,
     expiry: 'session',
-    // Validity advances in heartbeat steps.
+    // Validity advances in keepalive steps.
     ttlResolutionMs,
     minTtlMs: MIN_SESSION_TIMEOUT_MS,
   });
@@ -65,18 +67,18 @@ function capabilitiesWith(ttlResolutionMs: number): LockCapabilities {
 
 /**
  * The capabilities of a provider with the default options, before its first connection (only
- * `ttlResolutionMs`, the heartbeat step, depends on the options and on the session timeout the
- * server grants: that timeout / 6).
+ * `ttlResolutionMs`, the keepalive step, depends on the session timeout the server grants: a third
+ * of it).
  */
 export const ZOOKEEPER_CAPABILITIES: LockCapabilities = capabilitiesWith(
-  sessionTiming(resolveOptions({ connectionString: '127.0.0.1:2181' }), DEFAULT_SESSION_TIMEOUT_MS).heartbeatIntervalMs,
+  sessionTiming(resolveOptions({ connectionString: '127.0.0.1:2181' }), DEFAULT_SESSION_TIMEOUT_MS).keepaliveIntervalMs,
 );
 
 /** The {@link LockBackend} behind `ZooKeeperLockProvider` (internal). */
 export class ZooKeeperBackend implements LockBackend {
   readonly name = 'zookeeper';
-  readonly capabilities: LockCapabilities;
   readonly #options: ResolvedOptions;
+  #capabilities: LockCapabilities;
   // From the requested session timeout until a server answered, then from the last one granted.
   #timing: SessionTiming;
   #session: ZooKeeperSession | undefined;
@@ -89,12 +91,12 @@ export class ZooKeeperBackend implements LockBackend {
   constructor(options: ResolvedOptions) {
     this.#options = options;
     this.#timing = sessionTiming(options, options.sessionTimeoutMs);
-    // Core reads the capabilities once, when the provider is made; the heartbeat step is only known
-    // once a server granted a session timeout, so that one entry is read through to the timing.
-    const fixed = capabilitiesWith(this.#timing.heartbeatIntervalMs);
-    this.capabilities = Object.freeze(
-      Object.defineProperty({ ...fixed }, 'ttlResolutionMs', { get: () => this.#timing.heartbeatIntervalMs, enumerable: true }),
-    );
+    this.#capabilities = capabilitiesWith(this.#timing.keepaliveIntervalMs);
+  }
+
+  /** What the provider guarantees; `ttlResolutionMs` follows the granted session timeout (core reads this on every use). */
+  get capabilities(): LockCapabilities {
+    return this.#capabilities;
   }
 
   /** The session timeout the server granted at the last connection (until one did: the requested one), in ms. */
@@ -185,11 +187,15 @@ export class ZooKeeperBackend implements LockBackend {
   async close(): Promise<void> {
     this.#closed = true;
     // Core has aborted every attempt in progress: let them delete their nodes while the session is
-    // open (a given client's session outlives the provider), within one operation timeout.
-    await Promise.race([
-      Promise.allSettled([...this.#attempts]),
-      new Promise((resolve) => setTimeout(resolve, this.#timing.operationTimeoutMs).unref()),
-    ]);
+    // open (a given client's session outlives the provider), within one request timeout.
+    const attempts = Promise.allSettled([...this.#attempts]);
+    await waitFor({
+      deadline: monotonicNow() + this.#timing.requestTimeoutMs,
+      until: (wake) => {
+        void attempts.then(() => wake());
+        return () => undefined;
+      },
+    });
     for (const [lockPath, { timer, session }] of this.#parentRemovals) {
       clearTimeout(timer);
       this.#track(removeLockParentIfEmpty(session, lockPath));
@@ -211,37 +217,47 @@ export class ZooKeeperBackend implements LockBackend {
   }
 
   async #ready(signal: AbortSignal, key: string): Promise<ZooKeeperSession> {
-    if (this.#closed) throw new LockError(LockErrorCode.BACKEND_UNAVAILABLE, 'the ZooKeeper provider is closed', { key });
-    let session = this.#session;
-    if (session === undefined || !session.alive) {
-      const settings: SessionSettings = {
-        timingFor: (timeoutMs) => sessionTiming(this.#options, timeoutMs),
-        // Only the current session connects: a replaced one is dead and hears no more state changes.
-        granted: (timing) => {
-          this.#timing = timing;
-        },
-      };
-      if (this.#options.client !== undefined) {
-        // A given client's session cannot be renewed: once it ended, so has this provider.
-        if (session !== undefined) {
-          throw new LockError(
-            LockErrorCode.BACKEND_UNAVAILABLE,
-            `the ZooKeeper session of the client given to this provider ended (${session.end ?? 'closed'}); pass a new client`,
-            { key },
-          );
-        }
-        session = new ZooKeeperSession(this.#options.client, false, settings);
-      } else {
-        session = ZooKeeperSession.open(this.#options.connectionString ?? '', this.#options.sessionTimeoutMs, this.#options.spinDelayMs, settings);
+    // A session of our own that ends while we wait for it (expired on reconnection, past its deadline)
+    // is replaced by a new one, a bounded number of times.
+    for (let restart = 0; ; restart += 1) {
+      const session = this.#currentSession(key);
+      try {
+        await session.ready(signal);
+        return session;
+      } catch (error) {
+        if (signal.aborted) throw signal.reason;
+        if (session.alive || !session.owned || restart >= MAX_SESSION_RESTARTS) throw this.#wrap(error, key);
       }
-      this.#session = session;
     }
-    try {
-      await session.ready(signal);
-    } catch (error) {
-      if (signal.aborted) throw signal.reason;
-      throw this.#wrap(error, key);
+  }
+
+  #currentSession(key: string): ZooKeeperSession {
+    if (this.#closed) throw new LockError(LockErrorCode.BACKEND_UNAVAILABLE, 'the ZooKeeper provider is closed', { key });
+    const current = this.#session;
+    if (current?.alive === true) return current;
+    const settings: SessionSettings = {
+      timingFor: (timeoutMs) => sessionTiming(this.#options, timeoutMs),
+      // Only the current session connects: a replaced one is dead and hears no more state changes.
+      granted: (timing) => {
+        if (timing.keepaliveIntervalMs !== this.#timing.keepaliveIntervalMs) this.#capabilities = capabilitiesWith(timing.keepaliveIntervalMs);
+        this.#timing = timing;
+      },
+    };
+    let session: ZooKeeperSession;
+    if (this.#options.client !== undefined) {
+      // A given client's session cannot be renewed: once it ended, so has this provider.
+      if (current !== undefined) {
+        throw new LockError(
+          LockErrorCode.BACKEND_UNAVAILABLE,
+          `the ZooKeeper session of the client given to this provider ended (${current.end ?? 'closed'}); pass a new client`,
+          { key },
+        );
+      }
+      session = new ZooKeeperSession(this.#options.client, false, settings);
+    } else {
+      session = ZooKeeperSession.open(this.#options.connectionString ?? '', this.#options.sessionTimeoutMs, this.#options.spinDelayMs, settings);
     }
+    this.#session = session;
     return session;
   }
 
@@ -255,27 +271,41 @@ export class ZooKeeperBackend implements LockBackend {
       validUntil: session.validUntil(),
       async extend(): Promise<number> {
         if (!session.hasGrant(entry)) throw lockLostError(key, 'session-lost');
-        let stat: Stat | null;
-        try {
-          stat = await session.request<Stat | null>('checking the lock node', (done) =>
+        // A keepalive through core's keeper (LOCK_LOST when the session is gone) and the check that
+        // our node is still there and ours, sent in the same write.
+        const [renewal, check] = await Promise.allSettled([
+          session.keepAliveNow(),
+          session.request<Stat | null>('checking the lock node', (done) =>
             session.client.exists(nodePath, (error, value) => done(error, value ?? null)),
-          );
-        } catch (error) {
-          throw wrap(error);
+          ),
+        ]);
+        if (renewal.status === 'rejected') {
+          if (isLockError(renewal.reason, LockErrorCode.LOST)) throw lockLostError(key, 'session-lost', renewal.reason);
+          throw wrap(renewal.reason);
         }
+        if (check.status === 'rejected') throw wrap(check.reason);
+        const stat = check.value;
         if (stat === null || !stat.ephemeralOwner.equals(session.sessionId)) {
           session.removeGrant(entry);
           throw lockLostError(key, 'taken-over');
         }
-        // The answer renewed the session deadline from the send time of this request.
-        return session.validUntil();
+        return renewal.value;
       },
-      // One bounded attempt (the operation timeout); a failure rejects and core retries. The grant
+      // One bounded attempt (the request timeout); a failure rejects and core retries. The grant
       // stays with the session until the delete is answered: the node lives as long as the session,
       // so the session's renewals keep the retries going, and its end (the node gone) stops them.
       release: async (): Promise<boolean> => {
         if (!session.alive) {
           session.removeGrant(entry);
+          return false;
+        }
+        if (!session.connected) {
+          // Nothing to send it on. While the session keeps the lock, fail now: core retries with
+          // backoff and the session's renewals keep the retries going. A lock the session already
+          // lost (a given client's keeper ran out; its session may yet come back) gets no retries:
+          // its delete waits in the client and goes out if it reconnects.
+          if (session.hasGrant(entry)) throw new LockError(LockErrorCode.BACKEND_UNAVAILABLE, `releasing lock "${key}": the ZooKeeper client is not connected`, { key });
+          session.client.remove(nodePath, -1, () => undefined);
           return false;
         }
         try {

@@ -1,4 +1,4 @@
-import { BaseLockProvider } from '@fencelock/core';
+import { BaseLockProvider } from '@fencelock/core/adapter';
 import { resolveOptions, type ZooKeeperLockProviderOptions } from './options.js';
 import { ZooKeeperBackend } from './zookeeper-backend.js';
 
@@ -24,9 +24,6 @@ export class ZooKeeperLockProvider extends BaseLockProvider {
       defaultTtlMs: resolved.sessionTimeoutMs,
       ...(resolved.defaultWaitMs === undefined ? {} : { defaultWaitMs: resolved.defaultWaitMs }),
     });
-    // Core fixes defaultTtlMs when the provider is made; only the server's connect reply says which
-    // session timeout it granted (it clamps the request into its own bounds).
-    Object.defineProperty(this, 'defaultTtlMs', { get: () => backend.sessionTimeoutMs, enumerable: true, configurable: true });
     backends.set(this, backend);
   }
 }

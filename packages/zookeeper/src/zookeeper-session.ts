@@ -1,14 +1,33 @@
 /**
- * One ZooKeeper session and what fencelock knows about it: the monotonic time of the last request the
- * server answered, the deadline that follows from it, and the grants that live and die with it.
+ * One ZooKeeper session: what only ZooKeeper needs around core's {@link SessionKeeper}.
  *
- * Guarantees: `validUntil()` never exceeds (send time of the last answered request) + (negotiated
- * session timeout) − margin, so a lock is never reported valid after the server could have expired its
- * session. node-zookeeper-client has no read timeout (with its server paused it raised no event for
- * 8 s), so this class keeps its own deadline, as Curator does: a cheap heartbeat request renews it, and
- * when it passes every grant is reported lost even if the client stays silent.
+ * The keeper owns the session's life as fencelock sees it: validity from the send time of the last
+ * request the server answered plus the session timeout the server GRANTED, minus core's drift margin;
+ * keepalives (`exists /`) a third of that timeout after the last answered request; the deadline timer
+ * that declares every grant lost even when the client stays silent (node-zookeeper-client has no read
+ * timeout: with its server paused it raised no event for 8 s); and the `uncertain` / `recovered` /
+ * `renewed` / `lost` fan-out to the grants. This class feeds it: every answered request (`contact`),
+ * the client's connection state (`suspend` on a disconnection, `lose` on expiry), and the keepalive
+ * request itself. It also keeps what the keeper cannot know: the client, its socket (writes corked per
+ * turn, dropped after 2/3 of the session timeout without an answer, as the Java client's read timeout
+ * does), the connection waiters, and the watches.
+ *
+ * Core's drift rule (1 % + 2 ms) is enough here: a ZooKeeper server expires sessions on tick
+ * boundaries rounded UP (a session is put in the expiry bucket of the next tick after its timeout), so
+ * the server never expires a session before the timeout has passed on its own clock.
  */
-import { type GrantObserver, LockError, LockErrorCode, lockLostError, monotonicNow } from '@fencelock/core';
+import {
+  type GrantObserver,
+  LockError,
+  LockErrorCode,
+  RequestTimeoutError,
+  SessionKeeper,
+  backendUnavailableError,
+  lockLostError,
+  monotonicNow,
+  waitFor,
+  withRequestTimeout,
+} from '@fencelock/core/adapter';
 import { type Client, Exception, State, createClient } from 'node-zookeeper-client';
 import { NodeWatches } from './node-watches.js';
 import type { SessionTiming } from './options.js';
@@ -31,12 +50,14 @@ export interface SessionSettings {
 /** Why a session can no longer be used. */
 export type SessionEnd = 'expired' | 'deadline' | 'closed' | 'auth-failed';
 
-/** A request whose reply did not arrive within the operation timeout; it may still be applied later. */
-export class ZooKeeperTimeoutError extends Error {
-  constructor(what: string, ms: number) {
-    super(`${what}: no reply from ZooKeeper within ${ms} ms`);
-    this.name = 'ZooKeeperTimeoutError';
-  }
+/** Options of {@link ZooKeeperSession.request}. */
+export interface RequestOptions<T> {
+  /** Called with the value of a success answered after the request was given up (timed out, aborted). */
+  readonly late?: (value: T) => void;
+  /** Gives the request up (rejecting with the signal's reason); it may still be applied. */
+  readonly signal?: AbortSignal;
+  /** The reply bound, in ms. @default the session's request timeout */
+  readonly timeoutMs?: number;
 }
 
 /** The ZooKeeper error code of `error` (e.g. `Exception.NO_NODE`), if it is a ZooKeeper exception. */
@@ -48,6 +69,19 @@ export function zooKeeperCode(error: unknown): number | undefined {
 // Error codes that are not an answer from the server (so they prove nothing about the session).
 const NOT_AN_ANSWER = new Set<number>([Exception.CONNECTION_LOSS, Exception.SESSION_EXPIRED, Exception.AUTH_FAILED]);
 
+// The Java client's read timeout: no answer for this share of the session timeout means the server
+// went silent (paused, partitioned), and the socket is dropped so the client moves to another server
+// while the session can still be saved.
+const READ_TIMEOUT_FRACTION = 2 / 3;
+
+// Answers are reported to the keeper once they moved validity by this share of the timeout: each
+// report re-arms the timers of every held handle, and an acquisition makes 4 requests (64 held locks
+// would mean 256 re-arms per acquisition). Validity then lags by less than this step, on the safe side.
+const CONTACT_STEP_FRACTION = 1 / 24;
+
+// How long a close request may take before the client is left to the server's expiry.
+const CLOSE_WAIT_MS = 2_000;
+
 interface ConnectionManagerInternals {
   state?: number;
   connect?: () => void;
@@ -57,10 +91,27 @@ interface ConnectionManagerInternals {
 // node-zookeeper-client's ConnectionManager states that can send requests (CONNECTED, CONNECTED_READ_ONLY).
 const MANAGER_CONNECTED = new Set([2, 3]);
 
+/** Resolves or rejects as `work` does, or rejects with the signal's reason as soon as it aborts. */
+async function untilAborted<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
+  const outcome = await waitFor<PromiseSettledResult<T>>({
+    deadline: Number.POSITIVE_INFINITY,
+    signal,
+    until: (wake) => {
+      work.then(
+        (value) => wake({ status: 'fulfilled', value }),
+        (reason: unknown) => wake({ status: 'rejected', reason }),
+      );
+      return () => undefined;
+    },
+  });
+  if (!outcome.woken) throw new Error('unreachable: a wait without a deadline ended');
+  if (outcome.value.status === 'rejected') throw outcome.value.reason;
+  return outcome.value.value;
+}
+
 /**
- * One node-zookeeper-client session as fencelock tracks it: state, the own deadline, heartbeats, and
- * the grants bound to it. Internal; one per provider at a time (a new one after expiry, for clients
- * the provider opened).
+ * One node-zookeeper-client session as fencelock tracks it. Internal; one per provider at a time (a
+ * new one after expiry or a deadline loss, for clients the provider opened).
  */
 export class ZooKeeperSession {
   /** The client behind the session. */
@@ -75,24 +126,22 @@ export class ZooKeeperSession {
   #timing: SessionTiming;
   #state: 'connecting' | 'connected' | 'disconnected' | 'dead' = 'connecting';
   #end: SessionEnd | undefined;
-  #lastContact = Number.NEGATIVE_INFINITY;
-  #disconnectedAt = 0;
-  #uncertain = false;
-  readonly #grants = new Set<SessionGrant>();
+  // Made by the first answer of the server (only then is the granted timeout known). A client we
+  // were given outlives a keeper that ran out: the next answer makes a new one.
+  #keeper: SessionKeeper | undefined;
+  #keeperEndedAt = Number.NEGATIVE_INFINITY;
+  // The send time of the last answer reported to the keeper (see CONTACT_STEP_FRACTION).
+  #reportedSent = Number.NEGATIVE_INFINITY;
+  // Since when the server has been silent, for the read timeout: the send time of the last answered
+  // request, or the moment the current connection was made.
+  #heardAt = monotonicNow();
+  // When the client started the connection attempt in progress: its connect request left after it.
+  // Unknown for a client we were given (it may have sent one before we saw it).
+  #connectingSince: number;
+  readonly #grants = new Map<SessionGrant, () => void>();
   readonly #listeners = new Set<() => void>();
   // Callers of ready() waiting for a connection, woken by the one 'state' listener of the session.
   readonly #connectWaiters = new Set<() => void>();
-  #heartbeatTimer: NodeJS.Timeout | undefined;
-  #deadlineTimer: NodeJS.Timeout | undefined;
-  // When the armed deadline timer fires (monotonic ms).
-  #deadlineAt = Number.POSITIVE_INFINITY;
-  // The deadline last passed on to the grants.
-  #renewedUntil = Number.NEGATIVE_INFINITY;
-  #heartbeatInFlight = false;
-  // Silence is counted from here at the earliest (creation, a reconnection, a pause of this process).
-  #quietFrom = monotonicNow();
-  #heartbeatGeneration = 0;
-  #lastTick = monotonicNow();
   #closing: Promise<void> = Promise.resolve();
   // The socket corked for the current turn of the event loop (see #coalesceWrites).
   #corked: { uncork(): void } | undefined;
@@ -102,14 +151,16 @@ export class ZooKeeperSession {
     this.client = client;
     this.owned = owned;
     this.#settings = settings;
+    this.#connectingSince = owned ? monotonicNow() : Number.NEGATIVE_INFINITY;
     this.#timing = settings.timingFor(client.getSessionTimeout());
     client.on('state', this.#onState);
     const current = client.getState();
+    // A given client that is already connected: the session is only counted alive from the first
+    // request this provider sees answered (ready() sends one), never from an unknown past.
     if (current === State.SYNC_CONNECTED) {
       this.#state = 'connected';
       settings.granted?.(this.#timing);
     } else if (current === State.EXPIRED || current === State.AUTH_FAILED) this.#state = 'dead';
-    this.#startHeartbeats();
   }
 
   /** Opens a client of our own on `connectionString` (the caller waits with {@link ready}). */
@@ -117,13 +168,14 @@ export class ZooKeeperSession {
     // retries 0: a create the client retried by itself could leave a second contender behind.
     const client = createClient(connectionString, { sessionTimeout: sessionTimeoutMs, spinDelay: spinDelayMs, retries: 0 });
     const session = new ZooKeeperSession(client, true, settings);
-    session.#disconnectedAt = monotonicNow();
     client.connect();
     return session;
   }
 
   /** False once the session expired, was closed, or (for our own client) outlived its deadline. */
   get alive(): boolean {
+    // A paused process may ask before the keeper's deadline timer ran: the keeper reads the clock.
+    void this.#keeper?.alive;
     return this.#state !== 'dead';
   }
 
@@ -153,112 +205,112 @@ export class ZooKeeperSession {
   }
 
   /**
-   * Until when locks of this session are known valid (monotonic ms): the send time of the last
-   * answered request plus the session timeout, minus 2 % + 10 ms for timer and clock-rate slack.
+   * Until when locks of this session are known valid (monotonic ms): the keeper's deadline (send time
+   * of the last answered request + granted timeout − core's drift margin); −∞ before any answer.
    */
   validUntil(): number {
-    const timeout = this.timeoutMs;
-    return this.#lastContact + timeout - Math.ceil(timeout * 0.02) - 10;
+    return this.#keeper?.validUntil ?? Number.NEGATIVE_INFINITY;
   }
 
-  /** Resolves once connected with a confirmed session; rejects after the operation timeout or on abort. */
+  /** Resolves once connected with a confirmed session; rejects after the request timeout or on abort. */
   async ready(signal: AbortSignal): Promise<void> {
-    if (this.#state === 'dead') throw this.#deadError();
-    if (this.#state === 'connected' && monotonicNow() < this.validUntil()) return;
+    if (!this.alive) throw this.#deadError();
     if (this.#state === 'connected') {
+      if (this.#keeper?.alive === true) return;
+      // Connected, but no answer counts yet (a given client), or the last keeper ran out: ask.
       await this.request('checking the ZooKeeper session', (done) => this.client.exists('/', done));
       return;
     }
-    await new Promise<void>((resolve, reject) => {
-      const finish = (error?: unknown): void => {
-        clearTimeout(timer);
-        signal.removeEventListener('abort', onAbort);
-        unsubscribe();
-        this.#connectWaiters.delete(onConnected);
-        if (error === undefined) resolve();
-        else reject(error);
-      };
-      const onAbort = (): void => finish(signal.reason);
-      const onConnected = (): void => finish();
-      const unsubscribe = this.onChange(() => {
-        if (this.#state === 'dead') finish(this.#deadError());
-      });
-      const timer = setTimeout(
-        () => finish(new ZooKeeperTimeoutError('connecting to ZooKeeper', this.#timing.operationTimeoutMs)),
-        this.#timing.operationTimeoutMs,
-      );
-      if (signal.aborted) return finish(signal.reason);
-      signal.addEventListener('abort', onAbort, { once: true });
-      // Not one client listener per waiter: the session's one state listener wakes them all (64
-      // acquires at once on a new provider would otherwise pass the emitter's listener limit).
-      this.#connectWaiters.add(onConnected);
+    const { requestTimeoutMs } = this.#timing;
+    const outcome = await waitFor<'connected' | 'dead'>({
+      deadline: monotonicNow() + requestTimeoutMs,
+      signal,
+      until: (wake) => {
+        // Not one client listener per waiter: the session's one state listener wakes them all (64
+        // acquires at once on a new provider would otherwise pass the emitter's listener limit).
+        const onConnected = (): void => wake('connected');
+        this.#connectWaiters.add(onConnected);
+        const off = this.onChange(() => {
+          if (this.#state === 'dead') wake('dead');
+        });
+        return () => {
+          this.#connectWaiters.delete(onConnected);
+          off();
+        };
+      },
     });
+    if (!outcome.woken) throw new RequestTimeoutError('connecting to ZooKeeper', requestTimeoutMs);
+    if (outcome.value === 'dead') throw this.#deadError();
   }
 
   /**
-   * Runs one client request with a reply bound. An answer from the server (success or a ZooKeeper
-   * error other than connection loss / expiry) renews the session deadline from the send time.
-   * Rejects with {@link ZooKeeperTimeoutError} when no reply arrives in time, with the signal's reason
-   * when `options.signal` aborts first (in both cases the request may still be applied: a success
-   * answered afterwards goes to `options.late`), or with the client's error.
+   * Runs one client request with a reply bound (core's `withRequestTimeout`). An answer from the
+   * server (success or a ZooKeeper error other than connection loss / expiry) tells the keeper the
+   * session was alive at the send time. Rejects with `RequestTimeoutError` when no reply arrives in
+   * time, with the signal's reason when `options.signal` aborts first (in both cases the request may
+   * still be applied: a success answered afterwards goes to `options.late`), or with the client's error.
    */
-  request<T>(
-    what: string,
-    run: (done: (error: Error | Exception | null, value: T) => void) => void,
-    options: { readonly late?: (value: T) => void; readonly signal?: AbortSignal } = {},
-  ): Promise<T> {
+  request<T>(what: string, run: (done: (error: Error | Exception | null, value: T) => void) => void, options: RequestOptions<T> = {}): Promise<T> {
     if (this.#state === 'dead') return Promise.reject(this.#deadError());
     const { signal, late } = options;
     if (signal?.aborted) return Promise.reject(signal.reason);
     const sent = monotonicNow();
     this.#coalesceWrites();
-    return new Promise<T>((resolve, reject) => {
-      let settled = false;
-      const giveUp = (reason: unknown): void => {
-        if (settled) return;
-        settled = true;
-        clearTimeout(timer);
-        signal?.removeEventListener('abort', onAbort);
-        reject(reason);
-      };
-      const onAbort = (): void => giveUp(signal?.reason);
-      const { operationTimeoutMs } = this.#timing;
-      const timer = setTimeout(() => giveUp(new ZooKeeperTimeoutError(what, operationTimeoutMs)), operationTimeoutMs);
-      signal?.addEventListener('abort', onAbort, { once: true });
-      try {
-        run((error, value) => {
-          const code = zooKeeperCode(error);
-          if (error === null || (code !== undefined && !NOT_AN_ANSWER.has(code))) this.#contact(sent);
-          if (settled) {
-            // Answered after we gave up on it: let the caller undo what it did (a late create).
-            if (error === null) late?.(value);
-            return;
-          }
-          settled = true;
-          clearTimeout(timer);
-          signal?.removeEventListener('abort', onAbort);
-          if (error === null) resolve(value);
-          else reject(error);
-        });
-      } catch (error) {
-        giveUp(error);
-      }
+    let gaveUp = false;
+    const answered = new Promise<T>((resolve, reject) => {
+      run((error, value) => {
+        const code = zooKeeperCode(error);
+        if (error === null || (code !== undefined && !NOT_AN_ANSWER.has(code))) this.#contact(sent);
+        if (gaveUp) {
+          // Answered after we gave up on it: let the caller undo what it did (a late create).
+          if (error === null) late?.(value);
+          return;
+        }
+        if (error === null) resolve(value);
+        else reject(error);
+      });
     });
+    const bounded = withRequestTimeout(answered, options.timeoutMs ?? this.#timing.requestTimeoutMs, what);
+    return (signal === undefined ? bounded : untilAborted(bounded, signal)).catch((error: unknown) => {
+      // Set before any later reply can run (replies come in later turns of the event loop).
+      gaveUp = true;
+      throw error;
+    });
+  }
+
+  /** Sends a keepalive now (sharing one in flight); resolves the new deadline, rejects `LOCK_LOST` when the session is gone. */
+  keepAliveNow(): Promise<number> {
+    const keeper = this.#keeper;
+    if (keeper === undefined || !this.alive) return Promise.reject(this.#lostError());
+    return keeper.keepAliveNow();
   }
 
   /** Tracks a grant: it is renewed, made uncertain, recovered and lost with the session. */
   addGrant(grant: SessionGrant): void {
-    if (this.#state === 'dead') {
+    const keeper = this.#keeper;
+    if (!this.alive || keeper === undefined || !keeper.alive) {
       grant.observer.lost(lockLostError(grant.key, 'session-lost'));
       return;
     }
-    this.#grants.add(grant);
-    if (this.#uncertain) grant.observer.uncertain();
+    const leave = keeper.join({
+      lost: (error) => {
+        if (!this.#grants.delete(grant)) return;
+        grant.observer.lost(lockLostError(grant.key, 'session-lost', error));
+      },
+      uncertain: () => grant.observer.uncertain(),
+      recovered: () => grant.observer.recovered(),
+      renewed: (validUntil) => grant.observer.renewed(validUntil),
+    });
+    this.#grants.set(grant, leave);
+    if (keeper.uncertain) grant.observer.uncertain();
   }
 
-  /** Stops tracking a grant (released). */
+  /** Stops tracking a grant (released, or its node is gone). */
   removeGrant(grant: SessionGrant): void {
+    const leave = this.#grants.get(grant);
+    if (leave === undefined) return;
     this.#grants.delete(grant);
+    leave();
   }
 
   /** True while `grant` is tracked (not released, not lost). */
@@ -325,100 +377,84 @@ export class ZooKeeperSession {
     return new LockError(LockErrorCode.BACKEND_UNAVAILABLE, why[this.#end ?? 'closed']);
   }
 
+  #lostError(): LockError {
+    return new LockError(LockErrorCode.LOST, `the ZooKeeper session was lost (${this.#end ?? 'deadline'})`, { reason: 'session-lost' });
+  }
+
+  // A request sent at `sent` was answered: the session was alive on the server then.
   #contact(sent: number): void {
-    if (this.#state === 'dead' || sent <= this.#lastContact) return;
-    this.#lastContact = sent;
-    const validUntil = this.validUntil();
-    // Every answer moves the deadline later: a timer armed for an earlier moment re-arms itself when
-    // it fires (#deadlinePassed), so it is only re-armed here when none is armed or it would fire too
-    // late (a smaller timeout negotiated) — not once per answer.
-    if (this.#deadlineTimer === undefined || validUntil < this.#deadlineAt) this.#armDeadline(validUntil);
-    const recovered = this.#uncertain && this.#state === 'connected';
-    if (recovered) this.#uncertain = false;
-    // Grants hear of a renewal once it moved their deadline by a quarter heartbeat (each heartbeat
-    // does): not on every answer, which would re-arm every held handle's timers per request (64 held
-    // locks, 4 requests per acquisition). Their deadline then lags the session's by less than that
-    // step, on the safe side, within the heartbeat resolution the capabilities announce.
-    if (!recovered && validUntil - this.#renewedUntil < this.#timing.heartbeatIntervalMs / 4) return;
-    this.#renewedUntil = validUntil;
-    for (const grant of this.#grants) {
-      grant.observer.renewed(validUntil);
-      if (recovered) grant.observer.recovered();
-    }
-  }
-
-  #armDeadline(validUntil: number): void {
-    clearTimeout(this.#deadlineTimer);
-    this.#deadlineAt = validUntil;
-    this.#deadlineTimer = setTimeout(() => this.#deadlinePassed(), Math.max(0, Math.ceil(validUntil - monotonicNow())));
-    this.#deadlineTimer.unref();
-  }
-
-  #deadlinePassed(): void {
-    this.#deadlineTimer = undefined;
     if (this.#state === 'dead') return;
-    const validUntil = this.validUntil();
-    if (monotonicNow() < validUntil) return this.#armDeadline(validUntil);
+    if (sent > this.#heardAt) this.#heardAt = sent;
+    const keeper = this.#keeper;
+    if (keeper === undefined || !keeper.alive) {
+      // Reading `alive` may have ended it (an owned client's session dies with its keeper). Only an
+      // answer to a request sent after the last keeper ended proves the session alive again.
+      if (this.alive && sent > this.#keeperEndedAt) this.#openKeeper(sent);
+      return;
+    }
+    if (!keeper.uncertain && sent - this.#reportedSent < keeper.ttlMs * CONTACT_STEP_FRACTION) return;
+    this.#reportedSent = Math.max(this.#reportedSent, sent);
+    keeper.contact(sent, this.timeoutMs);
+  }
+
+  #openKeeper(openedAt: number): void {
+    this.#reportedSent = openedAt;
+    const keeper: SessionKeeper = new SessionKeeper({
+      name: `ZooKeeper session 0x${this.sessionId.toString('hex')}`,
+      ttlMs: this.timeoutMs,
+      openedAt,
+      requestTimeoutMs: this.#timing.requestTimeoutMs,
+      keepAlive: (timeoutMs) => this.#keepAlive(timeoutMs),
+      ended: (error) => this.#keeperEnded(keeper, error),
+    });
+    this.#keeper = keeper;
+  }
+
+  // The keeper's keepalive: one cheap request the server must answer, bounded by the keeper.
+  async #keepAlive(timeoutMs: number): Promise<number> {
+    // Nothing to send it on: fail now (the keeper retries soon) rather than queue keepalives in the
+    // client, which would send them all at once when it reconnects.
+    if (this.#state !== 'connected') throw backendUnavailableError('the ZooKeeper client is not connected', undefined);
+    try {
+      await this.request('ZooKeeper keepalive', (done) => this.client.exists('/', done), { timeoutMs });
+    } catch (error) {
+      if (zooKeeperCode(error) === Exception.SESSION_EXPIRED) throw this.#lostError();
+      if (error instanceof RequestTimeoutError) this.#checkReadTimeout();
+      throw error;
+    }
+    return this.timeoutMs;
+  }
+
+  // After the replies already in the socket were read (this process may have been the one paused,
+  // with the answers waiting unread): a server silent for 2/3 of the timeout loses our connection.
+  #checkReadTimeout(): void {
+    setImmediate(() => {
+      if (this.#state !== 'connected') return;
+      if (monotonicNow() - this.#heardAt <= this.timeoutMs * READ_TIMEOUT_FRACTION) return;
+      this.#manager()?.socket?.destroy();
+    });
+  }
+
+  #keeperEnded(keeper: SessionKeeper, error: LockError | undefined): void {
+    if (this.#keeper !== keeper || error === undefined || this.#state === 'dead') return;
+    this.#keeperEndedAt = monotonicNow();
+    this.#keeper = undefined;
     if (this.owned) {
       // Like Curator: past the deadline the session counts as lost. Close it, so the server frees its
       // nodes at the latest one session timeout after our last contact, and start a new one next time.
-      this.#die('deadline');
+      this.#die(this.client.getState() === State.EXPIRED ? 'expired' : 'deadline');
       return;
     }
-    // A client we were given stays open; its session may come back. Our grants are lost either way:
-    // delete their nodes when (if) the connection returns, so the lock does not stay blocked.
-    const grants = [...this.#grants];
-    this.#grants.clear();
-    for (const grant of grants) {
-      grant.observer.lost(lockLostError(grant.key, 'session-lost'));
-      this.client.remove(grant.nodePath, -1, () => undefined);
-    }
+    // A client we were given stays open and its session may come back; our grants are lost either
+    // way (core frees their nodes through their release once the client can reach the server).
     this.#wake();
   }
 
-  #startHeartbeats(): void {
-    clearInterval(this.#heartbeatTimer);
-    this.#heartbeatTimer = setInterval(() => this.#heartbeat(), this.#timing.heartbeatIntervalMs);
-    this.#heartbeatTimer.unref();
-  }
-
   // The client has just read the granted timeout from the server's connect reply: time everything
-  // from it, before the first contact of this connection is counted.
+  // from it, before the first answer of this connection is counted.
   #retime(): void {
-    const timing = this.#settings.timingFor(this.timeoutMs);
-    const cadenceChanged = timing.heartbeatIntervalMs !== this.#timing.heartbeatIntervalMs;
-    this.#timing = timing;
-    if (cadenceChanged) {
-      this.#lastTick = monotonicNow();
-      this.#startHeartbeats();
-    }
-    this.#settings.granted?.(timing);
-  }
-
-  #heartbeat(): void {
-    const now = monotonicNow();
-    // A tick far later than scheduled means this process was paused, not the server: replies may be
-    // waiting unread in the socket. Do not count the pause as server silence.
-    if (now - this.#lastTick > this.#timing.heartbeatIntervalMs * 2) this.#quietFrom = now;
-    this.#lastTick = now;
-    if (this.#state !== 'connected') return;
-    // The Java client's read timeout: no answer for 2/3 of the session timeout means the server went
-    // silent (paused, partitioned). Drop the socket so the client moves to another server — counted
-    // from the last answer, so it happens (and handles turn uncertain) before the deadline passes.
-    const silentMs = now - Math.max(this.#lastContact, this.#quietFrom);
-    if (this.#heartbeatInFlight && silentMs > (this.timeoutMs * 2) / 3) {
-      this.#heartbeatInFlight = false;
-      this.#manager()?.socket?.destroy();
-      return;
-    }
-    if (this.#heartbeatInFlight) return;
-    this.#heartbeatInFlight = true;
-    const generation = ++this.#heartbeatGeneration;
-    this.request('ZooKeeper heartbeat', (done) => this.client.exists('/', done))
-      .catch(() => undefined)
-      .finally(() => {
-        if (this.#heartbeatGeneration === generation) this.#heartbeatInFlight = false;
-      });
+    this.#timing = this.#settings.timingFor(this.timeoutMs);
+    this.#settings.granted?.(this.#timing);
   }
 
   #stateChanged(state: State): void {
@@ -426,21 +462,15 @@ export class ZooKeeperSession {
     if (state === State.SYNC_CONNECTED || state === State.CONNECTED_READ_ONLY) {
       this.#state = 'connected';
       this.#retime();
-      this.#heartbeatInFlight = false;
-      this.#heartbeatGeneration += 1;
-      this.#quietFrom = monotonicNow();
-      // The connect request left after we saw the disconnection, and the server accepted the session.
-      this.#contact(this.#disconnectedAt);
-      this.#heartbeat();
+      this.#heardAt = monotonicNow();
+      // The connect request left after the attempt started, and the server accepted the session.
+      this.#contact(this.#connectingSince);
       // As the client's own 'connected' event: a read-only connection cannot take a lock.
       if (state === State.SYNC_CONNECTED) for (const waiter of [...this.#connectWaiters]) waiter();
     } else if (state === State.DISCONNECTED) {
       this.#state = 'disconnected';
-      this.#disconnectedAt = monotonicNow();
-      if (!this.#uncertain) {
-        this.#uncertain = true;
-        for (const grant of this.#grants) grant.observer.uncertain();
-      }
+      this.#connectingSince = monotonicNow();
+      this.#keeper?.suspend();
     } else if (state === State.EXPIRED) {
       this.#die('expired');
     } else if (state === State.AUTH_FAILED) {
@@ -452,11 +482,21 @@ export class ZooKeeperSession {
     if (this.#state === 'dead') return;
     this.#state = 'dead';
     this.#end = end;
-    clearInterval(this.#heartbeatTimer);
-    clearTimeout(this.#deadlineTimer);
-    const grants = [...this.#grants];
-    this.#grants.clear();
-    for (const grant of grants) grant.observer.lost(lockLostError(grant.key, 'session-lost'));
+    const keeper = this.#keeper;
+    this.#keeper = undefined;
+    if (end === 'closed') {
+      // The provider is closing: core released or abandoned every lock before; what is left hears
+      // of the end all the same.
+      const left = [...this.#grants.keys()];
+      this.#grants.clear();
+      keeper?.close();
+      for (const grant of left) grant.observer.lost(lockLostError(grant.key, 'session-lost'));
+    } else {
+      keeper?.lose(
+        new LockError(LockErrorCode.LOST, `${keeper.name} ended: ${this.#deadError().message}`, { reason: 'session-lost' }),
+      );
+      this.#grants.clear();
+    }
     if (this.owned && end !== 'expired' && end !== 'auth-failed') this.#closing = this.#closeClient();
     this.#wake();
   }
@@ -468,27 +508,25 @@ export class ZooKeeperSession {
    * reconnecting instead, and closed properly should a connection already under way complete.
    * The server expires the session on its own otherwise.
    */
-  #closeClient(): Promise<void> {
+  async #closeClient(): Promise<void> {
     const manager = this.#manager();
+    const client = this.client;
     if (manager !== undefined && manager.state !== undefined && MANAGER_CONNECTED.has(manager.state)) {
-      return new Promise<void>((resolve) => {
-        const timer = setTimeout(done, 2_000);
-        const client = this.client;
-        function done(): void {
-          clearTimeout(timer);
-          client.removeListener('disconnected', done);
-          resolve();
-        }
-        client.once('disconnected', done);
-        client.close();
+      await waitFor({
+        deadline: monotonicNow() + CLOSE_WAIT_MS,
+        until: (wake) => {
+          client.once('disconnected', wake);
+          client.close();
+          return () => client.removeListener('disconnected', wake);
+        },
       });
+      return;
     }
-    this.client.once('connected', () => this.client.close());
+    client.once('connected', () => client.close());
     if (manager !== undefined) {
       manager.connect = () => undefined;
       manager.socket?.destroy();
     }
-    return Promise.resolve();
   }
 
   #wake(): void {

@@ -1,15 +1,18 @@
 import { describeLockProvider } from '@fencelock/conformance';
 import type { LockProvider } from '@fencelock/core';
 import { topology } from '@fencelock/test-infra';
-import { it } from 'vitest';
+import { afterAll, it } from 'vitest';
 import { ZooKeeperLockProvider, createZooKeeperLockProvider } from '../src/index.js';
 import { dropConnectionForTesting } from '../src/zookeeper-lock-provider.js';
-import { expectNoOrphans, rawClient } from './znodes.js';
+import { RawClientSlot, expectNoOrphans, rawClient, waitingContenders } from './znodes.js';
 
 const { zkConnectionString } = topology();
 // Short sessions keep the expiry cases quick; the shared ensemble runs tickTime 500 (sessions 1–60 s).
 const SESSION_TIMEOUT_MS = 3_000;
 const ROOT = '/fencelock-conformance';
+// For backendWaiters: a client of its own, so that the suite's providers are not disturbed.
+const inspector = new RawClientSlot(() => zkConnectionString);
+afterAll(() => inspector.close());
 
 describeLockProvider({
   name: 'zookeeper (shared 3-node ensemble)',
@@ -23,10 +26,11 @@ describeLockProvider({
     fifo: true,
     readWrite: true,
     expiry: 'session',
-    ttlResolutionMs: SESSION_TIMEOUT_MS / 6,
+    ttlResolutionMs: SESSION_TIMEOUT_MS / 3,
     minTtlMs: 1_000,
   },
   harness: {
+    backendWaiters: async (key) => waitingContenders(await inspector.get(), ROOT, key),
     // A crashed process: the socket goes away, the session is never closed, the server expires it.
     async crashProvider(provider: LockProvider) {
       if (!(provider instanceof ZooKeeperLockProvider)) throw new Error('not a ZooKeeperLockProvider');

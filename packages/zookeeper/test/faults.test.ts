@@ -1,22 +1,30 @@
 /**
  * Fault cases on a dedicated 3-node ensemble (tickTime 500): the conformance suite with every harness
- * power, a holder process stopped past its session timeout, the leader killed under a held lock, and
- * two of three servers paused.
+ * power (its providers reach the ensemble through one TCP proxy per member, so that their links can
+ * be blackholed), a holder process stopped past its session timeout, the leader killed under a held
+ * lock, and two of three servers paused.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { abortedWithin, describeLockProvider, freezeThread, nextEvent, within } from '@fencelock/conformance';
 import { type LockProvider, monotonicNow } from '@fencelock/core';
-import { type ZooKeeperEnsemble, startZooKeeperEnsemble, waitFor } from '@fencelock/test-infra';
+import { type TcpProxy, type ZooKeeperEnsemble, startTcpProxy, startZooKeeperEnsemble, waitFor } from '@fencelock/test-infra';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ZooKeeperLockProvider, createZooKeeperLockProvider } from '../src/index.js';
 import { dropConnectionForTesting } from '../src/zookeeper-lock-provider.js';
-import { childrenOf, rawClient } from './znodes.js';
+import { RawClientSlot, childrenOf, rawClient, waitingContenders } from './znodes.js';
 
 const SESSION_TIMEOUT_MS = 3_000;
+// The suite's providers outlive every outage of its release cases (the longest: every member killed
+// and restarted, about 3 s here), so that their sessions stay alive and only core's retried release
+// can free the key in time; the expiry cases then take this long.
+const SUITE_SESSION_TIMEOUT_MS = 8_000;
 const ROOT = '/fencelock-faults';
 let ensemble: ZooKeeperEnsemble | undefined;
+let proxies: TcpProxy[] = [];
+// For backendWaiters: straight to the ensemble (not through the proxies), made again after a restart.
+const inspector = new RawClientSlot(() => zk().connectionString);
 
 function zk(): ZooKeeperEnsemble {
   if (ensemble === undefined) throw new Error('the ensemble did not start');
@@ -36,17 +44,60 @@ function provider(options: { sessionTimeoutMs?: number; connectionString?: strin
 
 beforeAll(async () => {
   ensemble = await startZooKeeperEnsemble({ size: 3, tickTime: 500, maxSessionTimeout: 20_000 });
+  proxies = await Promise.all(ensemble.nodes.map((node) => startTcpProxy({ targetPort: node.port })));
 }, 60_000);
 
 afterAll(async () => {
   await Promise.allSettled(providers.map((p) => p.close()));
+  await inspector.close();
+  await Promise.allSettled(proxies.map((proxy) => proxy.close()));
   await ensemble?.stop();
 }, 30_000);
 
+const allMembers = (act: (node: ZooKeeperEnsemble['nodes'][number]) => Promise<void>): Promise<unknown> => Promise.all(zk().nodes.map(act));
+const serving = async (): Promise<void> => {
+  await zk().leaderIndex({ timeoutMs: 30_000 });
+};
+
 describeLockProvider({
   name: 'zookeeper (dedicated ensemble, every harness power)',
-  createProvider: () => provider(),
+  createProvider: () =>
+    provider({ sessionTimeoutMs: SUITE_SESSION_TIMEOUT_MS, connectionString: proxies.map((proxy) => `127.0.0.1:${proxy.port}`).join(',') }),
   harness: {
+    outages: {
+      // Requests a stopped member received are applied on SIGCONT: a delete sent during the pause
+      // may land late by itself. Kill and blackhole are where core's retry does the work.
+      pause: async () => {
+        await allMembers((node) => node.pause());
+        return async () => {
+          await allMembers((node) => node.resume());
+          await serving();
+        };
+      },
+      // Every member at once, restarted on its own data dir: sessions and their nodes survive.
+      kill: async () => {
+        await allMembers((node) => node.kill());
+        return async () => {
+          await allMembers((node) => node.restart());
+          await serving();
+        };
+      },
+      // The members keep running; only the providers' links carry nothing (the proxies hold the bytes).
+      blackhole: async () => {
+        for (const proxy of proxies) proxy.setMode('blackhole');
+        return async () => {
+          for (const proxy of proxies) proxy.setMode('pass');
+        };
+      },
+      // The providers' connections drop and new ones are refused until healed; the sessions survive.
+      reset: async () => {
+        for (const proxy of proxies) proxy.setMode('reset');
+        return async () => {
+          for (const proxy of proxies) proxy.setMode('pass');
+        };
+      },
+    },
+    backendWaiters: async (key) => waitingContenders(await inspector.get(), ROOT, key),
     async pauseBackend(ms) {
       const nodes = zk().nodes;
       await Promise.all(nodes.map((node) => node.pause()));

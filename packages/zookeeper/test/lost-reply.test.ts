@@ -38,7 +38,7 @@ afterAll(async () => {
 
 const parents = new Set<string>();
 
-function through(options: { operationTimeoutMs?: number } = {}) {
+function through(options: { requestTimeoutMs?: number } = {}) {
   if (proxy === undefined) throw new Error('no proxy');
   // The parent stays, so that the only create in flight is the contender's.
   return createZooKeeperLockProvider({
@@ -100,7 +100,7 @@ it('a create applied by the server whose reply is lost (connection reset) is fou
 }, 60_000);
 
 it('a create answered after the attempt gave up is deleted when its answer arrives', async () => {
-  const locks = through({ operationTimeoutMs: 1_000 });
+  const locks = through({ requestTimeoutMs: 1_000 });
   const key = `late-reply-${randomUUID()}`;
   const path = `${ROOT}/${encodeKeySegment(key)}`;
   try {
@@ -166,7 +166,7 @@ it('an acquire aborted while disconnected rejects at once, and its node is delet
     expect(await childrenOf(raw!, path)).toHaveLength(2);
     proxy!.setMode('reset');
     controller.abort();
-    // Well within the operation timeout (the session timeout, 6 s): nothing waits for the server.
+    // At once, not after a request timeout: nothing waits for the server.
     expect(await within(waiting, 3_000, 'the aborted acquire to reject')).toMatchObject({ code: 'LOCK_ABORTED' });
     proxy!.setMode('pass');
     // The delete was queued in the client and goes out once it has reconnected to its session.

@@ -79,7 +79,9 @@ describe('options', () => {
       [{ ...base, root: '/a/../b' }, 'RangeError'],
       [{ ...base, root: '/zookeeper/x' }, 'RangeError'],
       [{ ...base, naming: 'zk' }, 'TypeError'],
-      [{ ...base, sessionTimeoutMs: 3000, heartbeatIntervalMs: 1000 }, 'RangeError'],
+      [{ ...base, sessionTimeoutMs: 3000, requestTimeoutMs: 3001 }, 'RangeError'],
+      [{ ...base, requestTimeoutMs: 0 }, 'RangeError'],
+      [{ ...base, heartbeatIntervalMs: 1000 }, 'TypeError'],
       [{ ...base, removeEmptyParents: 'yes' }, 'TypeError'],
       [{ ...base, defaultWaitMs: -1 }, 'RangeError'],
     ];
@@ -95,11 +97,19 @@ describe('options', () => {
     }
   });
 
-  it('make the session timeout the default TTL and the heartbeat the TTL resolution', async () => {
+  it('refuse the old operationTimeoutMs as unknown, naming requestTimeoutMs', () => {
+    expect(() => createZooKeeperLockProvider({ ...base, operationTimeoutMs: 1_000 } as never)).toThrow(
+      expect.objectContaining({ code: 'LOCK_INVALID_ARGUMENT', name: 'LockTypeError', message: expect.stringContaining('use requestTimeoutMs') }),
+    );
+    // The new name is taken, up to the session timeout.
+    expect(() => createZooKeeperLockProvider({ ...base, sessionTimeoutMs: 3_000, requestTimeoutMs: 3_000 })).not.toThrow();
+  });
+
+  it('make the session timeout the default TTL and the keepalive step the TTL resolution', async () => {
     const provider = createZooKeeperLockProvider({ ...base, sessionTimeoutMs: 6_000 });
     expect(provider.name).toBe('zookeeper');
     expect(provider.defaultTtlMs).toBe(6_000);
-    expect(provider.capabilities).toMatchObject({ expiry: 'session', ttlResolutionMs: 1_000, minTtlMs: 1_000 });
+    expect(provider.capabilities).toMatchObject({ expiry: 'session', ttlResolutionMs: 2_000, minTtlMs: 1_000 });
     await expect(provider.acquire('k', { ttlMs: 5_000 })).rejects.toMatchObject({ code: 'LOCK_UNSUPPORTED' });
     await provider.close();
   });

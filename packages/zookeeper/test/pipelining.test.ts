@@ -33,7 +33,7 @@ async function countingClient(): Promise<{ client: Client; counts: () => Record<
   const queue = manager.queue.bind(manager);
   manager.queue = (request, callback) => {
     const { header, payload } = request as { header: { type: number }; payload?: { path?: string } };
-    // The session heartbeat is an exists of "/": counted apart.
+    // The session keepalive is an exists of "/": counted apart.
     const name = payload?.path === '/' ? 'HEARTBEAT' : (names.get(header.type) ?? 'OTHER');
     counts[name] = (counts[name] ?? 0) + 1;
     queue(request, callback);
@@ -68,7 +68,7 @@ describe('the first round of an acquire', () => {
       // The first acquire creates the lock znode and learns the sequence number.
       await (await locks.acquire(key)).release();
       let measured = 0;
-      // Five cycles without a session heartbeat in them (one goes out every session timeout / 6).
+      // Five cycles without a keepalive in them (core's keeper sends one a third of the session timeout after the last answer).
       for (let cycle = 0; cycle < 50 && measured < 5; cycle += 1) {
         const before = counts();
         const lock = await locks.acquire(key);

@@ -1,6 +1,8 @@
 // Test helper: a raw node-zookeeper-client client to look at the tree the provider leaves behind.
 import { waitFor, withTimeout } from '@fencelock/test-infra';
-import { type Client, type Option, createClient } from 'node-zookeeper-client';
+import { type Client, type Option, State, createClient } from 'node-zookeeper-client';
+import { holdersOf, sortedContenders } from '../src/contender-names.js';
+import { encodeKeySegment } from '../src/key-encoding.js';
 
 /** A connected raw client (by default a 10 s session); close it when done. */
 export async function rawClient(connectionString: string, options: Partial<Option> = {}): Promise<Client> {
@@ -31,4 +33,35 @@ export async function expectNoOrphans(client: Client, path: string, timeoutMs: n
     intervalMs: 100,
     describe: () => `left: ${left.join(', ')}`,
   });
+}
+
+/**
+ * How many contenders wait under `key`'s lock znode (`<root>/<encoded key>`), holders not counted:
+ * the conformance harness's `backendWaiters`.
+ */
+export async function waitingContenders(client: Client, root: string, key: string): Promise<number> {
+  const contenders = sortedContenders(await childrenOf(client, `${root}/${encodeKeySegment(key)}`));
+  return contenders.length - holdersOf(contenders).length;
+}
+
+/** A raw client made on first use and made again once its session is gone. Close it when done. */
+export class RawClientSlot {
+  #client: Promise<Client> | undefined;
+  constructor(private readonly connectionString: () => string) {}
+
+  async get(): Promise<Client> {
+    const current = await this.#client?.catch(() => undefined);
+    const state = current?.getState();
+    if (current === undefined || state === State.EXPIRED || state === State.AUTH_FAILED) {
+      current?.close();
+      this.#client = rawClient(this.connectionString());
+      return this.#client;
+    }
+    return current;
+  }
+
+  async close(): Promise<void> {
+    (await this.#client?.catch(() => undefined))?.close();
+    this.#client = undefined;
+  }
 }
