@@ -1,31 +1,44 @@
-import { monotonicNow } from '@fencelock/core';
+import { monotonicNow } from '@fencelock/core/adapter';
 import type { RedlockKeys } from './lock-keys.js';
-import type { MasterNode } from './master-node.js';
+import { type MasterNode, type NodeReply, NodeNotConnectedError } from './master-node.js';
 import { type RoundTally, tally } from './node-outcomes.js';
-import { quorumOf, remainingValidityMs } from './quorum.js';
+import { quorumOf, remainingValidityMs, roundValidUntil } from './quorum.js';
 import { releaseOnAll } from './release-round.js';
 import { type Stragglers, voteRound } from './vote-round.js';
+
+/**
+ * What a failed round left on one master: `maybe` a copy of our value (it granted, or its request
+ * failed after it was sent, and the round's release got no answer), `gone` (the release was
+ * answered: no copy there now), or `untouched` (nothing was sent, nothing was answered).
+ */
+export type MasterCopy = 'maybe' | 'gone' | 'untouched';
+
+/** A round that did not acquire, with what it may have left on each master (in configured order). */
+interface FailedRound {
+  readonly tally: RoundTally;
+  readonly copies: readonly MasterCopy[];
+}
 
 /** How one acquire round ended. */
 export type AcquireRound =
   /** A majority granted and validity is left: the lock is ours until `validUntil`. */
   | { readonly kind: 'acquired'; readonly validUntil: number; readonly tally: RoundTally }
   /** Too few grants while enough masters answered: another owner holds the key, or votes split. */
-  | { readonly kind: 'contended'; readonly tally: RoundTally }
+  | ({ readonly kind: 'contended' } & FailedRound)
   /** So many masters are unreachable (not connected) that no majority was possible at all. */
-  | { readonly kind: 'unreachable'; readonly tally: RoundTally }
+  | ({ readonly kind: 'unreachable' } & FailedRound)
   /** So many masters failed (timeouts, error replies) that no majority was possible in this round. */
-  | { readonly kind: 'failing'; readonly tally: RoundTally }
+  | ({ readonly kind: 'failing' } & FailedRound)
   /** A majority granted, but the round took the whole TTL (minus drift): nothing usable was left. */
-  | { readonly kind: 'validity-exhausted'; readonly tally: RoundTally; readonly elapsedMs: number; readonly validityMs: number };
+  | ({ readonly kind: 'validity-exhausted'; readonly elapsedMs: number; readonly validityMs: number } & FailedRound);
 
 /** What a round needs besides the masters. */
 export interface AcquireRoundInput {
   readonly keys: RedlockKeys;
   readonly value: string;
   readonly ttlMs: number;
-  readonly driftFactor: number;
-  readonly nodeTimeoutMs: number;
+  readonly clockDriftFactor: number;
+  readonly requestTimeoutMs: number;
   /** How long a refused attempt stays in the masters' line of waiters, in ms (0: it does not wait). */
   readonly registerMs: number;
 }
@@ -37,11 +50,13 @@ export interface AcquireRoundInput {
  *    `redlock-scripts.ts`), the round bounded by the per-node timeout, so it costs the slowest
  *    reply, not the sum — and only up to the majority's last grant: once a majority granted, the
  *    outcome is decided and the remaining replies are not awaited;
- * 3. acquired iff a majority granted AND `validity = ttl − elapsed − (ttl × driftFactor + 2 ms) > 0`;
- *    `validUntil = start + validity`;
+ * 3. acquired iff a majority granted AND `validity = ttl − elapsed − drift > 0` (core's drift margin,
+ *    `⌈ttl × clockDriftFactor⌉ + 2 ms`); `validUntil = start + ttl − drift` (core's `validityDeadline`
+ *    from the send time: what is left at the round's end is exactly `validity`);
  * 4. otherwise release on EVERY master before returning — partial grants never survive into the
  *    next round, which is what keeps split votes from livelocking waiters (node-redlock keeps them).
  *    This release announces nothing: the key was never ours on a majority, so no holder left it.
+ *    It is one attempt per master; what it could not confirm is reported in `copies`.
  */
 export async function acquireRound(
   masters: readonly MasterNode[],
@@ -52,19 +67,28 @@ export async function acquireRound(
   const { keys, value, ttlMs, registerMs } = input;
   const start = monotonicNow();
   const replies = await voteRound(masters, (master) => master.acquire(keys, value, ttlMs, registerMs), {
-    timeoutMs: input.nodeTimeoutMs,
+    timeoutMs: input.requestTimeoutMs,
     enoughYes: quorum,
     ...(stragglers === undefined ? {} : { stragglers }),
   });
   const elapsedMs = monotonicNow() - start;
   const counted = tally(masters, replies);
-  const validityMs = remainingValidityMs(ttlMs, elapsedMs, input.driftFactor);
+  const validityMs = remainingValidityMs(ttlMs, elapsedMs, input.clockDriftFactor);
   if (counted.succeeded >= quorum && validityMs > 0) {
-    return { kind: 'acquired', validUntil: start + validityMs, tally: counted };
+    return { kind: 'acquired', validUntil: roundValidUntil(start, ttlMs, input.clockDriftFactor), tally: counted };
   }
-  await releaseOnAll(masters, { keys, value, timeoutMs: input.nodeTimeoutMs, head: '' });
-  if (counted.succeeded >= quorum) return { kind: 'validity-exhausted', tally: counted, elapsedMs, validityMs };
-  if (masters.length - counted.unreachable < quorum) return { kind: 'unreachable', tally: counted };
-  if (masters.length - counted.failed < quorum) return { kind: 'failing', tally: counted };
-  return { kind: 'contended', tally: counted };
+  const released = await releaseOnAll(masters, { keys, value, timeoutMs: input.requestTimeoutMs, head: '' });
+  const failed: FailedRound = { tally: counted, copies: replies.map((reply, i) => copyLeft(reply, released[i])) };
+  if (counted.succeeded >= quorum) return { kind: 'validity-exhausted', elapsedMs, validityMs, ...failed };
+  if (masters.length - counted.unreachable < quorum) return { kind: 'unreachable', ...failed };
+  if (masters.length - counted.failed < quorum) return { kind: 'failing', ...failed };
+  return { kind: 'contended', ...failed };
+}
+
+// A master may keep a copy when it granted, or its request failed after being sent (a timeout, a
+// dropped connection: it may have been applied), and the release behind it was not answered.
+function copyLeft(acquired: NodeReply<boolean>, released: NodeReply<boolean> | undefined): MasterCopy {
+  if (released?.ok === true) return 'gone';
+  const sent = acquired.ok ? acquired.value : !(acquired.error instanceof NodeNotConnectedError);
+  return sent ? 'maybe' : 'untouched';
 }

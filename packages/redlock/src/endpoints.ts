@@ -1,4 +1,4 @@
-import { LockTypeError } from '@fencelock/core';
+import { LockTypeError } from '@fencelock/core/adapter';
 
 /**
  * Endpoint identity of a master, for duplicate detection. Two entries that reach the same server

@@ -2,3 +2,5 @@ export { RedlockLockProvider, createRedlockLockProvider } from './redlock-lock-p
 export type { RedlockLockProviderOptions, RedlockMaster } from './options.js';
 export { REDLOCK_CAPABILITIES } from './redlock-backend.js';
 export { NodeNotConnectedError, NodeTimeoutError } from './master-node.js';
+/** What `LockError.nodes[i].error` is for a master that did not answer within `requestTimeoutMs` (core's class). */
+export { RequestTimeoutError } from '@fencelock/core/adapter';

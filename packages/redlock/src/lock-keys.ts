@@ -1,4 +1,4 @@
-import { LockRangeError } from '@fencelock/core';
+import { LockRangeError } from '@fencelock/core/adapter';
 import { RESERVED_KEY_PATTERN } from '@fencelock/redis-shared';
 
 /** Where a Redlock lock and its line of waiters live on every master. */

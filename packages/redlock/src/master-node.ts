@@ -1,3 +1,4 @@
+import { RequestTimeoutError, monotonicNow, waitFor, withRequestTimeout } from '@fencelock/core/adapter';
 import { ExtendBatcher, extendManyCommand } from '@fencelock/redis-shared';
 import type { Redis } from 'ioredis';
 import type { RedlockKeys } from './lock-keys.js';
@@ -17,11 +18,34 @@ export type NodeReply<T> =
     };
 
 /**
- * In `LockError.nodes[i].error`: the master did not answer within the per-node timeout (slow,
- * paused, partitioned). The request may still be applied later; the provider releases after it.
+ * In `LockError.nodes[i].error`, a master that did not answer within the per-request timeout (slow,
+ * paused, partitioned) is reported with core's `RequestTimeoutError`; the request may still be
+ * applied later, and the provider releases after it.
+ * @deprecated Use `RequestTimeoutError` (re-exported by this package); `instanceof NodeTimeoutError`
+ * still works, as this is the same class.
  */
-export class NodeTimeoutError extends Error {
-  override readonly name = 'NodeTimeoutError';
+export const NodeTimeoutError = RequestTimeoutError;
+/** @deprecated See {@link NodeTimeoutError}. */
+export type NodeTimeoutError = RequestTimeoutError;
+
+/**
+ * Core's `withRequestTimeout`, plus one poll phase of grace when the timer fires: after an event-loop
+ * stall the timer phase runs before pending socket reads, so a reply that is already here is read
+ * (setImmediate runs after the poll phase) before the request is called late. Redlock's per-master
+ * timeouts are tens of ms, of the order of a stall on a busy host.
+ */
+export async function boundedRequest<T>(request: Promise<T>, timeoutMs: number, what: string): Promise<T> {
+  try {
+    return await withRequestTimeout(request, timeoutMs, what);
+  } catch (error) {
+    if (!(error instanceof RequestTimeoutError)) throw error;
+    const late = await Promise.race([
+      request.then((value) => ({ value }), () => undefined),
+      new Promise<undefined>((resolve) => setImmediate(resolve, undefined)),
+    ]);
+    if (late === undefined) throw error;
+    return late.value;
+  }
 }
 
 /**
@@ -67,7 +91,7 @@ export class MasterNode {
     this.#scripts = defineRedlockScripts(client);
     const extendMany = extendManyCommand(client);
     this.#extends = new ExtendBatcher(
-      (keys, args, timeoutMs) => this.#bounded(() => extendMany(keys, args), timeoutMs ?? FIRST_CONNECT_WAIT_MS),
+      (keys, args, timeoutMs) => boundedRequest(extendMany(keys, args), timeoutMs ?? FIRST_CONNECT_WAIT_MS, `${this.name} extending ${keys.length} lock(s)`),
       { bySlot: false, withMeta: false },
     );
     if (CONNECTING_STATES.has(client.status)) {
@@ -78,18 +102,18 @@ export class MasterNode {
   }
 
   /** Resolves when the client is ready or has failed to connect, or after `boundMs`. */
-  #settled(boundMs: number): Promise<void> {
-    return new Promise((resolve) => {
-      const done = (): void => {
-        clearTimeout(timer);
-        for (const event of ['ready', 'close', 'end'] as const) this.client.off(event, done);
-        this.#firstConnection = undefined;
-        resolve();
-      };
-      const timer = setTimeout(done, boundMs);
-      timer.unref();
-      for (const event of ['ready', 'close', 'end'] as const) this.client.once(event, done);
+  async #settled(boundMs: number): Promise<void> {
+    await waitFor({
+      deadline: monotonicNow() + boundMs,
+      until: (wake) => {
+        const events = ['ready', 'close', 'end'] as const;
+        for (const event of events) this.client.on(event, wake);
+        return () => {
+          for (const event of events) this.client.off(event, wake);
+        };
+      },
     });
+    this.#firstConnection = undefined;
   }
 
   /**
@@ -176,34 +200,11 @@ export class MasterNode {
       return { ok: false, error: new NodeNotConnectedError(`${this.name} is not connected (${this.client.status})`), unreachable: true };
     }
     try {
-      return { ok: true, value: await (timeoutMs === undefined ? send() : this.#bounded(send, timeoutMs)) };
+      const pending = Promise.resolve().then(send);
+      return { ok: true, value: await (timeoutMs === undefined ? pending : boundedRequest(pending, timeoutMs, this.name)) };
     } catch (error) {
-      const unreachable = !(error instanceof NodeTimeoutError) && this.client.status !== 'ready';
+      const unreachable = !(error instanceof RequestTimeoutError) && this.client.status !== 'ready';
       return { ok: false, error, unreachable };
-    }
-  }
-
-  /** `send()`, rejected with a {@link NodeTimeoutError} when it takes longer than `timeoutMs`. */
-  async #bounded<T>(send: () => Promise<T>, timeoutMs: number): Promise<T> {
-    let timer: NodeJS.Timeout | undefined;
-    let deferred: NodeJS.Immediate | undefined;
-    const pending = Promise.resolve().then(send);
-    const timeout = new Promise<never>((_, reject) => {
-      // After an event-loop stall the timer phase runs before pending socket reads: give a reply that
-      // is already here one poll phase to be read (setImmediate runs after it) before calling it late.
-      timer = setTimeout(() => {
-        deferred = setImmediate(() => reject(new NodeTimeoutError(`${this.name} did not answer within ${timeoutMs} ms`)));
-      }, timeoutMs);
-    });
-    try {
-      return await Promise.race([pending, timeout]);
-    } catch (error) {
-      // The request may still complete after the timeout; its outcome is handled by the caller's clean-up.
-      pending.catch(() => undefined);
-      throw error;
-    } finally {
-      clearTimeout(timer);
-      clearImmediate(deferred);
     }
   }
 }

@@ -1,4 +1,4 @@
-import type { NodeOutcome } from '@fencelock/core';
+import type { NodeOutcome } from '@fencelock/core/adapter';
 import type { MasterNode, NodeReply } from './master-node.js';
 
 /** A round's replies, counted the ways the Redlock decisions need them. */

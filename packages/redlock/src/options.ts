@@ -1,11 +1,14 @@
 import {
+  DEFAULT_CLOCK_DRIFT_FACTOR,
   LockRangeError,
   LockTypeError,
   type LockProviderOptions,
   type RetryOptions,
+  readAdapterOptions,
   validateDurationMs,
+  validateRequestTimeoutMs,
   validateWaitMs,
-} from '@fencelock/core';
+} from '@fencelock/core/adapter';
 import type { Redis, RedisOptions } from 'ioredis';
 import { endpointOfUrl, normalizeEndpoint } from './endpoints.js';
 
@@ -27,17 +30,25 @@ export interface RedlockLockProviderOptions extends LockProviderOptions {
   /** Prepended to every lock key (the Redis key is `keyPrefix + key`). @default '' (node-redlock's layout: the key is the resource name) */
   readonly keyPrefix?: string;
   /**
-   * The clock drift allowed between this process and the masters, as a share of the TTL: validity is
-   * `ttl − elapsed − (ttl × driftFactor + 2 ms)`. From 0 to 0.5. @default 0.01
+   * The clock drift allowed between this process and the masters, as a share of the TTL (core's one
+   * drift rule): a lock is valid until `start + ttl − (⌈ttl × clockDriftFactor⌉ + 2 ms)`, counted from
+   * the send time of the round a majority granted. From 0 to 0.5. (Formerly `driftFactor`, now
+   * refused with a message naming this option.) @default 0.01
    */
-  readonly driftFactor?: number;
+  readonly clockDriftFactor?: number;
   /**
-   * A fixed per-master timeout for every request, in ms. Without it the timeout is proportional to the
-   * TTL: `ttl × nodeTimeoutFactor`, kept within [50, 500] ms (50 ms for a 10 s TTL, 150 ms for 30 s).
+   * A fixed per-master timeout for every request, in ms; at most a third of `defaultTtlMs` (a larger
+   * value is refused). Without it the timeout is proportional to each lock's TTL:
+   * `ttl × requestTimeoutFactor`, kept within [50, 500] ms (50 ms for a 10 s TTL, 150 ms for 30 s),
+   * as the Redlock description advises (a per-node timeout far below the TTL). (Formerly
+   * `nodeTimeoutMs`, now refused with a message naming this option.)
    */
-  readonly nodeTimeoutMs?: number;
-  /** The per-master timeout as a share of the TTL, when `nodeTimeoutMs` is not set. From 0 to 0.5. @default 0.005 */
-  readonly nodeTimeoutFactor?: number;
+  readonly requestTimeoutMs?: number;
+  /**
+   * The per-master timeout as a share of the TTL, when `requestTimeoutMs` is not set. Above 0, at
+   * most 1/3. (Formerly `nodeTimeoutFactor`.) @default 0.005
+   */
+  readonly requestTimeoutFactor?: number;
   /**
    * Backoff between acquire rounds, with jitter (a uniform draw in [cap/2, cap]).
    * @default { initialDelayMs: 10, maxDelayMs: 500, factor: 2 }
@@ -58,46 +69,56 @@ export interface RedlockLockProviderOptions extends LockProviderOptions {
 export interface ResolvedRedlockOptions {
   readonly masters: readonly { readonly endpoint: string; readonly source: RedlockMaster; readonly client: Redis | undefined }[];
   readonly keyPrefix: string;
-  readonly driftFactor: number;
-  readonly nodeTimeoutMs: number | undefined;
-  readonly nodeTimeoutFactor: number;
+  readonly clockDriftFactor: number;
+  readonly requestTimeoutMs: number | undefined;
+  readonly requestTimeoutFactor: number;
   readonly retry: Partial<RetryOptions> | undefined;
   readonly unreachableGraceMs: number;
   readonly redisOptions: RedisOptions | undefined;
 }
 
-/** Per-node timeout bounds when it is derived from the TTL, in ms. */
-export const NODE_TIMEOUT_FLOOR_MS = 50;
-export const NODE_TIMEOUT_CEILING_MS = 500;
+/** Per-master timeout bounds when it is derived from the TTL, in ms. */
+export const REQUEST_TIMEOUT_FLOOR_MS = 50;
+export const REQUEST_TIMEOUT_CEILING_MS = 500;
 /** The smallest TTL the provider accepts, in ms: below it the drift margin and one round leave nothing. */
 export const REDLOCK_MIN_TTL_MS = 10;
 
-const DEFAULT_DRIFT_FACTOR = 0.01;
-const DEFAULT_NODE_TIMEOUT_FACTOR = 0.005;
+const DEFAULT_REQUEST_TIMEOUT_FACTOR = 0.005;
 const DEFAULT_UNREACHABLE_GRACE_MS = 1_000;
-const KNOWN_OPTIONS = new Set([
-  'masters', 'keyPrefix', 'driftFactor', 'nodeTimeoutMs', 'nodeTimeoutFactor', 'retry', 'unreachableGraceMs',
+// core's default TTL (LockProviderOptions.defaultTtlMs), which a fixed request timeout must fit.
+const CORE_DEFAULT_TTL_MS = 30_000;
+const KNOWN_OPTIONS: readonly (keyof RedlockLockProviderOptions & string)[] = [
+  'masters', 'keyPrefix', 'clockDriftFactor', 'requestTimeoutMs', 'requestTimeoutFactor', 'retry', 'unreachableGraceMs',
   'redisOptions', 'defaultTtlMs', 'defaultWaitMs',
-]);
+];
 // Options that are gone, with what to use instead. A count of extensions bounded holds by the TTL
 // they happened to use (1,000 extensions of a 30 s lock end it after a few hours); holds are
-// bounded in time only.
+// bounded in time only. The others were renamed to the names every fencelock adapter uses.
 const REMOVED_OPTIONS: ReadonlyMap<string, string> = new Map([
   ['maxExtensions', "bound a hold in time with the acquire option maxHoldMs (core's), not in extensions"],
+  ['driftFactor', 'it was renamed clockDriftFactor'],
+  ['nodeTimeoutMs', 'it was renamed requestTimeoutMs'],
+  ['nodeTimeoutFactor', 'it was renamed requestTimeoutFactor'],
 ]);
 
 /** The per-master timeout for a request about a lock of `ttlMs`. */
-export function nodeTimeoutFor(options: Pick<ResolvedRedlockOptions, 'nodeTimeoutMs' | 'nodeTimeoutFactor'>, ttlMs: number): number {
-  if (options.nodeTimeoutMs !== undefined) return options.nodeTimeoutMs;
-  return Math.min(NODE_TIMEOUT_CEILING_MS, Math.max(NODE_TIMEOUT_FLOOR_MS, Math.ceil(ttlMs * options.nodeTimeoutFactor)));
+export function requestTimeoutFor(options: Pick<ResolvedRedlockOptions, 'requestTimeoutMs' | 'requestTimeoutFactor'>, ttlMs: number): number {
+  if (options.requestTimeoutMs !== undefined) return options.requestTimeoutMs;
+  return Math.min(REQUEST_TIMEOUT_CEILING_MS, Math.max(REQUEST_TIMEOUT_FLOOR_MS, Math.ceil(ttlMs * options.requestTimeoutFactor)));
 }
+
+// What the provider calls on a master's client. Checked by shape, never with `instanceof`: a client
+// made by a second copy of ioredis (another version in the user's tree) is just as good.
+const CLIENT_METHODS = ['defineCommand', 'evalsha', 'duplicate', 'get', 'pttl', 'zrem', 'on', 'off', 'once', 'connect', 'disconnect'] as const;
 
 /** True for an ioredis client (any copy of the package), by shape. */
 function isClient(value: unknown): value is Redis {
+  if (typeof value !== 'object' || value === null) return false;
+  const candidate = value as Record<string, unknown>;
   return (
-    typeof value === 'object' && value !== null &&
-    typeof (value as { set?: unknown }).set === 'function' &&
-    typeof (value as { defineCommand?: unknown }).defineCommand === 'function'
+    CLIENT_METHODS.every((name) => typeof candidate[name] === 'function') &&
+    typeof candidate.status === 'string' &&
+    typeof candidate.isCluster === 'boolean'
   );
 }
 
@@ -105,7 +126,7 @@ function fraction(value: unknown, argument: string, fallback: number, maximum: n
   if (value === undefined) return fallback;
   if (typeof value !== 'number') throw new LockTypeError(argument, `${argument} must be a number, got ${typeof value}`);
   if (!Number.isFinite(value) || value > maximum || value < 0 || (!allowZero && value === 0)) {
-    throw new LockRangeError(argument, `${argument} must be ${allowZero ? 'from 0' : 'above 0'} to ${maximum}, got ${String(value)}`);
+    throw new LockRangeError(argument, `${argument} must be ${allowZero ? 'from 0' : 'above 0'} to ${maximum === 1 / 3 ? '1/3' : maximum}, got ${String(value)}`);
   }
   return value;
 }
@@ -135,12 +156,10 @@ export function resolveRedlockOptions(options: RedlockLockProviderOptions): Reso
   if (typeof options !== 'object' || options === null) {
     throw new LockTypeError('options', 'options must be an object with a masters array');
   }
-  for (const name of Object.keys(options)) {
-    if (!KNOWN_OPTIONS.has(name)) {
-      const instead = REMOVED_OPTIONS.get(name);
-      throw new LockTypeError(`options.${name}`, `unknown option "${name}"${instead === undefined ? '' : `: ${instead}`}`);
-    }
+  for (const [name, instead] of REMOVED_OPTIONS) {
+    if (Object.hasOwn(options, name)) throw new LockTypeError(`options.${name}`, `unknown option "${name}": ${instead}`);
   }
+  readAdapterOptions(options, KNOWN_OPTIONS);
   if (!Array.isArray(options.masters)) throw new LockTypeError('options.masters', 'options.masters must be an array');
   const count = options.masters.length;
   // Even N buys nothing: 4 masters tolerate one failure, like 3, and split votes 2–2 need a retry.
@@ -162,7 +181,10 @@ export function resolveRedlockOptions(options: RedlockLockProviderOptions): Reso
   const keyPrefix = options.keyPrefix ?? '';
   if (typeof keyPrefix !== 'string') throw new LockTypeError('options.keyPrefix', 'options.keyPrefix must be a string');
   if (!keyPrefix.isWellFormed()) throw new LockRangeError('options.keyPrefix', 'options.keyPrefix must be well-formed Unicode');
-  const nodeTimeoutMs = options.nodeTimeoutMs === undefined ? undefined : validateDurationMs(options.nodeTimeoutMs, 'options.nodeTimeoutMs');
+  // Core checks defaultTtlMs again (and its minimum); here it is the TTL a fixed request timeout must fit.
+  const defaultTtlMs = options.defaultTtlMs === undefined ? CORE_DEFAULT_TTL_MS : validateDurationMs(options.defaultTtlMs, 'defaultTtlMs', REDLOCK_MIN_TTL_MS);
+  const requestTimeoutMs =
+    options.requestTimeoutMs === undefined ? undefined : validateRequestTimeoutMs(options.requestTimeoutMs, defaultTtlMs, 'defaultTtlMs');
   const retry = options.retry;
   if (retry !== undefined) {
     if (typeof retry !== 'object' || retry === null) throw new LockTypeError('options.retry', 'options.retry must be an object');
@@ -179,15 +201,15 @@ export function resolveRedlockOptions(options: RedlockLockProviderOptions): Reso
   if (options.redisOptions !== undefined && (typeof options.redisOptions !== 'object' || options.redisOptions === null)) {
     throw new LockTypeError('options.redisOptions', 'options.redisOptions must be an object');
   }
-  // Core checks these too; checking them here first means no client is created for options it would refuse.
-  if (options.defaultTtlMs !== undefined) validateDurationMs(options.defaultTtlMs, 'defaultTtlMs', REDLOCK_MIN_TTL_MS);
+  // Core checks this too; checking it here first means no client is created for options it would refuse.
   if (options.defaultWaitMs !== undefined) validateWaitMs(options.defaultWaitMs, 'defaultWaitMs');
   return {
     masters,
     keyPrefix,
-    driftFactor: fraction(options.driftFactor, 'options.driftFactor', DEFAULT_DRIFT_FACTOR, 0.5, true),
-    nodeTimeoutMs,
-    nodeTimeoutFactor: fraction(options.nodeTimeoutFactor, 'options.nodeTimeoutFactor', DEFAULT_NODE_TIMEOUT_FACTOR, 0.5, false),
+    clockDriftFactor: fraction(options.clockDriftFactor, 'options.clockDriftFactor', DEFAULT_CLOCK_DRIFT_FACTOR, 0.5, true),
+    requestTimeoutMs,
+    // At most a third, as a fixed requestTimeoutMs: a renewal's reply must come before the lock runs out.
+    requestTimeoutFactor: fraction(options.requestTimeoutFactor, 'options.requestTimeoutFactor', DEFAULT_REQUEST_TIMEOUT_FACTOR, 1 / 3, false),
     retry,
     unreachableGraceMs:
       options.unreachableGraceMs === undefined || options.unreachableGraceMs === 0

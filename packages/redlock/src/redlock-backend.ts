@@ -5,25 +5,23 @@ import {
   type LockBackend,
   type LockHolder,
   type LockInfo,
-  backoffDelayMs,
   lockLostError,
   monotonicNow,
   normalizeCapabilities,
   DEFAULT_RETRY,
-  sleep,
   waitForGrant,
-} from '@fencelock/core';
-import { type AcquireRound, acquireRound } from './acquire-round.js';
+} from '@fencelock/core/adapter';
+import { type AcquireRound, type MasterCopy, acquireRound } from './acquire-round.js';
 import { extendRound } from './extend-round.js';
 import { type RedlockKeys, redlockKeys } from './lock-keys.js';
 import { decodeLockValue, encodeLockValue } from './lock-value.js';
 import type { MasterNode } from './master-node.js';
 import { tally } from './node-outcomes.js';
-import { REDLOCK_MIN_TTL_MS, type ResolvedRedlockOptions, nodeTimeoutFor } from './options.js';
+import { REDLOCK_MIN_TTL_MS, type ResolvedRedlockOptions, requestTimeoutFor } from './options.js';
 import { quorumOf } from './quorum.js';
 import { quorumNotReachedError, validityExhaustedError } from './redlock-errors.js';
 import { ReleaseListener } from './release-listener.js';
-import { releaseOnAll } from './release-round.js';
+import { MastersRelease } from './release-round.js';
 import { announcementHead } from './redlock-scripts.js';
 import { Stragglers, voteRound } from './vote-round.js';
 
@@ -51,8 +49,6 @@ export const REDLOCK_CAPABILITIES = normalizeCapabilities({
 // A round whose majority came back after the TTL minus drift is retried this many times in a row,
 // then the acquire fails: the TTL is too short for these masters, and retrying forever hides that.
 const MAX_EXHAUSTED_ROUNDS = 3;
-// Rounds one extend() may take when masters fail to answer (each bounded by the per-node timeout).
-const MAX_EXTEND_ROUNDS = 3;
 
 /** A lock this backend granted and has not seen end. */
 interface HeldLock {
@@ -106,7 +102,7 @@ export class RedlockBackend implements LockBackend {
   }
 
   async #recheck(held: HeldLock): Promise<void> {
-    const replies = await Promise.all(this.#masters.map((m) => m.read(held.keys.lock, nodeTimeoutFor(this.#options, held.ttlMs))));
+    const replies = await Promise.all(this.#masters.map((m) => m.read(held.keys.lock, requestTimeoutFor(this.#options, held.ttlMs))));
     if (!this.#held.has(held.value) || !this.#majorityConnected) return;
     const ours = replies.filter((r) => r.ok && r.value.value === held.value).length;
     const notOurs = replies.filter((r) => r.ok && r.value.value !== held.value).length;
@@ -131,21 +127,23 @@ export class RedlockBackend implements LockBackend {
   async acquire(request: BackendAcquireRequest): Promise<BackendGrant | undefined> {
     const keys = redlockKeys(this.#options.keyPrefix, request.key);
     const value = encodeLockValue(request.ownerId, request.metadata);
-    const nodeTimeoutMs = nodeTimeoutFor(this.#options, request.ttlMs);
+    const requestTimeoutMs = requestTimeoutFor(this.#options, request.ttlMs);
     const waits = request.deadline > monotonicNow();
     const input = {
       keys,
       value,
       ttlMs: request.ttlMs,
-      driftFactor: this.#options.driftFactor,
-      nodeTimeoutMs,
-      registerMs: waits ? Math.ceil(this.#maxDelayMs + 2 * nodeTimeoutMs) : 0,
+      clockDriftFactor: this.#options.clockDriftFactor,
+      requestTimeoutMs,
+      registerMs: waits ? Math.ceil(this.#maxDelayMs + 2 * requestTimeoutMs) : 0,
     };
     let last: AcquireRound | undefined;
     let exhaustedInARow = 0;
     let unreachableSince: number | undefined;
     // Whether a refused attempt may have put this acquisition in a master's line of waiters.
     let inLine = false;
+    // What the failed rounds may have left on each master (a later round's answered release clears it).
+    const copies: MasterCopy[] = this.#masters.map(() => 'untouched');
     const exhausted = (round: Extract<AcquireRound, { kind: 'validity-exhausted' }>) =>
       validityExhaustedError(request.key, round.tally, { ttlMs: request.ttlMs, elapsedMs: round.elapsedMs, validityMs: round.validityMs, rounds: exhaustedInARow });
     let granted: Extract<AcquireRound, { kind: 'acquired' }> | undefined;
@@ -157,6 +155,9 @@ export class RedlockBackend implements LockBackend {
           last = round;
           if (waits && round.tally.refused > 0) inLine = true;
           if (round.kind === 'acquired') return round;
+          round.copies.forEach((copy, i) => {
+            if (copy !== 'untouched') copies[i] = copy;
+          });
           if (round.kind === 'contended') request.contended();
           if (round.kind === 'unreachable') {
             unreachableSince ??= monotonicNow();
@@ -182,7 +183,7 @@ export class RedlockBackend implements LockBackend {
       // (an entry it cannot remove lapses by itself). One that got the lock leaves the lines of the
       // masters that did not grant it, in the background.
       if (inLine) {
-        const leaving = voteRound(this.#masters, (master) => master.leaveLine(keys.waiters, value), { timeoutMs: nodeTimeoutMs });
+        const leaving = voteRound(this.#masters, (master) => master.leaveLine(keys.waiters, value), { timeoutMs: requestTimeoutMs });
         if (granted === undefined) {
           await leaving;
         } else {
@@ -190,6 +191,23 @@ export class RedlockBackend implements LockBackend {
           this.#stragglers.begin();
           void leaving.then(() => this.#stragglers.end());
         }
+      }
+      // A copy a failed round could not confirm gone (its master timed out, or dropped the
+      // connection) may sit there until its TTL. Once this acquisition is over without a grant its
+      // value is never used again, so core's retried release can only delete that copy; the SETs
+      // were sent before now, so they expire a TTL from now at the latest.
+      if (granted === undefined && copies.includes('maybe')) {
+        const cleanup = new MastersRelease(
+          this.#masters,
+          { keys, value, timeoutMs: requestTimeoutMs, head: '' },
+          copies.map((copy) => copy !== 'maybe'),
+        );
+        request.releaseLater(async () => {
+          const state = await cleanup.attempt();
+          if (state.answered < this.#masters.length) {
+            throw quorumNotReachedError(request.key, 'cleaning up after', this.#masters.length, tally(this.#masters, state.replies));
+          }
+        }, monotonicNow() + request.ttlMs);
       }
     }
     if (granted !== undefined) return this.#grant(request, keys, value, granted.validUntil);
@@ -206,7 +224,7 @@ export class RedlockBackend implements LockBackend {
    */
   async inspect(userKey: string): Promise<LockInfo | undefined> {
     const key = redlockKeys(this.#options.keyPrefix, userKey).lock;
-    const timeoutMs = nodeTimeoutFor(this.#options, 10_000);
+    const timeoutMs = requestTimeoutFor(this.#options, 10_000);
     const replies = await Promise.all(this.#masters.map((m) => m.read(key, timeoutMs)));
     const answered = replies.filter((r) => r.ok).length;
     if (answered < this.#quorum) {
@@ -254,64 +272,58 @@ export class RedlockBackend implements LockBackend {
     const options = this.#options;
     const quorum = this.#quorum;
     const heldLocks = this.#held;
-    const stragglers = this.#stragglers;
     const key = keys.lock;
     heldLocks.set(value, { keys, value, userKey: request.key, ttlMs: request.ttlMs, observer: request.observer });
     const forget = (): void => {
       heldLocks.delete(value);
     };
+    // Announced, so that a client waiting for this key tries again at once.
+    const release = new MastersRelease(masters, {
+      keys,
+      value,
+      timeoutMs: requestTimeoutFor(options, request.ttlMs),
+      head: announcementHead(request.ownerId),
+      stragglers: this.#stragglers,
+    });
     let validUntil = firstValidUntil;
     return {
       fencingToken: undefined,
       validUntil: firstValidUntil,
+      // One round; a failed one rejects, and core retries automatic renewals while the lock is valid.
       async extend(ttlMs: number): Promise<number> {
-        // A round that failed for want of answers (a slow master) is retried a few times while the
-        // lock is still valid, after a short jittered pause; "not ours" and "expired" are final.
-        for (let attempt = 0; ; attempt += 1) {
-          const round = await extendRound(masters, {
-            key,
-            value,
-            ttlMs,
-            driftFactor: options.driftFactor,
-            nodeTimeoutMs: nodeTimeoutFor(options, ttlMs),
-            validUntil,
-          });
-          switch (round.kind) {
-            case 'extended':
-              validUntil = round.validUntil;
-              // A majority just confirmed the lock: whatever the connections did, it is held.
-              request.observer.recovered();
-              return validUntil;
-            case 'lost':
-              forget();
-              throw lockLostError(request.key, 'taken-over');
-            case 'expired':
-              forget();
-              throw lockLostError(request.key, 'expired');
-            default: {
-              const pauseMs = backoffDelayMs(attempt);
-              if (attempt + 1 >= MAX_EXTEND_ROUNDS || monotonicNow() + pauseMs >= validUntil) {
-                throw quorumNotReachedError(request.key, 'extending', quorum, round.tally);
-              }
-              await sleep(pauseMs);
-            }
-          }
+        const round = await extendRound(masters, {
+          key,
+          value,
+          ttlMs,
+          clockDriftFactor: options.clockDriftFactor,
+          requestTimeoutMs: requestTimeoutFor(options, ttlMs),
+          validUntil,
+        });
+        switch (round.kind) {
+          case 'extended':
+            validUntil = round.validUntil;
+            // A majority just confirmed the lock: whatever the connections did, it is held.
+            request.observer.recovered();
+            return validUntil;
+          case 'lost':
+            forget();
+            throw lockLostError(request.key, 'taken-over');
+          case 'expired':
+            forget();
+            throw lockLostError(request.key, 'expired');
+          default:
+            throw quorumNotReachedError(request.key, 'extending', quorum, round.tally);
         }
       },
+      // One round to the masters that have not answered yet. Done once a majority answered (the
+      // others are still told, in the background): no majority can hold the lock any more. Rejects
+      // otherwise, so that core retries while the lock could still be valid.
       async release(): Promise<boolean> {
         forget();
-        // Done once a majority confirmed (the others are still told, in the background); announced,
-        // so that a client waiting for this key tries again at once.
-        const replies = await releaseOnAll(masters, {
-          keys,
-          value,
-          timeoutMs: nodeTimeoutFor(options, request.ttlMs),
-          head: announcementHead(request.ownerId),
-          enoughYes: quorum,
-          stragglers,
-        });
+        const state = await release.attempt(quorum);
+        if (state.answered < quorum) throw quorumNotReachedError(request.key, 'releasing', quorum, tally(masters, state.replies));
         // It was still held if a majority still had it: fewer copies could not have been a valid lock.
-        return replies.filter((r) => r.ok && r.value).length >= quorum;
+        return state.deleted >= quorum;
       },
     };
   }

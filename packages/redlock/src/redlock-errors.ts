@@ -1,4 +1,4 @@
-import { LockError, LockErrorCode } from '@fencelock/core';
+import { LockError, LockErrorCode } from '@fencelock/core/adapter';
 import { type RoundTally, describeFailures } from './node-outcomes.js';
 
 /**

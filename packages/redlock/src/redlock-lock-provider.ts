@@ -1,4 +1,4 @@
-import { BaseLockProvider } from '@fencelock/core';
+import { BaseLockProvider } from '@fencelock/core/adapter';
 import { Redis as RedisClient, type RedisOptions } from 'ioredis';
 import { MasterNode } from './master-node.js';
 import { type RedlockLockProviderOptions, type ResolvedRedlockOptions, resolveRedlockOptions } from './options.js';

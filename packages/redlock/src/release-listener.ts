@@ -1,4 +1,4 @@
-import type { Wakeup } from '@fencelock/core';
+import type { Wakeup } from '@fencelock/core/adapter';
 import { LocalWaiters } from '@fencelock/redis-shared';
 import type { Redis } from 'ioredis';
 import { RELEASE_CHANNEL } from './lock-keys.js';

@@ -33,3 +33,60 @@ export function releaseOnAll(masters: readonly MasterNode[], input: ReleaseInput
     ...(input.stragglers === undefined ? {} : { stragglers: input.stragglers }),
   });
 }
+
+/** What the attempts of a {@link MastersRelease} have learnt so far. */
+export interface MastersReleaseState {
+  /** How many masters answered a release (in any attempt): none of them keeps a copy of the value. */
+  readonly answered: number;
+  /** Of those, how many deleted a copy that was there. */
+  readonly deleted: number;
+  /** Per master, in configured order: its answer so far, or the failure of its last attempt. */
+  readonly replies: readonly NodeReply<boolean>[];
+}
+
+/**
+ * The release of one lock value on the masters, as core retries it: each {@link attempt} is one round
+ * (bounded by the timeout) to the masters that have not answered yet; a master that answered keeps
+ * no copy of the value (deleted now, or it was not ours), so it is not asked again. The caller
+ * decides from the state how many answers are enough.
+ */
+export class MastersRelease {
+  readonly #masters: readonly MasterNode[];
+  readonly #input: Omit<ReleaseInput, 'enoughYes'>;
+  // Per master: undefined until it answers; then whether it deleted a copy.
+  readonly #answers: (boolean | undefined)[];
+  #replies: NodeReply<boolean>[];
+
+  /** `settled[i]` true: master i is known to keep no copy and is never asked. */
+  constructor(masters: readonly MasterNode[], input: Omit<ReleaseInput, 'enoughYes'>, settled?: readonly boolean[]) {
+    this.#masters = masters;
+    this.#input = input;
+    this.#answers = masters.map((_, i) => (settled?.[i] === true ? false : undefined));
+    this.#replies = this.#answers.map((answer) => ({ ok: true, value: answer === true }));
+  }
+
+  /** One round to the masters that have not answered; stops early once `enoughDeleted` deleted in all. Never rejects. */
+  async attempt(enoughDeleted?: number): Promise<MastersReleaseState> {
+    const pending = this.#masters.flatMap((master, i) => (this.#answers[i] === undefined ? [{ master, i }] : []));
+    const deletedBefore = this.#answers.filter((answer) => answer === true).length;
+    if (pending.length > 0) {
+      const stillNeeded = enoughDeleted === undefined ? undefined : Math.max(1, enoughDeleted - deletedBefore);
+      const replies = await releaseOnAll(
+        pending.map((entry) => entry.master),
+        { ...this.#input, ...(stillNeeded === undefined ? {} : { enoughYes: stillNeeded }) },
+      );
+      const next = [...this.#replies];
+      replies.forEach((reply, j) => {
+        const index = (pending[j] as { i: number }).i;
+        next[index] = reply;
+        if (reply.ok) this.#answers[index] = reply.value;
+      });
+      this.#replies = next;
+    }
+    return {
+      answered: this.#answers.filter((answer) => answer !== undefined).length,
+      deleted: this.#answers.filter((answer) => answer === true).length,
+      replies: this.#replies,
+    };
+  }
+}

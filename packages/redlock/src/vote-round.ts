@@ -1,12 +1,15 @@
-import { type MasterNode, type NodeReply, NodeNotConnectedError, NodeTimeoutError } from './master-node.js';
+import { RequestTimeoutError, monotonicNow, waitFor } from '@fencelock/core/adapter';
+import { type MasterNode, type NodeReply, NodeNotConnectedError } from './master-node.js';
 
 // A round that stopped at a majority reports the masters it did not wait for with this one error:
 // building an Error per master per round (its stack trace) cost more than the round's own work.
-const NOT_AWAITED: NodeReply<boolean> = Object.freeze({
-  ok: false,
-  error: new NodeTimeoutError('had not answered when a majority had (not awaited)'),
-  unreachable: false,
-});
+const NOT_AWAITED: NodeReply<boolean> = Object.freeze({ ok: false, error: notAwaitedError(), unreachable: false });
+
+function notAwaitedError(): RequestTimeoutError {
+  const error = new RequestTimeoutError('a master', 0);
+  error.message = 'had not answered when a majority had (not awaited)';
+  return error;
+}
 
 /** When a round may stop before every master has answered. */
 export interface VoteRoundOptions {
@@ -55,12 +58,11 @@ export class Stragglers {
 
 /**
  * Sends one request to every master at once and collects the answers as {@link NodeReply}s, in the
- * masters' order. One timer bounds the whole round (not one per master: the requests leave
- * together, so their bounds would end together). A master known to be down is not asked unless
- * `askDown`. Never
- * rejects. Replies still outstanding when the round stops early are reported as not awaited; the
- * requests themselves still reach their masters, each connection in order, so a later request on
- * the same connection (a release after an acquire) is applied after them.
+ * masters' order. One wait (core's `waitFor`) bounds the whole round, not one timer per master: the
+ * requests leave together, so their bounds would end together. A master known to be down is not
+ * asked unless `askDown`. Never rejects. Replies still outstanding when the round stops early are
+ * reported as not awaited; the requests themselves still reach their masters, each connection in
+ * order, so a later request on the same connection (a release after an acquire) is applied after them.
  */
 export async function voteRound(
   masters: readonly MasterNode[],
@@ -69,70 +71,82 @@ export async function voteRound(
 ): Promise<NodeReply<boolean>[]> {
   // A new client's first connection is not part of a master's answer time (see MasterNode.connecting).
   for (const master of masters) if (master.connecting !== undefined) await master.connecting;
-  return new Promise((resolve) => {
-    const count = masters.length;
-    const replies: (NodeReply<boolean> | undefined)[] = new Array(count);
-    let answered = 0;
-    let yes = 0;
-    let decided = false;
-    let straggling = false;
-    let timer: NodeJS.Timeout | undefined;
-    let deferred: NodeJS.Immediate | undefined;
-    const decide = (timedOut: boolean): void => {
-      if (decided) return;
-      decided = true;
-      const result = replies.slice();
-      for (let i = 0; i < count; i += 1) {
-        if (result[i] !== undefined) continue;
-        result[i] = timedOut
-          ? { ok: false, error: new NodeTimeoutError(`${(masters[i] as MasterNode).name} did not answer within ${options.timeoutMs} ms`), unreachable: false }
-          : NOT_AWAITED;
-      }
-      resolve(result as NodeReply<boolean>[]);
-    };
-    const end = (): void => {
-      clearTimeout(timer);
-      clearImmediate(deferred);
-      decide(true);
-      if (straggling) options.stragglers?.end();
-      straggling = false;
-    };
-    const record = (index: number, reply: NodeReply<boolean>): void => {
-      if (replies[index] !== undefined) return;
-      replies[index] = reply;
-      answered += 1;
-      if (reply.ok && reply.value) yes += 1;
-      if (answered === count) {
-        end();
-      } else if (!decided && options.enoughYes !== undefined && yes >= options.enoughYes) {
-        decide(false);
-        straggling = options.stragglers !== undefined;
-        options.stragglers?.begin();
-      }
-    };
-    for (let i = 0; i < count; i += 1) {
-      const master = masters[i] as MasterNode;
-      if (master.down && options.askDown !== true) {
-        record(i, { ok: false, error: new NodeNotConnectedError(`${master.name} is not connected (${master.client.status})`), unreachable: true });
-        continue;
-      }
-      let sent: Promise<boolean>;
-      try {
-        sent = send(master);
-      } catch (error) {
-        record(i, { ok: false, error, unreachable: false });
-        continue;
-      }
-      sent.then(
-        (value) => record(i, { ok: true, value }),
-        (error: unknown) => record(i, { ok: false, error, unreachable: master.client.status !== 'ready' }),
-      );
+  const count = masters.length;
+  const deadline = monotonicNow() + options.timeoutMs;
+  const replies: (NodeReply<boolean> | undefined)[] = new Array(count);
+  let answered = 0;
+  let yes = 0;
+  // What the waits of this round are woken by: the majority (`decided`), the last reply (`all`).
+  let wakeDecided: ((value: void) => void) | undefined;
+  let wakeAll: ((value: void) => void) | undefined;
+  const record = (index: number, reply: NodeReply<boolean>): void => {
+    if (replies[index] !== undefined) return;
+    replies[index] = reply;
+    answered += 1;
+    if (reply.ok && reply.value) yes += 1;
+    if (answered === count) {
+      wakeDecided?.();
+      wakeAll?.();
+    } else if (options.enoughYes !== undefined && yes >= options.enoughYes) {
+      wakeDecided?.();
     }
-    if (answered === count) return;
+  };
+  for (let i = 0; i < count; i += 1) {
+    const master = masters[i] as MasterNode;
+    if (master.down && options.askDown !== true) {
+      record(i, { ok: false, error: new NodeNotConnectedError(`${master.name} is not connected (${master.client.status})`), unreachable: true });
+      continue;
+    }
+    let sent: Promise<boolean>;
+    try {
+      sent = send(master);
+    } catch (error) {
+      record(i, { ok: false, error, unreachable: false });
+      continue;
+    }
+    sent.then(
+      (value) => record(i, { ok: true, value }),
+      (error: unknown) => record(i, { ok: false, error, unreachable: master.client.status !== 'ready' }),
+    );
+  }
+  const decided = (): boolean => answered === count || (options.enoughYes !== undefined && yes >= options.enoughYes);
+  if (!decided()) {
+    const outcome = await waitFor<void>({
+      deadline,
+      until: (wake) => {
+        wakeDecided = wake;
+        return () => {
+          wakeDecided = undefined;
+        };
+      },
+    });
     // After an event-loop stall the timer phase runs before pending socket reads: give replies that
     // are already here one poll phase to be read (setImmediate runs after it) before calling them late.
-    timer = setTimeout(() => {
-      deferred = setImmediate(end);
-    }, options.timeoutMs);
-  });
+    if (!outcome.woken) await new Promise((resolve) => setImmediate(resolve));
+  }
+  const timedOut = !decided();
+  // Array.from, not map: the slots of masters that did not answer are holes, which map skips.
+  const result = Array.from(
+    { length: count },
+    (_, i): NodeReply<boolean> =>
+      replies[i] ??
+      (timedOut
+        ? { ok: false, error: new RequestTimeoutError(`${(masters[i] as MasterNode).name}`, options.timeoutMs), unreachable: false }
+        : NOT_AWAITED),
+  );
+  // Returned at a majority with requests still out: counted until the last one answers or the bound passes.
+  if (answered < count && !timedOut && options.stragglers !== undefined) {
+    const stragglers = options.stragglers;
+    stragglers.begin();
+    void waitFor<void>({
+      deadline,
+      until: (wake) => {
+        wakeAll = wake;
+        return () => {
+          wakeAll = undefined;
+        };
+      },
+    }).finally(() => stragglers.end());
+  }
+  return result;
 }

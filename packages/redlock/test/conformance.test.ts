@@ -3,9 +3,10 @@ import { topology } from '@fencelock/test-infra';
 import { afterAll } from 'vitest';
 import { createRedlockLockProvider } from '../src/index.js';
 import { REDLOCK_EXPECTED_CAPABILITIES } from './expected-capabilities.js';
-import { providerFactory } from './helpers.js';
+import { providerFactory, redlockWaiters } from './helpers.js';
 
-const { redlockUrls } = topology();
+const { redlockUrls, servers } = topology();
+const backendWaiters = redlockWaiters(() => servers.redlock.map((endpoint) => endpoint.port));
 
 // Handed-in clients, so the crash harness can drop a provider's connections without any release.
 const handed = providerFactory(() => redlockUrls);
@@ -16,7 +17,7 @@ describeLockProvider({
   createProvider: handed.createProvider,
   expectCapabilities: REDLOCK_EXPECTED_CAPABILITIES,
   shortTtlMs: 400,
-  harness: { crashProvider: handed.crashProvider },
+  harness: { crashProvider: handed.crashProvider, backendWaiters },
 });
 
 // The path most users take: URLs, clients created, owned and closed by the provider.
@@ -25,4 +26,5 @@ describeLockProvider({
   createProvider: () => createRedlockLockProvider({ masters: redlockUrls, defaultTtlMs: 3_000 }),
   expectCapabilities: REDLOCK_EXPECTED_CAPABILITIES,
   shortTtlMs: 400,
+  harness: { backendWaiters },
 });

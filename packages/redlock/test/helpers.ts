@@ -1,8 +1,32 @@
 import type { LockProvider } from '@fencelock/core';
-import { topology } from '@fencelock/test-infra';
+import { redisCommand, topology } from '@fencelock/test-infra';
 import { Redis } from 'ioredis';
 import { afterEach } from 'vitest';
 import { type RedlockLockProviderOptions, createRedlockLockProvider } from '../src/index.js';
+import { redlockKeys } from '../src/lock-keys.js';
+
+// The live entries of a master's line of waiters: scored by the master's time (ms) until which each
+// lasts, so an entry whose owner stopped renewing it is not counted once it lapsed.
+const LIVE_WAITERS_LUA = `
+local now = redis.call('TIME')
+return redis.call('ZCOUNT', KEYS[1], '(' .. (now[1] * 1000 + math.floor(now[2] / 1000)), '+inf')
+`;
+
+/**
+ * The conformance harness's `backendWaiters` for providers with `keyPrefix` `prefix` on the masters
+ * at `ports()`: the largest number of owners registered in the key's line of waiters on any one
+ * master (each waiting acquisition registers on every master that refused it), lapsed entries not
+ * counted. A master that does not answer (killed) counts as none.
+ */
+export function redlockWaiters(ports: () => readonly number[], prefix = ''): (key: string) => Promise<number> {
+  return async (key) => {
+    const waiters = redlockKeys(prefix, key).waiters;
+    const counts = await Promise.all(
+      ports().map((port) => redisCommand(port, ['EVAL', LIVE_WAITERS_LUA, '1', waiters]).then(Number, () => 0)),
+    );
+    return Math.max(0, ...counts);
+  };
+}
 
 /**
  * Providers over handed-in clients, so a test can "crash" one (drop its connections without any

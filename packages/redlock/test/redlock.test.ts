@@ -5,7 +5,8 @@
  */
 import { nextEvent, within } from '@fencelock/conformance';
 import { type LockError, isLockError, monotonicNow, withLock } from '@fencelock/core';
-import { type TcpProxy, freePort, redisCommand, startTcpProxy } from '@fencelock/test-infra';
+import { driftMarginMs } from '@fencelock/core/adapter';
+import { type TcpProxy, freePort, redisCommand, startTcpProxy, waitFor } from '@fencelock/test-infra';
 import { Redis } from 'ioredis';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -37,13 +38,33 @@ describe('construction', () => {
   it('refuses bad option values, unknown options and non-masters', () => {
     refused({ masters: ['http://127.0.0.1:7001', 'redis://127.0.0.1:7002', 'redis://127.0.0.1:7003'] });
     refused({ masters: [42, 'redis://127.0.0.1:7002', 'redis://127.0.0.1:7003'] });
-    refused({ masters: redlockUrls.slice(0, 3), driftFactor: -0.1 });
-    refused({ masters: redlockUrls.slice(0, 3), driftFactor: Number.NaN });
-    refused({ masters: redlockUrls.slice(0, 3), driftFactor: '0.01' });
-    refused({ masters: redlockUrls.slice(0, 3), nodeTimeoutMs: 0 });
+    refused({ masters: redlockUrls.slice(0, 3), clockDriftFactor: -0.1 });
+    refused({ masters: redlockUrls.slice(0, 3), clockDriftFactor: Number.NaN });
+    refused({ masters: redlockUrls.slice(0, 3), clockDriftFactor: '0.01' });
+    refused({ masters: redlockUrls.slice(0, 3), requestTimeoutMs: 0 });
+    refused({ masters: redlockUrls.slice(0, 3), requestTimeoutFactor: 0.5 });
+    // A fixed request timeout must fit in a third of the default TTL.
+    refused({ masters: redlockUrls.slice(0, 3), requestTimeoutMs: 10_001 });
+    refused({ masters: redlockUrls.slice(0, 3), defaultTtlMs: 1_500, requestTimeoutMs: 501 });
     refused({ masters: redlockUrls.slice(0, 3), retry: { factor: 0.5 } });
     refused({ masters: redlockUrls.slice(0, 3), defaultTtlMs: 5 });
     refused({ masters: redlockUrls.slice(0, 3), ttl: 1000 });
+  });
+
+  it('refuses the former option names as unknown, naming the new ones', () => {
+    const renamed: [string, string][] = [
+      ['driftFactor', 'clockDriftFactor'],
+      ['nodeTimeoutMs', 'requestTimeoutMs'],
+      ['nodeTimeoutFactor', 'requestTimeoutFactor'],
+    ];
+    for (const [old, now] of renamed) {
+      expect(() => createRedlockLockProvider({ masters: redlockUrls.slice(0, 3), [old]: 0.01 } as never)).toThrow(
+        expect.objectContaining({ code: 'LOCK_INVALID_ARGUMENT', name: 'LockTypeError', message: expect.stringContaining(now) as string }) as Error,
+      );
+    }
+    // Fits: a third of the TTL, and the proportional default whatever the TTL.
+    expect(() => createRedlockLockProvider({ masters: redlockUrls.slice(0, 3), defaultTtlMs: 1_500, requestTimeoutMs: 500 }).close()).not.toThrow();
+    expect(() => createRedlockLockProvider({ masters: redlockUrls.slice(0, 3), defaultTtlMs: 30 }).close()).not.toThrow();
   });
 
   it('refuses maxExtensions as an unknown option, pointing to maxHoldMs', () => {
@@ -77,15 +98,15 @@ describe('client ownership', () => {
 });
 
 describe('the algorithm', () => {
-  it('validUntil = start + ttl − elapsed − (ttl × driftFactor + 2 ms), and the key lives on every master', async () => {
-    const provider = open({ driftFactor: 0.1 });
+  it("validUntil = start + ttl − core's drift margin (⌈ttl × clockDriftFactor⌉ + 2 ms), and the key lives on every master", async () => {
+    const provider = open({ clockDriftFactor: 0.1 });
     const key = `validity:${randomUUID()}`;
-    const ttlMs = 5_000;
+    const ttlMs = 5_001;
     const before = monotonicNow();
     const lock = await provider.acquire(key, { ttlMs, autoExtend: false });
     const after = monotonicNow();
-    expect(lock.validUntil).toBeLessThanOrEqual(after + ttlMs - (ttlMs * 0.1 + 2));
-    expect(lock.validUntil).toBeGreaterThan(before + ttlMs - (ttlMs * 0.1 + 2) - (after - before) * 2);
+    expect(lock.validUntil).toBeLessThanOrEqual(after + ttlMs - driftMarginMs(ttlMs, 0.1));
+    expect(lock.validUntil).toBeGreaterThanOrEqual(before + ttlMs - driftMarginMs(ttlMs, 0.1));
     expect(lock.fencingToken).toBeUndefined();
     for (const port of ports) {
       expect(await redisCommand(port, ['GET', key])).toBe(lock.ownerId);
@@ -198,7 +219,7 @@ describe('validity exhausted', () => {
       const proxy = await startTcpProxy({ targetPort: port });
       proxies.push(proxy);
     }
-    const provider = open({ masters: proxies.map((p) => `redis://127.0.0.1:${p.port}`), nodeTimeoutMs: 1_000 });
+    const provider = open({ masters: proxies.map((p) => `redis://127.0.0.1:${p.port}`), requestTimeoutMs: 1_000 });
     const key = `exhausted:${randomUUID()}`;
     // Warm the connections up, then slow every master down past the TTL.
     expect(await provider.inspect(key)).toBeUndefined();
@@ -213,6 +234,81 @@ describe('validity exhausted', () => {
     for (const proxy of proxies) proxy.setMode('pass');
     for (const port of ports) expect(await redisCommand(port, ['EXISTS', key])).toBe(0);
   });
+});
+
+describe('validity of a slow round', () => {
+  const proxies: TcpProxy[] = [];
+  afterAll(async () => {
+    await Promise.all(proxies.map((p) => p.close()));
+  });
+
+  it("counts from the round's send time with core's drift margin: the round's own time is not taken off twice", async () => {
+    for (const port of ports) proxies.push(await startTcpProxy({ targetPort: port }));
+    const provider = open({ masters: proxies.map((p) => `redis://127.0.0.1:${p.port}`), requestTimeoutMs: 2_000 });
+    const key = `slow-round:${randomUUID()}`;
+    const ttlMs = 6_000;
+    // Warm the connections up, then make every reply take a while.
+    expect(await provider.inspect(key)).toBeUndefined();
+    for (const proxy of proxies) {
+      proxy.setDelayMs(40);
+      proxy.setMode('delay');
+    }
+    const before = monotonicNow();
+    const lock = await provider.acquire(key, { ttlMs, autoExtend: false });
+    const after = monotonicNow();
+    for (const proxy of proxies) proxy.setMode('pass');
+    // The round started at or after `before`: its deadline is at least before + ttl − drift, however
+    // long its replies took (a deadline from the reply, or minus the elapsed time, would be earlier).
+    expect(after - before).toBeGreaterThanOrEqual(40);
+    expect(lock.validUntil).toBeGreaterThanOrEqual(before + ttlMs - driftMarginMs(ttlMs));
+    expect(lock.validUntil).toBeLessThanOrEqual(after + ttlMs - driftMarginMs(ttlMs));
+    expect(await lock.release()).toBe(true);
+  });
+});
+
+describe('leftovers of a failed acquire', () => {
+  const proxies: TcpProxy[] = [];
+  afterAll(async () => {
+    await Promise.all(proxies.map((p) => p.close()));
+  });
+
+  it('a copy whose release was lost with its connection is released by core once the masters are reachable again', async () => {
+    for (const port of ports) proxies.push(await startTcpProxy({ targetPort: port }));
+    const provider = open({ masters: proxies.map((p) => `redis://127.0.0.1:${p.port}`), requestTimeoutMs: 1_000 });
+    const key = `leftover:${randomUUID()}`;
+    expect(await provider.inspect(key)).toBeUndefined();
+    // Three masters answer too late: their SETs land after the round has given up on them, while
+    // the releases sent behind them still sit in the proxies...
+    const slow = [0, 1, 2];
+    for (const index of slow) {
+      proxies[index]!.setDelayMs(2_000);
+      proxies[index]!.setMode('delay');
+    }
+    const attempt = provider.tryAcquire(key, { ttlMs: 60_000 }).then(
+      () => undefined,
+      (error: unknown) => error,
+    );
+    await waitFor(
+      async () => {
+        const copies = await Promise.all(slow.map((index) => redisCommand(ports[index]!, ['EXISTS', key])));
+        return copies.every((exists) => exists === 1) ? true : undefined;
+      },
+      { what: 'the late SETs to land', timeoutMs: 10_000, intervalMs: 10 },
+    );
+    // ...and are lost with the connections: the copies stay behind, with a 60 s TTL.
+    for (const index of slow) proxies[index]!.setMode('reset');
+    expect(await attempt).toMatchObject({ code: 'LOCK_QUORUM_NOT_REACHED' });
+    for (const index of slow) expect(await redisCommand(ports[index]!, ['EXISTS', key])).toBe(1);
+    for (const index of slow) proxies[index]!.setMode('pass');
+    // Core retries the release it was handed until the masters answer: long before the TTL.
+    await waitFor(
+      async () => {
+        const copies = await Promise.all(ports.map((port) => redisCommand(port, ['EXISTS', key])));
+        return copies.every((exists) => exists === 0) ? true : undefined;
+      },
+      { what: 'the leftover copies to be released', timeoutMs: 20_000, intervalMs: 50 },
+    );
+  }, 40_000);
 });
 
 describe('connection loss and return', () => {

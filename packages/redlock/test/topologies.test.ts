@@ -2,18 +2,19 @@
  * Redlock on five DEDICATED masters (started once for this file): the conformance suite with two of
  * five killed, a majority down (fail fast, nothing left behind), and the F16 negative control —
  * a master of the holder's majority restarted empty at once gives two holders; a restart delayed
- * past the TTL does not.
+ * past the TTL does not. Last, the conformance suite with every master at once paused, killed
+ * (restarted on its AOF), blackholed or reset through proxies.
  */
 import { abortedWithin, describeLockProvider, nextEvent, within } from '@fencelock/conformance';
 import { type LockError, type LockProvider, isLockError } from '@fencelock/core';
-import { type RedisServer, redisCommand, startRedisMasters, waitFor } from '@fencelock/test-infra';
+import { type RedisServer, type TcpProxy, redisCommand, startRedisMasters, startTcpProxy, waitFor } from '@fencelock/test-infra';
 import { Redis } from 'ioredis';
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { NodeTimeoutError, createRedlockLockProvider } from '../src/index.js';
 import { REDLOCK_SCRIPT_SHAS } from '../src/redlock-scripts.js';
 import { REDLOCK_EXPECTED_CAPABILITIES } from './expected-capabilities.js';
-import { providerFactory } from './helpers.js';
+import { providerFactory, redlockWaiters } from './helpers.js';
 
 let masters: RedisServer[] = [];
 const urls = (): string[] => masters.map((m) => m.url);
@@ -40,6 +41,7 @@ describe('two of five masters killed', () => {
     expectCapabilities: REDLOCK_EXPECTED_CAPABILITIES,
     shortTtlMs: 400,
     harness: {
+      backendWaiters: redlockWaiters(() => live().map((m) => m.port)),
       // Freeze enough of the live masters that no majority is left, as a partition would.
       async pauseBackend(ms) {
         const frozen = live().slice(0, live().length - 2);
@@ -283,4 +285,68 @@ describe('F9: a majority paused during acquire', () => {
       for (const client of clients) client.disconnect();
     }
   }, 30_000);
+});
+
+describe('every master at once: outages of the whole backend', () => {
+  // The suite's providers reach each master through a proxy of its own, so that their links can be
+  // blackholed or reset; the masters keep their data across a kill (AOF, appendfsync always), as
+  // the README asks of Redlock masters.
+  const proxies: TcpProxy[] = [];
+  const factory = providerFactory(() => proxies.map((proxy) => `redis://127.0.0.1:${proxy.port}`));
+  const everyMaster = (act: (master: RedisServer) => Promise<void>): Promise<unknown> => Promise.all(masters.map(act));
+  const everyLink = (mode: 'blackhole' | 'reset') => async () => {
+    for (const proxy of proxies) proxy.setMode(mode);
+    return async () => {
+      for (const proxy of proxies) proxy.setMode('pass');
+    };
+  };
+  beforeAll(async () => {
+    await everyMaster((master) => master.restart({ persistence: true }));
+    proxies.push(...(await Promise.all(masters.map((master) => startTcpProxy({ targetPort: master.port })))));
+  }, 60_000);
+  afterAll(async () => {
+    factory.closeAll();
+    await Promise.allSettled(proxies.map((proxy) => proxy.close()));
+  });
+
+  describeLockProvider({
+    name: 'redlock (5 dedicated masters with AOF, outages of all of them)',
+    createProvider: factory.createProvider,
+    expectCapabilities: REDLOCK_EXPECTED_CAPABILITIES,
+    shortTtlMs: 400,
+    harness: {
+      backendWaiters: redlockWaiters(() => masters.map((m) => m.port)),
+      outages: {
+        // SIGKILL every master; healed by restarting each on its AOF: the lock is still there, so
+        // only core's retried release can free the key before its TTL.
+        kill: async () => {
+          await everyMaster((master) => master.kill());
+          return async () => {
+            await everyMaster((master) => master.restart());
+          };
+        },
+        // SIGSTOP every master; a release sent meanwhile waits in their sockets and may land on SIGCONT.
+        pause: async () => {
+          await everyMaster((master) => master.pause());
+          return async () => {
+            await everyMaster((master) => master.resume());
+          };
+        },
+        blackhole: everyLink('blackhole'),
+        reset: everyLink('reset'),
+      },
+      pauseBackend: async (ms) => {
+        await everyMaster((master) => master.pause());
+        try {
+          await new Promise((resolve) => setTimeout(resolve, ms));
+        } finally {
+          await everyMaster((master) => master.resume());
+        }
+      },
+      restartBackend: async () => {
+        await everyMaster((master) => master.restart());
+      },
+      crashProvider: factory.crashProvider,
+    },
+  });
 });

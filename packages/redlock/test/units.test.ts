@@ -1,30 +1,40 @@
 /** The pure parts: majority, drift and validity arithmetic, endpoint identity, the stored value. */
+import { driftMarginMs } from '@fencelock/core/adapter';
 import { describe, expect, it } from 'vitest';
 import { endpointOfUrl, normalizeEndpoint } from '../src/endpoints.js';
 import { decodeLockValue, encodeLockValue } from '../src/lock-value.js';
-import { nodeTimeoutFor } from '../src/options.js';
-import { driftMarginMs, quorumOf, remainingValidityMs } from '../src/quorum.js';
+import { requestTimeoutFor } from '../src/options.js';
+import { quorumOf, remainingValidityMs, roundValidUntil } from '../src/quorum.js';
 
 describe('quorum and validity', () => {
   it('a majority is ⌊N/2⌋ + 1', () => {
     expect([3, 5, 7, 9].map(quorumOf)).toEqual([2, 3, 4, 5]);
   });
 
-  it('validity = ttl − elapsed − (ttl × driftFactor + 2 ms)', () => {
+  it("validity = ttl − elapsed − core's drift margin (⌈ttl × clockDriftFactor⌉ + 2 ms)", () => {
     expect(driftMarginMs(10_000, 0.01)).toBe(102);
     expect(remainingValidityMs(10_000, 50, 0.01)).toBe(9_848);
     expect(remainingValidityMs(100, 97, 0.01)).toBe(0); // not positive: not a lock
     expect(remainingValidityMs(100, 98, 0.01)).toBeLessThan(0);
     expect(remainingValidityMs(10, 0, 0)).toBe(8);
+    // The share is rounded up to a whole ms, as for every adapter.
+    expect(remainingValidityMs(1_001, 0, 0.01)).toBe(1_001 - 11 - 2);
   });
 
-  it('the per-node timeout is proportional to the TTL within [50, 500] ms, unless fixed', () => {
-    const proportional = { nodeTimeoutMs: undefined, nodeTimeoutFactor: 0.005 };
-    expect(nodeTimeoutFor(proportional, 10_000)).toBe(50);
-    expect(nodeTimeoutFor(proportional, 30_000)).toBe(150);
-    expect(nodeTimeoutFor(proportional, 400)).toBe(50);
-    expect(nodeTimeoutFor(proportional, 3_600_000)).toBe(500);
-    expect(nodeTimeoutFor({ nodeTimeoutMs: 7, nodeTimeoutFactor: 0.005 }, 10_000)).toBe(7);
+  it('the deadline counts from the send time, not minus the round again: what is left at its end is the validity', () => {
+    const start = 1_000;
+    const elapsed = 40;
+    expect(roundValidUntil(start, 10_000, 0.01)).toBe(start + 10_000 - 102);
+    expect(roundValidUntil(start, 10_000, 0.01) - (start + elapsed)).toBe(remainingValidityMs(10_000, elapsed, 0.01));
+  });
+
+  it('the per-master request timeout is proportional to the TTL within [50, 500] ms, unless fixed', () => {
+    const proportional = { requestTimeoutMs: undefined, requestTimeoutFactor: 0.005 };
+    expect(requestTimeoutFor(proportional, 10_000)).toBe(50);
+    expect(requestTimeoutFor(proportional, 30_000)).toBe(150);
+    expect(requestTimeoutFor(proportional, 400)).toBe(50);
+    expect(requestTimeoutFor(proportional, 3_600_000)).toBe(500);
+    expect(requestTimeoutFor({ requestTimeoutMs: 7, requestTimeoutFactor: 0.005 }, 10_000)).toBe(7);
   });
 });
 
