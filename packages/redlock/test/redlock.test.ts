@@ -15,6 +15,21 @@ import { sharedMasters } from './helpers.js';
 
 const { redlockUrls, ports, open } = sharedMasters();
 
+/** One proxy per shared master, started by `start()` (which resolves their URLs) and closed after the block. */
+function masterProxies(): { readonly proxies: TcpProxy[]; start(): Promise<string[]> } {
+  const proxies: TcpProxy[] = [];
+  afterAll(async () => {
+    await Promise.all(proxies.map((p) => p.close()));
+  });
+  return {
+    proxies,
+    start: async () => {
+      for (const port of ports) proxies.push(await startTcpProxy({ targetPort: port }));
+      return proxies.map((p) => `redis://127.0.0.1:${p.port}`);
+    },
+  };
+}
+
 describe('construction', () => {
   const refused = (options: unknown, code = 'LOCK_INVALID_ARGUMENT'): void => {
     expect(() => createRedlockLockProvider(options as never)).toThrow(expect.objectContaining({ code }) as Error);
@@ -209,17 +224,10 @@ describe('the algorithm', () => {
 });
 
 describe('validity exhausted', () => {
-  const proxies: TcpProxy[] = [];
-  afterAll(async () => {
-    await Promise.all(proxies.map((p) => p.close()));
-  });
+  const { proxies, start } = masterProxies();
 
   it('a majority that grants too slowly for the TTL is not a lock: LOCK_QUORUM_NOT_REACHED, nothing left behind', async () => {
-    for (const port of ports) {
-      const proxy = await startTcpProxy({ targetPort: port });
-      proxies.push(proxy);
-    }
-    const provider = open({ masters: proxies.map((p) => `redis://127.0.0.1:${p.port}`), requestTimeoutMs: 1_000 });
+    const provider = open({ masters: await start(), requestTimeoutMs: 1_000 });
     const key = `exhausted:${randomUUID()}`;
     // Warm the connections up, then slow every master down past the TTL.
     expect(await provider.inspect(key)).toBeUndefined();
@@ -237,14 +245,10 @@ describe('validity exhausted', () => {
 });
 
 describe('validity of a slow round', () => {
-  const proxies: TcpProxy[] = [];
-  afterAll(async () => {
-    await Promise.all(proxies.map((p) => p.close()));
-  });
+  const { proxies, start } = masterProxies();
 
   it("counts from the round's send time with core's drift margin: the round's own time is not taken off twice", async () => {
-    for (const port of ports) proxies.push(await startTcpProxy({ targetPort: port }));
-    const provider = open({ masters: proxies.map((p) => `redis://127.0.0.1:${p.port}`), requestTimeoutMs: 2_000 });
+    const provider = open({ masters: await start(), requestTimeoutMs: 2_000 });
     const key = `slow-round:${randomUUID()}`;
     const ttlMs = 6_000;
     // Warm the connections up, then make every reply take a while.
@@ -267,14 +271,10 @@ describe('validity of a slow round', () => {
 });
 
 describe('leftovers of a failed acquire', () => {
-  const proxies: TcpProxy[] = [];
-  afterAll(async () => {
-    await Promise.all(proxies.map((p) => p.close()));
-  });
+  const { proxies, start } = masterProxies();
 
   it('a copy whose release was lost with its connection is released by core once the masters are reachable again', async () => {
-    for (const port of ports) proxies.push(await startTcpProxy({ targetPort: port }));
-    const provider = open({ masters: proxies.map((p) => `redis://127.0.0.1:${p.port}`), requestTimeoutMs: 1_000 });
+    const provider = open({ masters: await start(), requestTimeoutMs: 1_000 });
     const key = `leftover:${randomUUID()}`;
     expect(await provider.inspect(key)).toBeUndefined();
     // Three masters answer too late: their SETs land after the round has given up on them, while
@@ -312,14 +312,10 @@ describe('leftovers of a failed acquire', () => {
 });
 
 describe('connection loss and return', () => {
-  const proxies: TcpProxy[] = [];
-  afterAll(async () => {
-    await Promise.all(proxies.map((p) => p.close()));
-  });
+  const { proxies, start } = masterProxies();
 
   it('a majority of connections reset: the handle turns uncertain, then recovered once they are back and the key is still ours', async () => {
-    for (const port of ports) proxies.push(await startTcpProxy({ targetPort: port }));
-    const provider = open({ masters: proxies.map((p) => `redis://127.0.0.1:${p.port}`) });
+    const provider = open({ masters: await start() });
     const lock = await provider.acquire(`uncertain:${randomUUID()}`, { ttlMs: 10_000 });
     const uncertain = nextEvent(provider, 'uncertain', (e) => e.ownerId === lock.ownerId, 5_000);
     for (const proxy of proxies.slice(0, 3)) proxy.setMode('reset');
