@@ -10,7 +10,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { isLockError, LockErrorCode, type LockHandle, type LockProvider } from '@fencelock/core';
-import { DEFAULT_COMMAND_TIMEOUT_MS } from '@fencelock/redis';
+import { DEFAULT_REQUEST_TIMEOUT_MS } from '@fencelock/redis';
 import { boundedWait } from './bounded-wait.js';
 import { KEPT_COUNTERS, ROUND_TRIP_DEFINITIONS, serverRequests } from './held-locks.js';
 import { counterDelta, type CounterProbe } from './server-counters.js';
@@ -74,7 +74,7 @@ export interface HerdResult extends SubjectFields {
 }
 
 // @fencelock/redlock derives its per-master timeout from the lock's TTL and does not export the
-// factor or its bounds: these mirror its defaults (nodeTimeoutFactor 0.005, kept within [50, 500] ms).
+// factor or its bounds: these mirror its defaults (requestTimeoutFactor 0.005, kept within [50, 500] ms).
 const REDLOCK_NODE_TIMEOUT = { factor: 0.005, floorMs: 50, ceilingMs: 500 } as const;
 // @fencelock/etcd's default request timeout is a third of the lease TTL (whole seconds), at most 5 s.
 const ETCD_MAX_DEFAULT_REQUEST_TIMEOUT_MS = 5_000;
@@ -86,7 +86,7 @@ const ETCD_MAX_DEFAULT_REQUEST_TIMEOUT_MS = 5_000;
 export function defaultRequestTimeout(backend: Backend, provider: LockProvider, sessionTtlMs: number): RequestTimeout {
   switch (backend) {
     case 'redis':
-      return { ms: DEFAULT_COMMAND_TIMEOUT_MS, source: '@fencelock/redis commandTimeoutMs default' };
+      return { ms: DEFAULT_REQUEST_TIMEOUT_MS, source: '@fencelock/redis requestTimeoutMs default' };
     case 'redlock': {
       const { factor, floorMs, ceilingMs } = REDLOCK_NODE_TIMEOUT;
       const ms = Math.min(ceilingMs, Math.max(floorMs, Math.ceil(provider.defaultTtlMs * factor)));

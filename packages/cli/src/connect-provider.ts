@@ -3,9 +3,6 @@ import type { BackendConfig } from './backend-config.js';
 import { formatDuration } from './duration.js';
 import { UsageError } from './usage-error.js';
 
-/** The longest a ZooKeeper request (or connecting) may take before fencelock reports the backend unavailable, in ms. */
-export const ZOOKEEPER_REQUEST_TIMEOUT_MS = 10_000;
-
 /**
  * Opens a provider for `config`. Adapters are loaded only when asked for, so `fencelock` starts fast
  * and a backend's client library is only loaded when that backend is used.
@@ -36,13 +33,8 @@ export async function connectProvider(config: BackendConfig, lifetimeMs: number 
       const { createZooKeeperLockProvider, DEFAULT_SESSION_TIMEOUT_MS, ZOOKEEPER_CAPABILITIES } = await import('@fencelock/zookeeper');
       checkLifetime(lifetimeMs, ZOOKEEPER_CAPABILITIES);
       const sessionTimeoutMs = lifetimeMs ?? DEFAULT_SESSION_TIMEOUT_MS;
-      return createZooKeeperLockProvider({
-        connectionString: config.connectionString,
-        sessionTimeoutMs,
-        // The adapter waits up to a whole session timeout (30 s) for a reply; someone at a prompt
-        // should hear sooner that the ensemble is unreachable.
-        requestTimeoutMs: Math.min(sessionTimeoutMs, ZOOKEEPER_REQUEST_TIMEOUT_MS),
-      });
+      // The adapter bounds each request by a third of the granted session timeout (5 s at most).
+      return createZooKeeperLockProvider({ connectionString: config.connectionString, sessionTimeoutMs });
     }
   }
 }

@@ -1,4 +1,5 @@
-import { isLockError, lockAbortedError, LockErrorCode, type LockHandle, type LockProvider } from '@fencelock/core';
+import { isLockError, LockErrorCode, type LockHandle, type LockProvider } from '@fencelock/core';
+import { lockAbortedError } from '@fencelock/core/adapter';
 import { describeBackend } from './backend-config.js';
 import { HANDLED_SIGNALS, processSignal, type CliIo, type HandledSignal } from './cli-io.js';
 import { closeProvider, connectProvider } from './connect-provider.js';

@@ -1,6 +1,7 @@
 import { hostname } from 'node:os';
 import { parseArgs } from 'node:util';
-import { MAX_METADATA_BYTES, validateKey, type LockMode } from '@fencelock/core';
+import { MAX_METADATA_BYTES, type LockMode } from '@fencelock/core';
+import { validateKey } from '@fencelock/core/adapter';
 import { resolveBackendConfig, type BackendConfig } from './backend-config.js';
 import { COMMAND_NAMES, COMMAND_OPTIONS, GLOBAL_OPTIONS, type CommandName, type OptionSpec } from './cli-options.js';
 import { parseDuration } from './duration.js';

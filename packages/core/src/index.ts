@@ -18,6 +18,7 @@ export { MAX_DURATION_MS, MAX_KEY_BYTES, MAX_METADATA_BYTES } from './validation
 export type { LockProviderOptions } from './lock-provider.js';
 export type { RetryOptions } from './lifecycle/backoff.js';
 export { DEFAULT_CLOCK_DRIFT_FACTOR } from './lifecycle/drift.js';
+export { RequestTimeoutError } from './lifecycle/timeout.js';
 export { withLock } from './with-lock.js';
 export { acquireAll, MAX_KEYS_PER_SET } from './acquire-all.js';
 export type { LockSet } from './acquire-all.js';
@@ -26,4 +27,3 @@ export type { FenceRejection, FencingGuardStats } from './fencing-guard.js';
 export { MemoryLockProvider } from './memory/memory-lock-provider.js';
 export type { MemoryLockProviderOptions } from './memory/memory-lock-provider.js';
 export { MemoryLockStore } from './memory/memory-lock-store.js';
-export * from './spi.js';

@@ -33,7 +33,7 @@ export interface LockProviderOptions {
   readonly defaultWaitMs?: number;
 }
 
-/** @internal Defaults of {@link LockProviderOptions}. */
+/** The TTL of locks acquired without `ttlMs` when the provider sets no `defaultTtlMs`, in ms. */
 export const DEFAULT_TTL_MS = 30_000;
 const DEFAULT_WAIT_MS = 30_000;
 // How long close() lets aborted acquires clean up before closing the backend under them.

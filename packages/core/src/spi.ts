@@ -13,14 +13,14 @@ export {
   validateWaitMs,
 } from './validation.js';
 export type { NormalizedAcquireOptions } from './validation.js';
-export { BaseLockProvider, createLockProvider } from './lock-provider.js';
+export { BaseLockProvider, DEFAULT_TTL_MS, createLockProvider } from './lock-provider.js';
 export { waitForGrant } from './retry.js';
 export type { Wakeup, WaitForGrantOptions } from './retry.js';
 export { DEFAULT_RETRY, backoffDelayMs } from './lifecycle/backoff.js';
 export { sleep, waitFor } from './lifecycle/wait.js';
 export type { WaitOptions, WaitOutcome } from './lifecycle/wait.js';
 export { DRIFT_FIXED_MS, driftMarginMs, validityDeadline } from './lifecycle/drift.js';
-export { RequestTimeoutError, withRequestTimeout } from './lifecycle/timeout.js';
+export { withRequestTimeout } from './lifecycle/timeout.js';
 export { BackgroundReleases, MAX_RELEASE_ATTEMPTS } from './lifecycle/background-release.js';
 export type { ReleaseJob } from './lifecycle/background-release.js';
 export { SessionKeeper } from './lifecycle/session-keeper.js';

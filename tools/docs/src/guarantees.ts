@@ -1,4 +1,5 @@
-import { MemoryLockProvider, renderGuaranteesTable, type LockCapabilities } from '@fencelock/core';
+import { MemoryLockProvider, type LockCapabilities } from '@fencelock/core';
+import { renderGuaranteesTable } from '@fencelock/core/adapter';
 import { ETCD_CAPABILITIES } from '@fencelock/etcd';
 import { REDIS_CAPABILITIES } from '@fencelock/redis';
 import { REDLOCK_CAPABILITIES } from '@fencelock/redlock';

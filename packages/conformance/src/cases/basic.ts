@@ -1,4 +1,5 @@
-import { CAPABILITY_NAMES, LockError, monotonicNow } from '@fencelock/core';
+import { LockError, monotonicNow } from '@fencelock/core';
+import { CAPABILITY_NAMES } from '@fencelock/core/adapter';
 import { describe, expect, it } from 'vitest';
 import type { SuiteContext } from '../context.js';
 
