@@ -133,10 +133,13 @@ describe('bench smoke', () => {
         const result = await runWaiters(subject, { waiters: 3, waitMs: 10_000, settleMs: 100, redlockMasters: 3 }, started().probe(backend));
         expect(result).toMatchObject({ subject: subject.id, waiters: 3, granted: 3 });
         expect(result.drainPerSec).toBeGreaterThan(0);
-        // The first grant needed a wake-up from the server; the waiters of one process queue in
-        // core's local line, so no release wakes more than the head of that line.
+        // The first grant needed a wake-up from the server. The waiters of one process queue in
+        // core's local line: a watch fires for the head of that line only (ZooKeeper, etcd); where
+        // a wake-up is an acquire attempt (Redis, Redlock, memory), the head makes one to queue
+        // and one to take the lock. Every waiter woken on every release would be 3 here.
         expect(result.wakeupsPerRelease).toBeGreaterThan(0);
-        expect(result.wakeupsPerRelease).toBeLessThanOrEqual(1 + ONE_WAKEUP_TOLERANCE);
+        const atMost = backend === 'zookeeper' || backend === 'etcd' ? 1 : 2;
+        expect(result.wakeupsPerRelease).toBeLessThanOrEqual(atMost + ONE_WAKEUP_TOLERANCE);
         expect(result.wakeupsCounted).toEqual(expect.any(String));
         waiters.push(result);
       });
