@@ -97,7 +97,8 @@ export function defaultRequestTimeout(backend: Backend, provider: LockProvider, 
       return { ms: Math.min(ETCD_MAX_DEFAULT_REQUEST_TIMEOUT_MS, Math.floor(leaseMs / 3)), source: `@fencelock/etcd requestTimeoutMs default (a third of the ${leaseMs} ms lease, at most 5 s)` };
     }
     case 'zookeeper':
-      return { ms: sessionTtlMs, source: `@fencelock/zookeeper operationTimeoutMs default (the ${sessionTtlMs} ms session timeout)` };
+      // Like etcd's: a third of the (granted) session timeout, at most 5 s.
+      return { ms: Math.min(5_000, Math.floor(sessionTtlMs / 3)), source: `@fencelock/zookeeper requestTimeoutMs default (a third of the ${sessionTtlMs} ms session timeout, at most 5 s)` };
     case 'memory':
       return { source: 'none: the memory provider makes no requests' };
   }
