@@ -61,6 +61,8 @@ export class ManagedLockHandle implements LockHandle {
   #validUntil = 0;
   #lossBeforeAttach: LockError | undefined;
   #deadlineTimer: NodeJS.Timeout | undefined;
+  // When the deadline timer fires; it stays armed across renewals that move the deadline later.
+  #deadlineTimerAt = Number.POSITIVE_INFINITY;
   #extendTicket: RenewalTicket | undefined;
   #maxHoldTimer: NodeJS.Timeout | undefined;
   // Extensions run one at a time, so a late reply can never overwrite a newer deadline.
@@ -265,19 +267,31 @@ export class ManagedLockHandle implements LockHandle {
 
   #setValidUntil(validUntil: number): void {
     this.#validUntil = validUntil;
-    clearTimeout(this.#deadlineTimer);
-    if (Number.isFinite(validUntil)) this.#armDeadline();
+    // A renewal moves the deadline later: the armed timer fires at the old one and re-arms then, so
+    // renewing ten thousand locks does not replace ten thousand timers every renewal period.
+    if (!Number.isFinite(validUntil)) this.#disarmDeadline();
+    else if (validUntil < this.#deadlineTimerAt) this.#armDeadline();
     const ttlMs = this.#settings.ttlMs;
     this.#scheduleAutoExtend(ttlMs * AUTO_EXTEND_FRACTION, ttlMs * AUTO_EXTEND_SLACK_FRACTION);
   }
 
   #armDeadline(): void {
+    clearTimeout(this.#deadlineTimer);
+    this.#deadlineTimerAt = this.#validUntil;
     const delay = Math.max(0, Math.ceil(this.#validUntil - monotonicNow()));
     this.#deadlineTimer = setTimeout(() => {
+      this.#deadlineTimer = undefined;
+      this.#deadlineTimerAt = Number.POSITIVE_INFINITY;
       this.#checkDeadline();
       if (this.#isActive() && Number.isFinite(this.#validUntil)) this.#armDeadline();
     }, delay);
     this.#deadlineTimer.unref();
+  }
+
+  #disarmDeadline(): void {
+    clearTimeout(this.#deadlineTimer);
+    this.#deadlineTimer = undefined;
+    this.#deadlineTimerAt = Number.POSITIVE_INFINITY;
   }
 
   #scheduleAutoExtend(delayMs: number, slackMs: number): void {
@@ -352,7 +366,7 @@ export class ManagedLockHandle implements LockHandle {
   }
 
   #clearTimers(): void {
-    clearTimeout(this.#deadlineTimer);
+    this.#disarmDeadline();
     this.#extendTicket?.cancel();
     clearTimeout(this.#maxHoldTimer);
   }

@@ -30,14 +30,17 @@ interface Pending {
   readonly reject: (error: unknown) => void;
 }
 
-// Long scripts block the server for everyone: a few hundred PEXPIREs take well under a millisecond.
-const MAX_BATCH = 256;
+/**
+ * Most locks one extend-many call carries. Long scripts block the server for everyone: a few hundred
+ * PEXPIREs take well under a millisecond.
+ */
+export const MAX_EXTEND_BATCH = 256;
 
 /**
  * Shared by `@fencelock/redis` and `@fencelock/redlock`, whose masters run the same extend script.
  *
  * Gathers the extensions asked for in one turn of the event loop (core runs the renewals that are
- * due together in one turn) and sends them as few script calls as it can: one per `MAX_BATCH` locks
+ * due together in one turn) and sends them as few script calls as it can: one per {@link MAX_EXTEND_BATCH} locks
  * on a single server, one per hash slot on a cluster (a script's keys must share a slot there).
  */
 export class ExtendBatcher {
@@ -77,7 +80,7 @@ export class ExtendBatcher {
       list.push(entry);
     }
     for (const list of groups.values()) {
-      for (let start = 0; start < list.length; start += MAX_BATCH) void this.#send(list.slice(start, start + MAX_BATCH));
+      for (let start = 0; start < list.length; start += MAX_EXTEND_BATCH) void this.#send(list.slice(start, start + MAX_EXTEND_BATCH));
     }
   }
 
@@ -94,7 +97,7 @@ export class ExtendBatcher {
     const sent = monotonicNow();
     let extended: boolean[];
     try {
-      extended = resultsOf(await this.#call(keys, args, timeoutMs), batch.length);
+      extended = extendReplyFlags(await this.#call(keys, args, timeoutMs), batch.length);
     } catch (error) {
       for (const entry of batch) entry.reject(error);
       return;
@@ -104,12 +107,13 @@ export class ExtendBatcher {
 }
 
 /**
- * The script's reply as one flag per lock. Anything but an array of one 0 or 1 per lock did not
- * come from the extend-many script (a proxy in between, another script registered under its name):
- * it says nothing about the locks, so it fails the batch like a lost connection would — each
- * extension fails and is retried — instead of declaring every lock in it lost.
+ * The extend-many script's reply as one flag per lock (true: extended, still ours). Anything but an
+ * array of one 0 or 1 per lock did not come from the extend-many script (a proxy in between, another
+ * script registered under its name): it says nothing about the locks, so it throws, failing the
+ * batch like a lost connection would — each extension fails and is retried — instead of declaring
+ * every lock in it lost.
  */
-function resultsOf(reply: unknown, count: number): boolean[] {
+export function extendReplyFlags(reply: unknown, count: number): boolean[] {
   const results = Array.isArray(reply) ? (reply as unknown[]) : undefined;
   if (results === undefined || results.length !== count || !results.every((result) => result === 0 || result === 1)) {
     throw new Error(`unexpected reply to a batched extension of ${count} lock(s): ${describeReply(reply)}`);

@@ -1,5 +1,5 @@
 import { RequestTimeoutError, monotonicNow, waitFor, withRequestTimeout } from '@fencelock/core/adapter';
-import { ExtendBatcher, extendManyCommand } from '@fencelock/redis-shared';
+import { extendManyCommand, extendReplyFlags } from '@fencelock/redis-shared';
 import type { Redis } from 'ioredis';
 import type { RedlockKeys } from './lock-keys.js';
 import { type RedlockScripts, defineRedlockScripts } from './redlock-scripts.js';
@@ -48,6 +48,13 @@ export async function boundedRequest<T>(request: Promise<T>, timeoutMs: number, 
   }
 }
 
+/** One lock of a batched extension: its key on every master, our value, the new TTL. */
+export interface ExtendTarget {
+  readonly key: string;
+  readonly value: string;
+  readonly ttlMs: number;
+}
+
 /**
  * In `LockError.nodes[i].error`: the master's client was disconnected (reconnecting or closed), so
  * nothing was sent to it. Connection errors from ioredis (refused, closed) mean the same.
@@ -80,8 +87,7 @@ export class MasterNode {
   /** True when the provider created the client and must close it. */
   readonly owned: boolean;
   readonly #scripts: RedlockScripts;
-  // Extensions asked for in one turn (core runs due renewals together) share one script call.
-  readonly #extends: ExtendBatcher;
+  readonly #extendMany: (keys: readonly string[], args: readonly (string | number)[]) => Promise<unknown>;
   #firstConnection: Promise<void> | undefined;
 
   constructor(name: string, client: Redis, owned: boolean) {
@@ -89,11 +95,7 @@ export class MasterNode {
     this.client = client;
     this.owned = owned;
     this.#scripts = defineRedlockScripts(client);
-    const extendMany = extendManyCommand(client);
-    this.#extends = new ExtendBatcher(
-      (keys, args, timeoutMs) => boundedRequest(extendMany(keys, args), timeoutMs ?? FIRST_CONNECT_WAIT_MS, `${this.name} extending ${keys.length} lock(s)`),
-      { bySlot: false, withMeta: false },
-    );
+    this.#extendMany = extendManyCommand(client);
     if (CONNECTING_STATES.has(client.status)) {
       this.#firstConnection = this.#settled(FIRST_CONNECT_WAIT_MS);
       // A lazy client (`lazyConnect`) would otherwise wait for a first command that we hold back.
@@ -154,13 +156,21 @@ export class MasterNode {
   }
 
   /**
-   * `PEXPIRE key ttl` only if `key` holds `value` (the shared extend script; never re-creates it).
-   * Extensions asked for in one turn share one script call and one timeout: with thousands of held
-   * locks, a timer per lock and master would cost more than the requests.
+   * `PEXPIRE key ttl` only if `key` holds `value`, for each of `locks` in one script call (the shared
+   * extend-many script; it never re-creates a key): one flag per lock, in order, true where it was
+   * extended. One timeout for the call: with thousands of held locks, a timer or a promise per lock
+   * and master would cost more than the requests (see `ExtendRounds`).
    */
-  extend(key: string, value: string, ttlMs: number, timeoutMs: number): Promise<NodeReply<boolean>> {
-    // The batch carries the timeout (the longest of its items'), so no timer per lock here.
-    return this.#call(async () => (await this.#extends.extend({ lockKey: key, ownerId: value, ttlMs, timeoutMs })).extended, undefined);
+  extendMany(locks: readonly ExtendTarget[], timeoutMs: number): Promise<NodeReply<boolean[]>> {
+    return this.#call(async () => {
+      const keys: string[] = [];
+      const args: (string | number)[] = [1];
+      for (const lock of locks) {
+        keys.push(lock.key);
+        args.push(lock.value, lock.ttlMs);
+      }
+      return extendReplyFlags(await this.#extendMany(keys, args), locks.length);
+    }, timeoutMs);
   }
 
   /** The value and remaining TTL (`PTTL`, ms; −2 when absent) of `key`, for `inspect`. */

@@ -107,6 +107,17 @@ export function requestTimeoutFor(options: Pick<ResolvedRedlockOptions, 'request
   return Math.min(REQUEST_TIMEOUT_CEILING_MS, Math.max(REQUEST_TIMEOUT_FLOOR_MS, Math.ceil(ttlMs * options.requestTimeoutFactor)));
 }
 
+/**
+ * The per-master timeout of an extension round of a lock of `ttlMs`: the request timeout, but at
+ * least a tenth of the TTL (core retries a failed renewal a tenth of the TTL later). An extension
+ * counts from its send time and is worth having whenever it lands within the current validity, so
+ * the acquire-sized timeout (tens of ms) would only turn a reply delayed by a busy client — ten
+ * thousand locks renewed at once, a loaded machine — into a failed round and a retry.
+ */
+export function extendTimeoutFor(options: Pick<ResolvedRedlockOptions, 'requestTimeoutMs' | 'requestTimeoutFactor'>, ttlMs: number): number {
+  return Math.max(requestTimeoutFor(options, ttlMs), Math.ceil(ttlMs / 10));
+}
+
 // What the provider calls on a master's client. Checked by shape, never with `instanceof`: a client
 // made by a second copy of ioredis (another version in the user's tree) is just as good.
 const CLIENT_METHODS = ['defineCommand', 'evalsha', 'duplicate', 'get', 'pttl', 'zrem', 'on', 'off', 'once', 'connect', 'disconnect'] as const;

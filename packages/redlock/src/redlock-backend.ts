@@ -12,12 +12,12 @@ import {
   waitForGrant,
 } from '@fencelock/core/adapter';
 import { type AcquireRound, type MasterCopy, acquireRound } from './acquire-round.js';
-import { extendRound } from './extend-round.js';
+import { ExtendRounds } from './extend-round.js';
 import { type RedlockKeys, redlockKeys } from './lock-keys.js';
 import { decodeLockValue, encodeLockValue } from './lock-value.js';
 import type { MasterNode } from './master-node.js';
 import { tally } from './node-outcomes.js';
-import { REDLOCK_MIN_TTL_MS, type ResolvedRedlockOptions, requestTimeoutFor } from './options.js';
+import { REDLOCK_MIN_TTL_MS, type ResolvedRedlockOptions, extendTimeoutFor, requestTimeoutFor } from './options.js';
 import { quorumOf } from './quorum.js';
 import { quorumNotReachedError, validityExhaustedError } from './redlock-errors.js';
 import { ReleaseListener } from './release-listener.js';
@@ -72,6 +72,7 @@ export class RedlockBackend implements LockBackend {
   readonly #listener: ReleaseListener;
   // Rounds that returned at a majority, until their last master has answered (close waits for them).
   readonly #stragglers = new Stragglers();
+  readonly #extends: ExtendRounds;
   // How long a refused attempt stays in line: a waiter asks again within its longest backoff delay
   // (or at an announcement), and each round takes at most the per-node timeout.
   readonly #maxDelayMs: number;
@@ -82,6 +83,7 @@ export class RedlockBackend implements LockBackend {
     this.#options = options;
     this.#quorum = quorumOf(masters.length);
     this.#listener = new ReleaseListener(masters);
+    this.#extends = new ExtendRounds(masters, options.clockDriftFactor);
     this.#maxDelayMs = options.retry?.maxDelayMs ?? DEFAULT_RETRY.maxDelayMs;
     this.#unsubscribe = masters.map((m) => m.onConnectionChange(() => this.#connectionChanged()));
   }
@@ -272,6 +274,7 @@ export class RedlockBackend implements LockBackend {
     const options = this.#options;
     const quorum = this.#quorum;
     const heldLocks = this.#held;
+    const extendRounds = this.#extends;
     const key = keys.lock;
     heldLocks.set(value, { keys, value, userKey: request.key, ttlMs: request.ttlMs, observer: request.observer });
     const forget = (): void => {
@@ -291,14 +294,7 @@ export class RedlockBackend implements LockBackend {
       validUntil: firstValidUntil,
       // One round; a failed one rejects, and core retries automatic renewals while the lock is valid.
       async extend(ttlMs: number): Promise<number> {
-        const round = await extendRound(masters, {
-          key,
-          value,
-          ttlMs,
-          clockDriftFactor: options.clockDriftFactor,
-          requestTimeoutMs: requestTimeoutFor(options, ttlMs),
-          validUntil,
-        });
+        const round = await extendRounds.extend({ key, value, ttlMs, requestTimeoutMs: extendTimeoutFor(options, ttlMs), validUntil });
         switch (round.kind) {
           case 'extended':
             validUntil = round.validUntil;

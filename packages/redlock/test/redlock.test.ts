@@ -9,8 +9,9 @@ import { driftMarginMs } from '@fencelock/core/adapter';
 import { type TcpProxy, freePort, redisCommand, startTcpProxy, waitFor } from '@fencelock/test-infra';
 import { Redis } from 'ioredis';
 import { randomBytes, randomUUID } from 'node:crypto';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it, vi } from 'vitest';
 import { createRedlockLockProvider } from '../src/index.js';
+import { MasterNode } from '../src/master-node.js';
 import { sharedMasters } from './helpers.js';
 
 const { redlockUrls, ports, open } = sharedMasters();
@@ -220,6 +221,31 @@ describe('the algorithm', () => {
     expect(await lock.release()).toBe(false);
     for (const port of ports.slice(0, 3)) expect(await redisCommand(port, ['GET', key])).toBe('someone-else');
     for (const port of ports) await redisCommand(port, ['DEL', key]);
+  });
+});
+
+describe('batched extension rounds', () => {
+  it('extensions asked for in one turn share one script call per master per 256 locks, and each lock gets its own verdict', async () => {
+    const provider = open();
+    const run = `batched:${randomUUID()}`;
+    const locks = await Promise.all(Array.from({ length: 300 }, (_, i) => provider.acquire(`${run}:${i}`, { ttlMs: 10_000, autoExtend: false })));
+    // Lock 7 is taken over on a majority (lost); lock 200 on a minority only (still ours).
+    for (const port of ports.slice(0, 3)) await redisCommand(port, ['SET', `${run}:7`, 'someone-else', 'PX', '5000']);
+    for (const port of ports.slice(0, 2)) await redisCommand(port, ['SET', `${run}:200`, 'someone-else', 'PX', '5000']);
+    const calls = vi.spyOn(MasterNode.prototype, 'extendMany');
+    try {
+      const outcomes = await Promise.allSettled(locks.map((lock) => lock.extend()));
+      // ⌈300 / 256⌉ = 2 calls on each of the 5 masters, not one per lock.
+      expect(calls).toHaveBeenCalledTimes(2 * ports.length);
+      expect(outcomes[7]).toMatchObject({ status: 'rejected', reason: { code: 'LOCK_LOST', reason: 'taken-over' } });
+      expect(outcomes.filter((outcome) => outcome.status === 'fulfilled')).toHaveLength(299);
+      expect(locks[200]!.isHeld()).toBe(true);
+      expect(locks[7]!.isHeld()).toBe(false);
+    } finally {
+      calls.mockRestore();
+      await Promise.all(locks.map((lock) => lock.release()));
+      for (const port of ports) await redisCommand(port, ['DEL', `${run}:7`, `${run}:200`]);
+    }
   });
 });
 
