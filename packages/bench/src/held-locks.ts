@@ -22,9 +22,13 @@ export interface HeldLocksOptions {
   readonly ttlMs?: number;
   /** Measuring window, ms: several renewal rounds (a renewal round is a third of the TTL). */
   readonly windowMs: number;
-  /** Longest acquire phase, ms (default 30_000); the window runs with whatever was taken by then. */
+  /**
+   * Longest acquire phase, ms (default 90_000: ZooKeeper creates two znodes per fresh key, about
+   * 200–300 a second on this 2-core machine under the CPU hogs); the window runs with whatever was
+   * taken by then.
+   */
   readonly acquireMs?: number;
-  /** Longest release phase, ms (default 30_000). */
+  /** Longest release phase, ms (default {@link DEFAULT_RELEASE_PHASE_MS}). */
   readonly releaseMs?: number;
   /** Concurrent acquires / releases (default 64, as the 64-key scenario). */
   readonly concurrency?: number;
@@ -66,6 +70,11 @@ export interface HeldLocksResult extends SubjectFields {
   /** Raw counter deltas over the window (non-zero ones). */
   readonly counters: Readonly<Record<string, number>>;
 }
+
+/** The default bound of the acquire phase, ms (see {@link HeldLocksOptions.acquireMs}). */
+export const DEFAULT_ACQUIRE_PHASE_MS = 90_000;
+/** The default bound of the release phase, ms. */
+export const DEFAULT_RELEASE_PHASE_MS = 30_000;
 
 /** What a server request is on each backend. */
 export const ROUND_TRIP_DEFINITIONS: Readonly<Record<Backend, string>> = {
@@ -141,7 +150,7 @@ export async function runHeldLocks(subject: Subject, probe: CounterProbe, option
     fullGc();
     const heapBefore = process.memoryUsage().heapUsed;
     const acquireStarted = performance.now();
-    await forEachBounded(lockCount, concurrency, acquireStarted + (options.acquireMs ?? 30_000), async (index) => {
+    await forEachBounded(lockCount, concurrency, acquireStarted + (options.acquireMs ?? DEFAULT_ACQUIRE_PHASE_MS), async (index) => {
       // autoExtend is the default (true) for per-lock providers; session providers renew their session.
       try {
         handles.push(await provider.acquire(`${run}:${index}`, { waitMs: 10_000, ...(perLock ? { ttlMs } : {}) }));
@@ -189,7 +198,7 @@ export async function runHeldLocks(subject: Subject, probe: CounterProbe, option
     };
   } finally {
     for (const stop of unsubscribe) stop();
-    await forEachBounded(handles.length, concurrency, performance.now() + (options.releaseMs ?? 30_000), async (index) => {
+    await forEachBounded(handles.length, concurrency, performance.now() + (options.releaseMs ?? DEFAULT_RELEASE_PHASE_MS), async (index) => {
       await handles[index]?.release().catch(() => false);
     });
     await provider.close();

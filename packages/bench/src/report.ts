@@ -493,7 +493,7 @@ export function renderMarkdown(results: BenchResults): string {
     '(core renews a lock once a third of its TTL has passed); session providers (etcd, zookeeper) get a',
     'session / lease of that TTL, renewed by the session keep-alive whatever the number of locks. A lock',
     'counts as lost when the provider emits `lost` for it (reason in brackets). The acquire phase (64 at a',
-    'time) is bounded in time: a provider that cannot take every lock in time is measured with the locks it',
+    'time) is bounded (90 s): a provider that cannot take every lock in time is measured with the locks it',
     'holds, and "locks held" says how many that was. CPU = (user + system CPU',
     'time of the client process over the window) / window. Server requests per second are counted on the',
     'servers; "per lock per renewal" = requests/s × (TTL / 3) / locks held: about 1 (× masters for Redlock)',

@@ -10,7 +10,7 @@
 import { startDedicatedServers, sharedServers, type BenchServers } from './bench-servers.js';
 import { runContention, type ContentionResult } from './contention.js';
 import { underCpuLoad, type CpuHogReport } from './cpu-hogs.js';
-import { runHeldLocks, type HeldLocksResult } from './held-locks.js';
+import { DEFAULT_ACQUIRE_PHASE_MS, DEFAULT_RELEASE_PHASE_MS, runHeldLocks, type HeldLocksResult } from './held-locks.js';
 import { runHerd, type HerdResult } from './herd.js';
 import { subjects, type Subject } from './subjects.js';
 
@@ -90,9 +90,8 @@ export function benchCommand(env: NodeJS.ProcessEnv = process.env): string {
 }
 
 // Worst cases of the scenarios, bounding the hogs of a loaded run: runHeldLocks' acquire and release
-// phases default to 30 s each; runContention waits up to 30 s for its workers, then their window,
-// a last wait and 30 s more.
-const HELD_LOCKS_PHASES_MS = 60_000;
+// phases; runContention waits up to 30 s for its workers, then their window, a last wait and 30 s more.
+const HELD_LOCKS_PHASES_MS = DEFAULT_ACQUIRE_PHASE_MS + DEFAULT_RELEASE_PHASE_MS;
 const CONTENTION_OVERHEAD_MS = 60_000;
 
 /** Runs the stress section; a measurement that fails is reported through `fail` and skipped. */
