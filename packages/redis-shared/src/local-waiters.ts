@@ -1,6 +1,8 @@
 import { monotonicNow, waitFor, type Wakeup } from '@fencelock/core/adapter';
 
 interface Waiter {
+  /** The owner id its backend attempts register under, if the announcements name heads of line. */
+  readonly ownerId: string | undefined;
   notified: boolean;
   wake: (() => void) | undefined;
 }
@@ -18,9 +20,11 @@ export interface ReleaseSubscription {
 
 /**
  * The waiters of one provider, by lock key, for adapters whose server announces releases (Redis
- * pub/sub: `@fencelock/redis` and `@fencelock/redlock`): each announcement wakes ONE waiter of its
- * key, the longest waiting — a hundred waiters in one process would otherwise send a hundred
- * attempts per release. The others are woken by the releases that follow and poll meanwhile.
+ * pub/sub: `@fencelock/redis` and `@fencelock/redlock`). An announcement that names the head of the
+ * server's line of waiters wakes that waiter if it is here, and no one otherwise: every waiting
+ * process gets the message, and only one of them should send an attempt. One that names no head
+ * wakes ONE waiter of its key, the longest waiting. The others are woken by the releases that
+ * follow and poll meanwhile.
  */
 export class LocalWaiters {
   readonly #subscription: ReleaseSubscription;
@@ -37,8 +41,8 @@ export class LocalWaiters {
    * that finds the subscription not yet confirmed ends as soon as it is, so the caller tries again
    * with the subscription in place and no release can fall in between.
    */
-  wakeup(lockKey: string): Wakeup {
-    const waiter: Waiter = { notified: false, wake: undefined };
+  wakeup(lockKey: string, ownerId?: string): Wakeup {
+    const waiter: Waiter = { ownerId, notified: false, wake: undefined };
     let set = this.#byKey.get(lockKey);
     if (set === undefined) {
       set = new Set();
@@ -80,11 +84,26 @@ export class LocalWaiters {
     };
   }
 
-  /** A release of `lockKey` was announced: wakes its longest-waiting local waiter, if any. */
-  wakeOne(lockKey: string): void {
-    const first = this.#byKey.get(lockKey)?.values().next().value;
-    if (first === undefined) return;
-    first.notified = true;
-    first.wake?.();
+  /**
+   * A release of `lockKey` was announced: wakes the local waiter registered as `head`, or with no
+   * head named, the longest-waiting local waiter of the key, if any.
+   */
+  wakeOne(lockKey: string, head?: string): void {
+    const waiters = this.#byKey.get(lockKey);
+    if (waiters === undefined) return;
+    let chosen: Waiter | undefined;
+    if (head === undefined) {
+      chosen = waiters.values().next().value;
+    } else {
+      for (const waiter of waiters) {
+        if (waiter.ownerId === head) {
+          chosen = waiter;
+          break;
+        }
+      }
+    }
+    if (chosen === undefined) return;
+    chosen.notified = true;
+    chosen.wake?.();
   }
 }

@@ -154,7 +154,7 @@ export class RedisLockBackend implements LockBackend {
         }
       },
       // #attempt reports contention itself: it tells a held key from a failed request.
-      { retry: this.#options.retry, wakeup: () => this.#wakeup(keys, attempts), reportContention: false },
+      { retry: this.#options.retry, wakeup: () => this.#wakeup(keys, request.ownerId, attempts), reportContention: false },
     );
     if (grant === undefined && lastError !== undefined) throw lastError;
     return grant;
@@ -198,8 +198,8 @@ export class RedisLockBackend implements LockBackend {
    * Wakes a waiter on a release notification, after the polling delay, or just after the holder's
    * TTL runs out (for locks nobody releases: a crashed holder, a foreign lock), whichever is first.
    */
-  #wakeup(keys: RedisLockKeys, attempts: AttemptState): Wakeup {
-    const notified = this.#subscriber.wakeup(keys.lock);
+  #wakeup(keys: RedisLockKeys, ownerId: string, attempts: AttemptState): Wakeup {
+    const notified = this.#subscriber.wakeup(keys.lock, ownerId);
     return {
       wait: (ms, signal) => {
         const untilExpiry = attempts.heldUntil === undefined ? ms : attempts.heldUntil - monotonicNow() + EXPIRY_SLACK_MS;

@@ -1,6 +1,6 @@
 import type { Wakeup } from '@fencelock/core/adapter';
 import type { Cluster, Redis } from 'ioredis';
-import { LocalWaiters } from '@fencelock/redis-shared';
+import { LocalWaiters, splitLengthPrefixed } from '@fencelock/redis-shared';
 
 /**
  * The one pub/sub connection of a provider: it subscribes to a single channel on which the release
@@ -36,8 +36,8 @@ export class ReleaseSubscriber {
   }
 
   /** A wake-up source for `lockKey` in core's `waitForGrant` (see {@link LocalWaiters.wakeup}). */
-  wakeup(lockKey: string): Wakeup {
-    return this.#waiters.wakeup(lockKey);
+  wakeup(lockKey: string, ownerId: string): Wakeup {
+    return this.#waiters.wakeup(lockKey, ownerId);
   }
 
   /** Closes the subscriber connection, if one was opened. */
@@ -64,8 +64,11 @@ export class ReleaseSubscriber {
       connection = this.#client.duplicate();
       this.#connection = connection;
       connection.on('message', (channel: string, message: string) => {
-        // One release frees one lock: one local waiter of that key is woken (see LocalWaiters).
-        if (channel === this.#channel) this.#waiters.wakeOne(message);
+        // One release frees one lock: the head of the line, if it waits here, is woken (see LocalWaiters).
+        if (channel !== this.#channel) return;
+        const head = splitLengthPrefixed(message);
+        if (head === undefined) this.#waiters.wakeOne(message);
+        else this.#waiters.wakeOne(head.rest, head.id);
       });
       // ioredis re-subscribes after a reconnect by itself; until then, waiters poll.
       connection.on('close', () => {

@@ -118,9 +118,9 @@ describe('hand-off to waiting clients', () => {
     await next!.release();
   });
 
-  it('publishes a release only while someone waits for it', async () => {
+  it('publishes a release only while someone waits for it, naming the head of the line', async () => {
     const channel = `fencelock:test:${randomUUID()}`;
-    const [a, b] = [provider(channel), provider(channel)];
+    const [a, b, c] = [provider(channel), provider(channel), provider(channel)];
     const listener = new Redis(redisUrl);
     try {
       const messages: string[] = [];
@@ -135,16 +135,21 @@ describe('hand-off to waiting clients', () => {
       const busy = `handoff-busy:${randomUUID()}`;
       // Uncontended, even by a client that would have waited: no message.
       await (await a.acquire(quiet, { waitMs: 5_000 })).release();
-      // Contended: the release wakes the waiter through the channel.
+      // Contended: b waits first, then c; the release names b, the head of the line.
       const holder = await a.acquire(busy);
-      const contended = nextEvent(b, 'contended', (e) => e.key === busy, 5_000);
-      const waiting = b.acquire(busy, { waitMs: 30_000 });
-      await contended;
+      const bContended = nextEvent(b, 'contended', (e) => e.key === busy, 5_000);
+      const bWaiting = b.acquire(busy, { waitMs: 30_000 });
+      await bContended;
+      const cContended = nextEvent(c, 'contended', (e) => e.key === busy, 5_000);
+      const cWaiting = c.acquire(busy, { waitMs: 30_000 });
+      await cContended;
       await holder.release();
       await within(second, 5_000, 'the release message');
+      const bLock = await within(bWaiting, 10_000, 'the head of the line');
       // Messages on one connection arrive in publish order: the first is the contended release's.
-      expect(messages[0]).toBe(busy);
-      await (await within(waiting, 10_000, 'the waiter')).release();
+      expect(messages[0]).toBe(`${bLock.ownerId.length}:${bLock.ownerId}${busy}`);
+      await bLock.release();
+      await (await within(cWaiting, 10_000, 'the next waiter')).release();
     } finally {
       listener.disconnect();
     }

@@ -175,7 +175,7 @@ export class RedlockBackend implements LockBackend {
         },
         {
           ...(this.#options.retry === undefined ? {} : { retry: this.#options.retry }),
-          wakeup: () => this.#listener.wakeup(keys.lock),
+          wakeup: () => this.#listener.wakeup(keys.lock, value),
           // Contention is reported by the round above, never for rounds that failed on errors.
           reportContention: false,
         },

@@ -1,4 +1,4 @@
-import { HANDOFF_RESERVATION_MS } from '@fencelock/redis-shared';
+import { HANDOFF_RESERVATION_MS, lengthPrefixed, splitLengthPrefixed } from '@fencelock/redis-shared';
 import { createHash } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import type { RedlockKeys } from './lock-keys.js';
@@ -67,18 +67,26 @@ return 1
  * head (`''`: no announcement, no reservation), ARGV[4] = how long (ms) the reservation lasts.
  * Returns 1 if it deleted.
  *
- * The announcement goes out only while someone waits (the registry exists): `ARGV[3] .. lock key`,
- * where the head names this release (see {@link announcementHead}), so a client subscribed to several
- * masters can tell the copies of one release from the next release and wake one waiter per release.
- * With it, the free key is reserved for the waiters for ARGV[4] ms (see {@link ACQUIRE_LUA}).
+ * The announcement goes out only while live registrations exist (lapsed ones are dropped first):
+ * `ARGV[3] .. <length>:<head of the line> .. lock key`. ARGV[3] names this release (see
+ * {@link announcementHead}), so a client subscribed to several masters can tell the copies of one
+ * release from the next release; the head of the line is the value registered longest ago (lengths in
+ * bytes, as `lengthPrefixed` writes them), so only the process where that waiter waits sends an
+ * attempt at once. With it, the free key is reserved for the waiters for ARGV[4] ms (see
+ * {@link ACQUIRE_LUA}).
  */
 const RELEASE_LUA = `
 if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
 redis.call('DEL', KEYS[1])
-if ARGV[3] ~= '' and redis.call('EXISTS', KEYS[2]) == 1 then
-  redis.call('PUBLISH', ARGV[2], ARGV[3] .. KEYS[1])
-  redis.call('SET', KEYS[3], '1', 'PX', ARGV[4])
-end
+if ARGV[3] == '' or redis.call('EXISTS', KEYS[2]) == 0 then return 1 end
+-- Redis 3.2-4.x need effects replication before a write that follows TIME; no-op since Redis 5.
+if redis.replicate_commands then redis.replicate_commands() end
+local now = redis.call('TIME')
+redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now[1] * 1000 + math.floor(now[2] / 1000))
+local head = redis.call('ZRANGE', KEYS[2], 0, 0)[1]
+if head == nil then return 1 end
+redis.call('PUBLISH', ARGV[2], ARGV[3] .. #head .. ':' .. head .. KEYS[1])
+redis.call('SET', KEYS[3], '1', 'PX', ARGV[4])
 return 1
 `;
 
@@ -134,18 +142,18 @@ export function defineRedlockScripts(client: Redis): RedlockScripts {
   };
 }
 
-/**
- * The head of a release announcement: `<length>:<release id>`, where the id is the owner id of the
- * acquisition (a UUID, so its length in characters is its length in bytes).
- */
+/** The start of a release announcement: `<length>:<release id>`, the id being the releasing acquisition's owner id. */
 export function announcementHead(releaseId: string): string {
-  return `${releaseId.length}:${releaseId}`;
+  return lengthPrefixed(releaseId);
 }
 
-/** An announcement split back into the release id and the lock key; `undefined` if malformed. */
-export function parseAnnouncement(message: string): { releaseId: string; lockKey: string } | undefined {
-  const colon = message.indexOf(':');
-  const length = Number(message.slice(0, colon));
-  if (colon <= 0 || !Number.isInteger(length) || colon + 1 + length > message.length) return undefined;
-  return { releaseId: message.slice(colon + 1, colon + 1 + length), lockKey: message.slice(colon + 1 + length) };
+/**
+ * An announcement split back into the release id, the head of the line (the lock value of the
+ * waiter to wake) and the lock key; `undefined` if malformed.
+ */
+export function parseAnnouncement(message: string): { releaseId: string; waiter: string; lockKey: string } | undefined {
+  const release = splitLengthPrefixed(message);
+  const waiter = release === undefined ? undefined : splitLengthPrefixed(release.rest);
+  if (release === undefined || waiter === undefined) return undefined;
+  return { releaseId: release.id, waiter: waiter.id, lockKey: waiter.rest };
 }

@@ -12,8 +12,9 @@ const REMEMBERED_RELEASES = 1_024;
 /**
  * The release announcements of a provider's masters: one subscriber connection per master (a
  * `duplicate()` of its client), opened on the first wait and closed with the provider. Each release
- * is announced by every master that had waiters; the first copy wakes ONE local waiter of that key
- * and later copies are dropped, so a release costs one attempt, not one per master or per waiter.
+ * is announced by every master that had waiters; the first copy wakes the waiter it names as the
+ * head of the line, if that waiter is in this process, and later copies are dropped, so a release
+ * costs one attempt, not one per master, per process or per waiter.
  *
  * Announcements sent while a connection is down are lost on it; waiters poll as well, so a missed
  * one costs at most a backoff delay. A master that is down when the listener opens is subscribed
@@ -36,9 +37,9 @@ export class ReleaseListener {
     });
   }
 
-  /** A wake-up source for `lockKey` in core's `waitForGrant` (see `LocalWaiters.wakeup`). */
-  wakeup(lockKey: string): Wakeup {
-    return this.#waiters.wakeup(lockKey);
+  /** A wake-up source for `lockKey` in core's `waitForGrant`, for the attempts registering `value` (see `LocalWaiters.wakeup`). */
+  wakeup(lockKey: string, value: string): Wakeup {
+    return this.#waiters.wakeup(lockKey, value);
   }
 
   /** Closes the subscriber connections, if they were opened. */
@@ -78,8 +79,8 @@ export class ReleaseListener {
     return this.#subscribed;
   }
 
-  // The first copy of a release wakes the longest-waiting local waiter of its key (later copies of
-  // the same release are dropped).
+  // The first copy of a release wakes the waiter it names as the head of the line, if it waits here
+  // (later copies of the same release are dropped).
   #announced(message: string): void {
     const announcement = parseAnnouncement(message);
     if (announcement === undefined || this.#recent.has(announcement.releaseId)) return;
@@ -88,6 +89,6 @@ export class ReleaseListener {
       const oldest = this.#recent.values().next().value;
       if (oldest !== undefined) this.#recent.delete(oldest);
     }
-    this.#waiters.wakeOne(announcement.lockKey);
+    this.#waiters.wakeOne(announcement.lockKey, announcement.waiter);
   }
 }

@@ -6,8 +6,11 @@
 import { nextEvent, within } from '@fencelock/conformance';
 import { isLockError } from '@fencelock/core';
 import { redisCommand } from '@fencelock/test-infra';
+import { Redis } from 'ioredis';
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
+import { RELEASE_CHANNEL } from '../src/lock-keys.js';
+import { decodeLockValue } from '../src/lock-value.js';
 import { parseAnnouncement } from '../src/redlock-scripts.js';
 import { sharedMasters } from './helpers.js';
 
@@ -117,6 +120,32 @@ describe('hand-off to a waiting client', () => {
     await next.release();
   });
 
+  it('the announcement names the head of the line: the waiter that registered first is woken and gets the lock', async () => {
+    const listener = new Redis(`redis://127.0.0.1:${ports[0]}`);
+    const holder = open();
+    const [first, second] = [open({ retry: NO_POLLING }), open({ retry: NO_POLLING })];
+    try {
+      const messages: string[] = [];
+      listener.on('message', (_channel: string, message: string) => messages.push(message));
+      await listener.subscribe(RELEASE_CHANNEL);
+      const key = `head:${randomUUID()}`;
+      const held = await holder.acquire(key, { ttlMs: 10_000 });
+      // Metadata makes the registered value longer in bytes than in characters.
+      const firstWaiting = first.acquire(key, { ttlMs: 10_000, waitMs: 50_000, metadata: 'première 🔒' });
+      await nextEvent(first, 'contended', (e) => e.key === key, 5_000);
+      const secondWaiting = second.acquire(key, { ttlMs: 10_000, waitMs: 50_000 });
+      await nextEvent(second, 'contended', (e) => e.key === key, 5_000);
+      await held.release();
+      const next = await within(firstWaiting, 10_000, 'the head of the line, woken by the release');
+      const announcement = parseAnnouncement(messages.find((m) => m.endsWith(key)) ?? '');
+      expect(announcement && decodeLockValue(announcement.waiter)).toEqual({ ownerId: next.ownerId, metadata: 'première 🔒' });
+      await next.release();
+      await (await within(secondWaiting, 10_000, 'the next in line')).release();
+    } finally {
+      listener.disconnect();
+    }
+  });
+
   it('a waiter that gives up leaves the line, so a free lock is not held back for it', async () => {
     const holder = open();
     const quitter = open();
@@ -139,10 +168,12 @@ describe('hand-off to a waiting client', () => {
 });
 
 describe('release announcements', () => {
-  it('name the release and the lock key, whatever bytes the key holds', () => {
+  it('name the release, the head of the line and the lock key, whatever bytes the key and the value hold', () => {
     const key = 'ключ:1:{x}\u0000🔒';
     const id = randomUUID();
-    expect(parseAnnouncement(`${id.length}:${id}${key}`)).toEqual({ releaseId: id, lockKey: key });
+    const waiter = `${randomUUID()} métadonnées 🔒`;
+    expect(parseAnnouncement(`${id.length}:${id}${Buffer.byteLength(waiter)}:${waiter}${key}`)).toEqual({ releaseId: id, waiter, lockKey: key });
+    expect(parseAnnouncement(`${id.length}:${id}${key}`)).toBeUndefined();
     expect(parseAnnouncement('garbage')).toBeUndefined();
     expect(parseAnnouncement('99:short')).toBeUndefined();
   });

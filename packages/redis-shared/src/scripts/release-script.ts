@@ -12,10 +12,14 @@ import type { RedisLockScript } from './redis-lock-script.js';
  * - Never deletes a lock another owner holds (a newer holder after our expiry, a foreign SET-NX
  *   lock): compare and delete run atomically in one script. Releasing twice returns 0 the second time.
  * - Returns 1 when it deleted our lock, 0 otherwise.
- * - With ARGV[2], waiters subscribed to that channel learn of the release at once (the message is
- *   the lock key); they still poll, for locks that end by expiry or whose message is missed. With
- *   KEYS[2], the message goes out only while waiters are registered, so an uncontended release
- *   costs no pub/sub traffic.
+ * - With ARGV[2], waiters subscribed to that channel learn of the release at once; they still poll,
+ *   for locks that end by expiry or whose message is missed. Without KEYS[2] the message is the
+ *   lock key. With KEYS[2], the message goes out only while live waiters are registered (lapsed
+ *   registrations are dropped first), so an uncontended release costs no pub/sub traffic, and it
+ *   names the head of the line — the registration refreshed longest ago, so the waiter that has
+ *   waited longest since its last attempt — as `<length of its owner id>:<owner id><lock key>`
+ *   (see `announcement.ts`): only that waiter's process tries at once, instead of every waiting
+ *   process sending an attempt that all but one lose.
  * - With KEYS[3], a release while waiters are registered reserves the free key for them for ARGV[3]
  *   ms: a waiting newcomer is turned away meanwhile (see the acquire script), a try-once attempt
  *   is not.
@@ -30,10 +34,19 @@ if redis.call('GET', KEYS[1]) ~= ARGV[1] then
   return 0
 end
 redis.call('DEL', KEYS[1])
-if KEYS[2] == nil or redis.call('EXISTS', KEYS[2]) == 1 then
+if KEYS[2] == nil then
   if ARGV[2] then redis.call('PUBLISH', ARGV[2], KEYS[1]) end
-  if KEYS[3] then redis.call('SET', KEYS[3], '1', 'PX', ARGV[3]) end
+  return 1
 end
+if redis.call('EXISTS', KEYS[2]) == 0 then return 1 end
+-- Redis 3.2-4.x need effects replication before a write that follows TIME; no-op since Redis 5.
+if redis.replicate_commands then redis.replicate_commands() end
+local now = redis.call('TIME')
+redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now[1] * 1000 + math.floor(now[2] / 1000))
+local head = redis.call('ZRANGE', KEYS[2], 0, 0)[1]
+if head == nil then return 1 end
+if ARGV[2] then redis.call('PUBLISH', ARGV[2], #head .. ':' .. head .. KEYS[1]) end
+if KEYS[3] then redis.call('SET', KEYS[3], '1', 'PX', ARGV[3]) end
 return 1
 `,
 };

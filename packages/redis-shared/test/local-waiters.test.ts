@@ -1,0 +1,61 @@
+import { describe, expect, it } from 'vitest';
+import { LocalWaiters, lengthPrefixed, splitLengthPrefixed } from '../src/index.js';
+
+const subscription = { isConfirmed: () => true, open: async () => undefined };
+
+/** Resolves 'woken' when `wait` ends before the controller aborts it, 'aborted' otherwise. */
+async function outcome(wait: Promise<void>): Promise<'woken' | 'aborted'> {
+  return wait.then(
+    () => 'woken' as const,
+    () => 'aborted' as const,
+  );
+}
+
+describe('LocalWaiters', () => {
+  it('an announcement naming the head wakes that waiter only, and none when the head waits elsewhere', async () => {
+    const waiters = new LocalWaiters(subscription);
+    const first = waiters.wakeup('k', 'owner-1');
+    const second = waiters.wakeup('k', 'owner-2');
+    const controller = new AbortController();
+    const firstWait = outcome(first.wait(60_000, controller.signal));
+    const secondWait = outcome(second.wait(60_000, controller.signal));
+    waiters.wakeOne('k', 'owner-in-another-process');
+    waiters.wakeOne('k', 'owner-2');
+    expect(await secondWait).toBe('woken');
+    controller.abort(new Error('end of test'));
+    // The first waiter was neither the head nor woken by the foreign head.
+    expect(await firstWait).toBe('aborted');
+    first.close();
+    second.close();
+  });
+
+  it('an announcement naming no head wakes the longest-waiting waiter', async () => {
+    const waiters = new LocalWaiters(subscription);
+    const first = waiters.wakeup('k', 'owner-1');
+    const second = waiters.wakeup('k', 'owner-2');
+    const controller = new AbortController();
+    const firstWait = outcome(first.wait(60_000, controller.signal));
+    const secondWait = outcome(second.wait(60_000, controller.signal));
+    waiters.wakeOne('k');
+    expect(await firstWait).toBe('woken');
+    controller.abort(new Error('end of test'));
+    expect(await secondWait).toBe('aborted');
+    first.close();
+    second.close();
+  });
+});
+
+describe('length-prefixed announcement ids', () => {
+  it('round-trip, and malformed messages are refused', () => {
+    const id = 'a:b:c';
+    expect(splitLengthPrefixed(`${lengthPrefixed(id)}fencelock:lock:{k}`)).toEqual({ id, rest: 'fencelock:lock:{k}' });
+    expect(splitLengthPrefixed(`${lengthPrefixed('')}key`)).toEqual({ id: '', rest: 'key' });
+    expect(splitLengthPrefixed('fencelock:lock:{k}')).toBeUndefined();
+    expect(splitLengthPrefixed('99:short')).toBeUndefined();
+    expect(splitLengthPrefixed(':x')).toBeUndefined();
+    // Lengths count UTF-8 bytes, as Lua's # does.
+    const wide = 'é€😀';
+    expect(lengthPrefixed(wide)).toBe(`9:${wide}`);
+    expect(splitLengthPrefixed(`9:${wide}key`)).toEqual({ id: wide, rest: 'key' });
+  });
+});
