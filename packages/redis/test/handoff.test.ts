@@ -1,4 +1,4 @@
-import { LockErrorCode, type LockProvider } from '@fencelock/core';
+import { LockErrorCode, type LockProvider, type RetryOptions } from '@fencelock/core';
 import { nextEvent, within } from '@fencelock/conformance';
 import { redisCommand, topology } from '@fencelock/test-infra';
 import { Redis } from 'ioredis';
@@ -26,8 +26,8 @@ async function registerCrashedWaiter(key: string): Promise<void> {
 // nobody waits for cost no pub/sub message.
 describe('hand-off to waiting clients', () => {
   const open: LockProvider[] = [];
-  const provider = (channel = `fencelock:test:${randomUUID()}`): LockProvider => {
-    const made = createRedisLockProvider({ connection: redisUrl, channel });
+  const provider = (channel = `fencelock:test:${randomUUID()}`, options: { retry?: Partial<RetryOptions> } = {}): LockProvider => {
+    const made = createRedisLockProvider({ connection: redisUrl, channel, ...options });
     open.push(made);
     return made;
   };
@@ -120,7 +120,20 @@ describe('hand-off to waiting clients', () => {
 
   it('publishes a release only while someone waits for it, naming the head of the line', async () => {
     const channel = `fencelock:test:${randomUUID()}`;
-    const [a, b, c] = [provider(channel), provider(channel), provider(channel)];
+    const a = provider(channel);
+    // Waiters that never poll, their subscription already open: each keeps the place in line of its
+    // first attempt (a poll or the retry after a subscription is confirmed would refresh it).
+    const subscribed = async (): Promise<LockProvider> => {
+      const waiter = provider(channel, { retry: { initialDelayMs: 60_000, maxDelayMs: 60_000 } });
+      const warmKey = `handoff-warm:${randomUUID()}`;
+      const warm = await a.acquire(warmKey);
+      const waiting = waiter.acquire(warmKey, { waitMs: 30_000 });
+      await nextEvent(waiter, 'contended', (e) => e.key === warmKey, 5_000);
+      await warm.release();
+      await (await within(waiting, 10_000, 'the warm-up grant')).release();
+      return waiter;
+    };
+    const [b, c] = [await subscribed(), await subscribed()];
     const listener = new Redis(redisUrl);
     try {
       const messages: string[] = [];

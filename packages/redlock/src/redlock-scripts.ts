@@ -10,7 +10,7 @@ const KEY_COUNT = 3;
  * Acquire on one master: `SET lock value NX PX ttl`, plus a line of waiters.
  *
  * KEYS[1] = the lock key, KEYS[2] = the key's waiter registry (a sorted set of lock values scored by
- * the server time, in ms, until which each registration lasts), KEYS[3] = its hand-off reservation
+ * the server time, in ms to the microsecond, until which each registration lasts), KEYS[3] = its hand-off reservation
  * (see {@link RELEASE_LUA}). ARGV[1] = the lock value, ARGV[2] = TTL in ms, ARGV[3] = how long (ms) a
  * refused attempt stays registered (`'0'`: it does not wait, a try-once attempt).
  *
@@ -35,7 +35,9 @@ local register = tonumber(ARGV[3]) or 0
 local function wait_in_line(reply)
   if register > 0 then
     local now = redis.call('TIME')
-    redis.call('ZADD', KEYS[2], now[1] * 1000 + math.floor(now[2] / 1000) + register, ARGV[1])
+    -- Microseconds keep registrations made within one millisecond in the order they were made (the
+    -- head of the line is the lowest score); formatted, as Lua's own number format keeps 14 digits.
+    redis.call('ZADD', KEYS[2], string.format('%.3f', now[1] * 1000 + now[2] / 1000 + register), ARGV[1])
     if redis.call('PTTL', KEYS[2]) < register then redis.call('PEXPIRE', KEYS[2], register) end
   end
   return reply

@@ -3,18 +3,21 @@ import { LocalWaiters } from '@fencelock/redis-shared';
 import type { Redis } from 'ioredis';
 import { RELEASE_CHANNEL } from './lock-keys.js';
 import type { MasterNode } from './master-node.js';
+import { quorumOf } from './quorum.js';
 import { parseAnnouncement } from './redlock-scripts.js';
 
-// Release ids remembered to drop the copies of one announcement (one per master). The copies of
+// Release ids remembered to count the copies of one announcement (one per master). The copies of
 // one release arrive within a round trip of each other, so the last thousand releases are plenty.
 const REMEMBERED_RELEASES = 1_024;
 
 /**
  * The release announcements of a provider's masters: one subscriber connection per master (a
  * `duplicate()` of its client), opened on the first wait and closed with the provider. Each release
- * is announced by every master that had waiters; the first copy wakes the waiter it names as the
- * head of the line, if that waiter is in this process, and later copies are dropped, so a release
- * costs one attempt, not one per master, per process or per waiter.
+ * is announced by every master that had waiters. The copy that makes a majority — when a majority of
+ * masters have deleted the key, so the next attempt can be granted — wakes the waiter it names as the
+ * head of the line, if that waiter is in this process; other copies are counted only. A release so
+ * costs one attempt, not one per master, per process or per waiter, and that attempt does not race
+ * the release on the masters that have not applied it yet (a lost race costs a round and a backoff).
  *
  * Announcements sent while a connection is down are lost on it; waiters poll as well, so a missed
  * one costs at most a backoff delay. A master that is down when the listener opens is subscribed
@@ -23,7 +26,9 @@ const REMEMBERED_RELEASES = 1_024;
 export class ReleaseListener {
   readonly #masters: readonly MasterNode[];
   readonly #waiters: LocalWaiters;
-  readonly #recent = new Set<string>();
+  // Release id → copies of its announcement seen.
+  readonly #recent = new Map<string, number>();
+  readonly #quorum: number;
   #connections: Redis[] | undefined;
   #subscribed: Promise<void> | undefined;
   #isSubscribed = false;
@@ -31,6 +36,7 @@ export class ReleaseListener {
 
   constructor(masters: readonly MasterNode[]) {
     this.#masters = masters;
+    this.#quorum = quorumOf(masters.length);
     this.#waiters = new LocalWaiters({
       isConfirmed: () => this.#isSubscribed,
       open: () => this.#subscribe(),
@@ -79,16 +85,17 @@ export class ReleaseListener {
     return this.#subscribed;
   }
 
-  // The first copy of a release wakes the waiter it names as the head of the line, if it waits here
-  // (later copies of the same release are dropped).
+  // The copy of a release that makes a majority wakes the waiter it names as the head of the line,
+  // if it waits here; the other copies are counted only.
   #announced(message: string): void {
     const announcement = parseAnnouncement(message);
-    if (announcement === undefined || this.#recent.has(announcement.releaseId)) return;
-    this.#recent.add(announcement.releaseId);
+    if (announcement === undefined) return;
+    const copies = (this.#recent.get(announcement.releaseId) ?? 0) + 1;
+    this.#recent.set(announcement.releaseId, copies);
     if (this.#recent.size > REMEMBERED_RELEASES) {
-      const oldest = this.#recent.values().next().value;
+      const oldest = this.#recent.keys().next().value;
       if (oldest !== undefined) this.#recent.delete(oldest);
     }
-    this.#waiters.wakeOne(announcement.lockKey, announcement.waiter);
+    if (copies === this.#quorum) this.#waiters.wakeOne(announcement.lockKey, announcement.waiter);
   }
 }

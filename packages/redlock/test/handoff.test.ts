@@ -4,17 +4,20 @@
  * woken by the release, not by its next poll) and leaving the line when a waiter gives up.
  */
 import { nextEvent, within } from '@fencelock/conformance';
-import { isLockError } from '@fencelock/core';
+import { type LockProvider, isLockError } from '@fencelock/core';
 import { redisCommand } from '@fencelock/test-infra';
 import { Redis } from 'ioredis';
 import { randomUUID } from 'node:crypto';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
+import { LocalWaiters } from '@fencelock/redis-shared';
 import { RELEASE_CHANNEL } from '../src/lock-keys.js';
+import { MasterNode } from '../src/master-node.js';
+import { ReleaseListener } from '../src/release-listener.js';
 import { decodeLockValue } from '../src/lock-value.js';
 import { parseAnnouncement } from '../src/redlock-scripts.js';
 import { sharedMasters } from './helpers.js';
 
-const { ports, open } = sharedMasters();
+const { redlockUrls, ports, open } = sharedMasters();
 
 /**
  * What a waiter that crashed while waiting leaves on every master: its entry in the key's line of
@@ -32,6 +35,23 @@ async function registerCrashedWaiter(key: string): Promise<void> {
 
 // Polls so rare that only a release announcement can wake the waiter within the test's bounds.
 const NO_POLLING = { initialDelayMs: 60_000, maxDelayMs: 60_000 };
+
+/**
+ * A provider that waits with {@link NO_POLLING} and whose subscriptions are open. A first wait opens
+ * them, and the waiter tries again once one is confirmed (refreshing its place in line): get that
+ * behind us on another key, so that afterwards only an announcement wakes it and its place in line
+ * is that of its first attempt.
+ */
+async function subscribedWaiter(holder: LockProvider): Promise<LockProvider> {
+  const waiter = open({ retry: NO_POLLING });
+  const warmKey = `announce-warm:${randomUUID()}`;
+  const warm = await holder.acquire(warmKey, { ttlMs: 10_000 });
+  const warmWaiting = waiter.acquire(warmKey, { ttlMs: 10_000, waitMs: 50_000 });
+  await nextEvent(waiter, 'contended', (e) => e.key === warmKey, 5_000);
+  await warm.release();
+  await (await within(warmWaiting, 10_000, 'the first grant')).release();
+  return waiter;
+}
 
 describe('hand-off to a waiting client', () => {
   it('a released lock goes to the client already waiting, not to the releaser asking again at once', async () => {
@@ -100,15 +120,7 @@ describe('hand-off to a waiting client', () => {
 
   it('a waiter is woken by the release announcement, not by its next poll', async () => {
     const holder = open();
-    const waiter = open({ retry: NO_POLLING });
-    // A first wait opens the waiter's subscriptions, and it tries again once one is confirmed: get
-    // that behind us on another key, so that below nothing but an announcement can wake it.
-    const warmKey = `announce-warm:${randomUUID()}`;
-    const warm = await holder.acquire(warmKey, { ttlMs: 10_000 });
-    const warmWaiting = waiter.acquire(warmKey, { ttlMs: 10_000, waitMs: 50_000 });
-    await nextEvent(waiter, 'contended', (e) => e.key === warmKey, 5_000);
-    await warm.release();
-    await (await within(warmWaiting, 10_000, 'the first grant')).release();
+    const waiter = await subscribedWaiter(holder);
     const key = `announce:${randomUUID()}`;
     const held = await holder.acquire(key, { ttlMs: 10_000 });
     const waiting = waiter.acquire(key, { ttlMs: 10_000, waitMs: 50_000 });
@@ -123,7 +135,7 @@ describe('hand-off to a waiting client', () => {
   it('the announcement names the head of the line: the waiter that registered first is woken and gets the lock', async () => {
     const listener = new Redis(`redis://127.0.0.1:${ports[0]}`);
     const holder = open();
-    const [first, second] = [open({ retry: NO_POLLING }), open({ retry: NO_POLLING })];
+    const [first, second] = [await subscribedWaiter(holder), await subscribedWaiter(holder)];
     try {
       const messages: string[] = [];
       listener.on('message', (_channel: string, message: string) => messages.push(message));
@@ -168,6 +180,49 @@ describe('hand-off to a waiting client', () => {
 });
 
 describe('release announcements', () => {
+  it('wake the head of the line once a majority of masters announced the release, not at the first copy', async () => {
+    const masters = redlockUrls.map((url) => new MasterNode(url, new Redis(url), true));
+    const listener = new ReleaseListener(masters);
+    const woken: string[] = [];
+    const wakeOne = vi.spyOn(LocalWaiters.prototype, 'wakeOne').mockImplementation((lockKey: string) => {
+      woken.push(lockKey);
+    });
+    const run = randomUUID();
+    const announce = (release: string, key: string): string => `${release.length}:${release}1:v${key}`;
+    /** Three copies of a fresh release from `port`'s master, until one is counted (its subscription is up). */
+    const sync = async (port: number): Promise<void> => {
+      await vi.waitFor(
+        async () => {
+          const key = `sync:${randomUUID()}`;
+          const release = randomUUID();
+          for (let copy = 0; copy < 3; copy += 1) await redisCommand(port, ['PUBLISH', RELEASE_CHANNEL, announce(release, key)]);
+          await vi.waitFor(() => expect(woken).toContain(key), { timeout: 500, interval: 5 });
+        },
+        { timeout: 10_000, interval: 10 },
+      );
+      woken.length = 0;
+    };
+    try {
+      const waiting = listener.wakeup(`k:${run}`, 'v');
+      // The first wait opens the subscriptions and ends once one is confirmed.
+      await waiting.wait(10_000, new AbortController().signal);
+      await sync(ports[0]!);
+      await sync(ports[1]!);
+      // Two copies of a release: a minority of masters has deleted the key, nobody is woken.
+      for (let copy = 0; copy < 2; copy += 1) await redisCommand(ports[0]!, ['PUBLISH', RELEASE_CHANNEL, announce(`r:${run}`, `k:${run}`)]);
+      await sync(ports[0]!);
+      expect(woken).toEqual([]);
+      // The third copy, from another master, makes a majority.
+      await redisCommand(ports[1]!, ['PUBLISH', RELEASE_CHANNEL, announce(`r:${run}`, `k:${run}`)]);
+      await vi.waitFor(() => expect(woken).toEqual([`k:${run}`]), { timeout: 10_000, interval: 5 });
+      waiting.close();
+    } finally {
+      wakeOne.mockRestore();
+      listener.close();
+      for (const master of masters) master.close();
+    }
+  });
+
   it('name the release, the head of the line and the lock key, whatever bytes the key and the value hold', () => {
     const key = 'ключ:1:{x}\u0000🔒';
     const id = randomUUID();

@@ -16,8 +16,9 @@ import type { RedisLockScript } from './redis-lock-script.js';
  *   returns `{pttl}` instead (the holder's remaining ms, -1 if it never expires), so a waiter can
  *   try again right when a lock that is never released (its holder crashed) expires.
  * - Hand-off to waiters (with KEYS[4] and KEYS[5]): a failed attempt with ARGV[4] > 0 records its
- *   owner in a sorted set, scored by server time + ARGV[4] (each attempt renews it; the waiter
- *   removes itself when it stops waiting, and an entry it could not remove lapses by itself). A
+ *   owner in a sorted set, scored by server time (ms, to the microsecond) + ARGV[4] (each attempt
+ *   renews it; the waiter removes itself when it stops waiting, and an entry it could not remove
+ *   lapses by itself). A
  *   release while entries exist reserves the free key for them for a moment (KEYS[5], see the
  *   release script). Only while that reservation lasts and live entries exist, a waiting attempt
  *   (ARGV[4] > 0) of an owner that is not registered — a newcomer, or the holder that just released
@@ -61,8 +62,9 @@ local register = tonumber(ARGV[4] or '0') or 0
 local lined = false
 local function wait_in_line(reply)
   if waiters and register > 0 then
-    local until_ms = now[1] * 1000 + math.floor(now[2] / 1000) + register
-    redis.call('ZADD', waiters, until_ms, ARGV[1])
+    -- Microseconds keep registrations made within one millisecond in the order they were made (the
+    -- head of the line is the lowest score); formatted, as Lua's own number format keeps 14 digits.
+    redis.call('ZADD', waiters, string.format('%.3f', now[1] * 1000 + now[2] / 1000 + register), ARGV[1])
     if redis.call('PTTL', waiters) < register then redis.call('PEXPIRE', waiters, register) end
   end
   if ARGV[3] == '1' then return {reply} end
