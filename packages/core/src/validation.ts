@@ -223,11 +223,13 @@ function unknownOption(name: string, hint: string): LockTypeError {
 }
 
 function describe(value: unknown): string {
+  if (value === undefined) return 'undefined';
   if (value === null) return 'null';
+  if (typeof value === 'function') return 'a function';
   if (Array.isArray(value)) return 'an array';
   if (typeof value === 'bigint') return `a bigint (${value}n)`;
   if (typeof value === 'symbol') return 'a symbol';
   if (typeof value === 'object') return Buffer.isBuffer(value) ? 'a Buffer' : 'an object';
   if (typeof value === 'string') return `the string ${JSON.stringify(value.slice(0, 40))}`;
-  return `${typeof value} ${String(value)}`;
+  return `the ${typeof value} ${String(value)}`;
 }

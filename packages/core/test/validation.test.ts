@@ -34,6 +34,16 @@ describe('validateKey', () => {
     expect(error).toMatchObject({ code: 'LOCK_INVALID_ARGUMENT', argument: 'key' });
   });
 
+  it.each([
+    [undefined, 'key must be a string, got undefined'],
+    [null, 'key must be a string, got null'],
+    [42, 'key must be a string, got the number 42'],
+    [true, 'key must be a string, got the boolean true'],
+    [() => 'k', 'key must be a string, got a function'],
+  ])('names what it got in plain words: %s', (key, message) => {
+    expect(() => validateKey(key)).toThrow(message);
+  });
+
   it.each(['', '\uD800', '\uDBFF', 'x'.repeat(MAX_KEY_BYTES + 1), 'é'.repeat(MAX_KEY_BYTES / 2 + 1)])(
     'refuses an empty, ill-formed or oversized key with a RangeError',
     (key) => {

@@ -117,9 +117,12 @@ export class RedisLockBackend implements LockBackend {
       grant = await this.#acquireUntilDeadline(request, keys, attempts);
       return grant;
     } finally {
-      // A waiter that stops waiting leaves the line before it answers, so that a free lock is not held
-      // back for it; if the server cannot be reached, its entry lapses by itself.
-      if (grant === undefined && attempts.registered) await this.#leaveLine(keys, request.ownerId);
+      // A waiter that stops waiting leaves the line, so that a free lock is not held back for it. It is
+      // cleanup: the call settles first (within its wait and the attempt in flight, not a request
+      // more), and core sends it in the background, retried until the entry would lapse by itself.
+      if (grant === undefined && attempts.registered) {
+        request.releaseLater(() => this.#leaveLine(keys, request.ownerId), monotonicNow() + this.#registrationMs);
+      }
       // An attempt whose outcome is unknown may have been applied (or may still be, by a paused
       // server). Once this acquisition is over without a grant, its owner id is never used to acquire
       // again, so core's retried release can only delete that stray lock; the SET, if it was applied,
@@ -285,12 +288,9 @@ export class RedisLockBackend implements LockBackend {
     return Number(reply) === 1;
   }
 
+  /** One bounded attempt to take `ownerId` out of the line of waiters; rejects on failure (core retries it). */
   async #leaveLine(keys: RedisLockKeys, ownerId: string): Promise<void> {
-    try {
-      await this.#bounded(this.#connection.client.zrem(keys.waiters, ownerId), 'leaving the line of waiters');
-    } catch {
-      // The entry lapses after #registrationMs.
-    }
+    await this.#bounded(this.#connection.client.zrem(keys.waiters, ownerId), 'leaving the line of waiters');
   }
 
   /** After a reconnect: is each lock still ours? */

@@ -1,9 +1,9 @@
 import { LockErrorCode, type LockProvider, type RetryOptions } from '@fencelock/core';
 import { nextEvent, within } from '@fencelock/conformance';
-import { redisCommand, topology } from '@fencelock/test-infra';
+import { redisCommand, startTcpProxy, topology } from '@fencelock/test-infra';
 import { Redis } from 'ioredis';
 import { randomUUID } from 'node:crypto';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { createRedisLockProvider } from '../src/index.js';
 import { redisLockKeys } from '../src/redis-keys.js';
 
@@ -101,21 +101,47 @@ describe('hand-off to waiting clients', () => {
     await lock.release();
   });
 
-  it('a waiter that gives up leaves the line before its acquire settles', async () => {
+  it('a waiter that gives up leaves the line right after its acquire settles', async () => {
     const [a, b] = [provider(), provider()];
     const key = `handoff-timeout:${randomUUID()}`;
+    const waiters = redisLockKeys('', key).waiters;
     const holder = await a.acquire(key);
     await expect(b.acquire(key, { waitMs: 300 })).rejects.toMatchObject({ code: LockErrorCode.TIMEOUT });
+    await vi.waitFor(async () => expect(await redisCommand(port, ['ZCARD', waiters])).toBe(0), { timeout: 5_000, interval: 10 });
     const aborter = new AbortController();
     const aborted = b.acquire(key, { waitMs: 30_000, signal: aborter.signal });
     await nextEvent(b, 'contended', (e) => e.key === key, 5_000);
     aborter.abort();
     await expect(aborted).rejects.toMatchObject({ code: LockErrorCode.ABORTED });
-    expect(await redisCommand(port, ['ZCARD', redisLockKeys('', key).waiters])).toBe(0);
+    await vi.waitFor(async () => expect(await redisCommand(port, ['ZCARD', waiters])).toBe(0), { timeout: 5_000, interval: 10 });
     await holder.release();
     const next = await a.tryAcquire(key);
     expect(next).toBeDefined();
     await next!.release();
+  });
+
+  it('a waiter whose requests are slow settles without waiting for its leave-line request: cleanup comes after', async () => {
+    const proxy = await startTcpProxy({ targetPort: port });
+    try {
+      const a = provider();
+      const b = createRedisLockProvider({ connection: `redis://127.0.0.1:${proxy.port}`, channel: `fencelock:test:${randomUUID()}` });
+      open.push(b);
+      const key = `handoff-slow:${randomUUID()}`;
+      const waiters = redisLockKeys('', key).waiters;
+      const holder = await a.acquire(key);
+      // b waits in line; then everything between b and the server is delayed, so that the deadline
+      // passes with b's leave-line request still on its way: the call settles at once all the same.
+      const waiting = b.acquire(key, { waitMs: 1_000 });
+      await nextEvent(b, 'contended', (e) => e.key === key, 5_000);
+      proxy.setDelayMs(300);
+      proxy.setMode('delay');
+      await expect(waiting).rejects.toMatchObject({ code: LockErrorCode.TIMEOUT });
+      expect(await redisCommand(port, ['ZCARD', waiters])).toBe(1);
+      await vi.waitFor(async () => expect(await redisCommand(port, ['ZCARD', waiters])).toBe(0), { timeout: 10_000, interval: 20 });
+      await holder.release();
+    } finally {
+      await proxy.close();
+    }
   });
 
   it('publishes a release only while someone waits for it, naming the head of the line', async () => {

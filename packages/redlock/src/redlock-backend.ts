@@ -182,17 +182,14 @@ export class RedlockBackend implements LockBackend {
       );
     } finally {
       // A waiter that stops waiting leaves the line at once, so a free lock is not held back for it
-      // (an entry it cannot remove lapses by itself). One that got the lock leaves the lines of the
-      // masters that did not grant it, in the background.
+      // (an entry it cannot remove lapses by itself); one that got the lock leaves the lines of the
+      // masters that did not grant it. Cleanup: the call settles first (within its wait and the round
+      // in flight), and close() waits for it like a round that returned at a majority.
       if (inLine) {
-        const leaving = voteRound(this.#masters, (master) => master.leaveLine(keys.waiters, value), { timeoutMs: requestTimeoutMs });
-        if (granted === undefined) {
-          await leaving;
-        } else {
-          // Not awaited, but close() waits for it like a round that returned at a majority.
-          this.#stragglers.begin();
-          void leaving.then(() => this.#stragglers.end());
-        }
+        this.#stragglers.begin();
+        void voteRound(this.#masters, (master) => master.leaveLine(keys.waiters, value), { timeoutMs: requestTimeoutMs }).then(() =>
+          this.#stragglers.end(),
+        );
       }
       // A copy a failed round could not confirm gone (its master timed out, or dropped the
       // connection) may sit there until its TTL. Once this acquisition is over without a grant its

@@ -165,7 +165,10 @@ describe('hand-off to a waiting client', () => {
     const held = await holder.acquire(key, { ttlMs: 10_000 });
     const error = await quitter.acquire(key, { ttlMs: 10_000, waitMs: 200 }).catch((e: unknown) => e);
     expect(isLockError(error, 'LOCK_TIMEOUT')).toBe(true);
-    for (const port of ports) expect(await redisCommand(port, ['ZCARD', `{w}fencelock:redlock-waiters:${key}`])).toBe(0);
+    // Right after the call settled (cleanup does not hold the call up).
+    for (const port of ports) {
+      await vi.waitFor(async () => expect(await redisCommand(port, ['ZCARD', `{w}fencelock:redlock-waiters:${key}`])).toBe(0), { timeout: 5_000, interval: 10 });
+    }
     await held.release();
     const again = await holder.tryAcquire(key, { ttlMs: 10_000 });
     expect(again).toBeDefined();

@@ -140,8 +140,11 @@ describe('F16: a master of the holder\'s majority restarts empty', () => {
     await masters[0]!.restart();
     const second = await open().tryAcquire(key, { ttlMs: 10_000 });
     // The negative control: Redlock's safety needs persistence or a delayed restart, and here has neither.
-    expect(first.isHeld()).toBe(true);
+    // The second grant falls within the first's validity. (Whether the first handle still says it is
+    // held depends on timing: if its connections dipped below a majority while the masters restarted,
+    // the re-check on reconnect finds the key gone from a majority and reports the loss.)
     expect(second?.isHeld()).toBe(true);
+    expect(second!.acquiredAt).toBeLessThan(first.validUntil);
     await Promise.all([first.release(), second?.release()]);
   });
 
