@@ -148,11 +148,12 @@ export class ManagedLockHandle implements LockHandle {
 
   async extend(ttlMs?: number): Promise<void> {
     const capabilities = this.#context.capabilities;
-    const ttl = ttlMs === undefined ? this.#settings.ttlMs : validateTtlMs(ttlMs, capabilities, 'ttlMs');
     if (ttlMs !== undefined && capabilities.expiry === 'session') {
       // A session's timeout is fixed when it is opened: a per-lock TTL here would be a silent lie.
+      // Refused whatever the value, before it is read, as acquire(key, { ttlMs }) is.
       throw new LockError(LockErrorCode.UNSUPPORTED, `provider ${this.#context.providerName} binds lock "${this.key}" to its session; extend() takes no ttlMs`, { key: this.key });
     }
+    const ttl = ttlMs === undefined ? this.#settings.ttlMs : validateTtlMs(ttlMs, capabilities, 'ttlMs');
     if (!capabilities.extend) {
       throw new LockError(LockErrorCode.UNSUPPORTED, `provider ${this.#context.providerName} cannot extend lock "${this.key}"`, { key: this.key });
     }

@@ -70,6 +70,20 @@ describe('BaseLockProvider over a backend', () => {
     expect(failed).toHaveLength(1);
   });
 
+  it('on a session provider, extend(ttlMs) is LOCK_UNSUPPORTED whatever the value, as acquire(key, { ttlMs }) is', async () => {
+    const backend = new ScriptedBackend([]);
+    backend.steps.push(async () => backend.grant(5_000));
+    const provider = new BaseLockProvider(backend);
+    const lock = await provider.acquire('k');
+    for (const ttlMs of [5_000, 0, Number.NaN, '1000', 2 ** 31, -1]) {
+      await expect(provider.acquire('other', { ttlMs } as never)).rejects.toMatchObject({ code: 'LOCK_UNSUPPORTED' });
+      await expect(lock.extend(ttlMs as never)).rejects.toMatchObject({ code: 'LOCK_UNSUPPORTED' });
+    }
+    await lock.extend();
+    expect(lock.isHeld()).toBe(true);
+    await lock.release();
+  });
+
   it('releases a grant that arrives after the caller aborted', async () => {
     const controller = new AbortController();
     const backend = new ScriptedBackend([]);
