@@ -96,7 +96,9 @@ export function registerBadInputCases(ctx: SuiteContext): void {
       const key = ctx.key('bad-durations');
       const session = provider.capabilities.expiry === 'session';
       for (const [, value, kind] of BAD_DURATIONS) {
-        if (!session) await expectArgumentError(provider.acquire(key, { ttlMs: value as number }), kind);
+        // A session provider refuses any per-lock TTL, whatever its value: LOCK_UNSUPPORTED.
+        if (session) await expect(provider.acquire(key, { ttlMs: value as number })).rejects.toMatchObject({ code: 'LOCK_UNSUPPORTED' });
+        else await expectArgumentError(provider.acquire(key, { ttlMs: value as number }), kind);
         await expectArgumentError(provider.acquire(key, { maxHoldMs: value as number }), kind);
         if (value !== Number.POSITIVE_INFINITY && value !== 0) {
           await expectArgumentError(provider.acquire(key, { waitMs: value as number }), kind);
@@ -122,10 +124,14 @@ export function registerBadInputCases(ctx: SuiteContext): void {
       await expect(provider.acquire(key, { signal: aborted })).rejects.toMatchObject({ code: 'LOCK_ABORTED' });
     });
 
-    it('refuses a bad TTL on extend and keeps the lock', async () => {
+    it('refuses a bad TTL on extend and keeps the lock (a session provider: any TTL, LOCK_UNSUPPORTED, as on acquire)', async () => {
       const provider = await ctx.provider();
       const lock = await provider.acquire(ctx.key('bad-extend'));
-      for (const [, value, kind] of BAD_DURATIONS) await expectArgumentError(lock.extend(value as number), kind);
+      const session = provider.capabilities.expiry === 'session';
+      for (const [, value, kind] of BAD_DURATIONS) {
+        if (session) await expect(lock.extend(value as number)).rejects.toMatchObject({ code: 'LOCK_UNSUPPORTED' });
+        else await expectArgumentError(lock.extend(value as number), kind);
+      }
       expect(lock.isHeld()).toBe(true);
       expect(await lock.release()).toBe(true);
     });
