@@ -11,6 +11,7 @@ export { HASH_SLOTS, hashSlot, hashTagForSlot } from './key-slot.js';
 export { ExtendBatcher, MAX_EXTEND_BATCH, extendReplyFlags, type ExtendItem, type ExtendOutcome, type ExtendManyCall } from './extend-batcher.js';
 export { LocalWaiters, type ReleaseSubscription } from './local-waiters.js';
 export { lengthPrefixed, splitLengthPrefixed } from './announcement.js';
+export { headOfLineLua } from './scripts/head-of-line-lua.js';
 export { HANDOFF_RESERVATION_MS } from './handoff.js';
 export type { RedisLockScript } from './scripts/redis-lock-script.js';
 export {

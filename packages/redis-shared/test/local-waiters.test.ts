@@ -11,14 +11,20 @@ async function outcome(wait: Promise<void>): Promise<'woken' | 'aborted'> {
   );
 }
 
+/** Two waiters of key `k` (owner-1 first), both waiting until woken or the controller aborts them. */
+function twoWaiters() {
+  const waiters = new LocalWaiters(subscription);
+  const first = waiters.wakeup('k', 'owner-1');
+  const second = waiters.wakeup('k', 'owner-2');
+  const controller = new AbortController();
+  const firstWait = outcome(first.wait(60_000, controller.signal));
+  const secondWait = outcome(second.wait(60_000, controller.signal));
+  return { waiters, first, second, controller, firstWait, secondWait };
+}
+
 describe('LocalWaiters', () => {
   it('an announcement naming the head wakes that waiter only, and none when the head waits elsewhere', async () => {
-    const waiters = new LocalWaiters(subscription);
-    const first = waiters.wakeup('k', 'owner-1');
-    const second = waiters.wakeup('k', 'owner-2');
-    const controller = new AbortController();
-    const firstWait = outcome(first.wait(60_000, controller.signal));
-    const secondWait = outcome(second.wait(60_000, controller.signal));
+    const { waiters, first, second, controller, firstWait, secondWait } = twoWaiters();
     waiters.wakeOne('k', 'owner-in-another-process');
     waiters.wakeOne('k', 'owner-2');
     expect(await secondWait).toBe('woken');
@@ -30,12 +36,7 @@ describe('LocalWaiters', () => {
   });
 
   it('an announcement naming no head wakes the longest-waiting waiter', async () => {
-    const waiters = new LocalWaiters(subscription);
-    const first = waiters.wakeup('k', 'owner-1');
-    const second = waiters.wakeup('k', 'owner-2');
-    const controller = new AbortController();
-    const firstWait = outcome(first.wait(60_000, controller.signal));
-    const secondWait = outcome(second.wait(60_000, controller.signal));
+    const { waiters, first, second, controller, firstWait, secondWait } = twoWaiters();
     waiters.wakeOne('k');
     expect(await firstWait).toBe('woken');
     controller.abort(new Error('end of test'));

@@ -1,4 +1,4 @@
-import { HANDOFF_RESERVATION_MS, lengthPrefixed, splitLengthPrefixed } from '@fencelock/redis-shared';
+import { HANDOFF_RESERVATION_MS, headOfLineLua, lengthPrefixed, splitLengthPrefixed } from '@fencelock/redis-shared';
 import { createHash } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import type { RedlockKeys } from './lock-keys.js';
@@ -81,11 +81,7 @@ const RELEASE_LUA = `
 if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
 redis.call('DEL', KEYS[1])
 if ARGV[3] == '' or redis.call('EXISTS', KEYS[2]) == 0 then return 1 end
--- Redis 3.2-4.x need effects replication before a write that follows TIME; no-op since Redis 5.
-if redis.replicate_commands then redis.replicate_commands() end
-local now = redis.call('TIME')
-redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now[1] * 1000 + math.floor(now[2] / 1000))
-local head = redis.call('ZRANGE', KEYS[2], 0, 0)[1]
+${headOfLineLua('KEYS[2]')}
 if head == nil then return 1 end
 redis.call('PUBLISH', ARGV[2], ARGV[3] .. #head .. ':' .. head .. KEYS[1])
 redis.call('SET', KEYS[3], '1', 'PX', ARGV[4])

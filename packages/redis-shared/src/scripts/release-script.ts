@@ -1,3 +1,4 @@
+import { headOfLineLua } from './head-of-line-lua.js';
 import type { RedisLockScript } from './redis-lock-script.js';
 
 /**
@@ -39,11 +40,7 @@ if KEYS[2] == nil then
   return 1
 end
 if redis.call('EXISTS', KEYS[2]) == 0 then return 1 end
--- Redis 3.2-4.x need effects replication before a write that follows TIME; no-op since Redis 5.
-if redis.replicate_commands then redis.replicate_commands() end
-local now = redis.call('TIME')
-redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now[1] * 1000 + math.floor(now[2] / 1000))
-local head = redis.call('ZRANGE', KEYS[2], 0, 0)[1]
+${headOfLineLua('KEYS[2]')}
 if head == nil then return 1 end
 if ARGV[2] then redis.call('PUBLISH', ARGV[2], #head .. ':' .. head .. KEYS[1]) end
 if KEYS[3] then redis.call('SET', KEYS[3], '1', 'PX', ARGV[3]) end
