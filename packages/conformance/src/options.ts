@@ -27,6 +27,13 @@ export interface ConformanceHarness {
    */
   crashProvider?(provider: LockProvider): Promise<void>;
   /**
+   * Deletes `key`'s lock record at the backend behind its holder's back, as an operator or another
+   * tool would (`DEL` on every Redis or Redlock master, the holder's znode, the holder's etcd key),
+   * and resolves once the backend has applied the delete. The suite's key is passed as the user gave
+   * it; the harness encodes it as the adapter does.
+   */
+  deleteLock?(key: string): Promise<void>;
+  /**
    * How many contenders wait for `key` at the backend right now (waiter keys, znodes, registrations:
    * what each waiting client leaves there), holders not counted. The suite's key is passed as the
    * user gave it; the harness encodes it as the adapter does.

@@ -17,7 +17,13 @@ describeLockProvider({
     expiry: 'per-lock',
     ttlResolutionMs: 1,
     minTtlMs: 1,
+    deletionNotice: 'watch',
   },
-  harness: { backendWaiters: async (key) => store.waiting(key) },
+  harness: {
+    backendWaiters: async (key) => store.waiting(key),
+    deleteLock: async (key) => {
+      store.deleteLock(key);
+    },
+  },
   shortTtlMs: 300,
 });

@@ -1,6 +1,6 @@
 import type { LockCapabilities } from './capabilities.js';
 import type { LockError } from './errors.js';
-import type { LockInfo, LockMode } from './types.js';
+import type { BackendWarning, LockInfo, LockMode } from './types.js';
 
 /**
  * Callbacks a backend uses to tell core about a grant after it was made. Passing them in the request
@@ -99,6 +99,13 @@ export interface LockBackend {
   acquire(request: BackendAcquireRequest): Promise<BackendGrant | undefined>;
   /** The current holders of `key`, or `undefined`. */
   inspect(key: string): Promise<LockInfo | undefined>;
+  /**
+   * Optional: reads the server settings that decide whether the guarantees hold and resolves the
+   * ones that weaken them. One bounded attempt; rejects when the backend cannot be reached (core asks
+   * again later), resolves `[]` when the server refuses to tell (a managed server without `CONFIG`).
+   * Core calls it when the provider is created and whenever a grant comes while no check has succeeded.
+   */
+  checkConfiguration?(): Promise<readonly BackendWarning[]>;
   /** Closes what the backend opened (never a client it was handed). Called once, after every release. */
   close(): Promise<void>;
 }

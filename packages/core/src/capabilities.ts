@@ -19,6 +19,18 @@ export type FencingLevel = 'global' | 'per-key' | 'none';
 export type ExpiryModel = 'per-lock' | 'session';
 
 /**
+ * How soon a holder learns that its lock's record was deleted behind its back (an operator's `DEL`,
+ * a znode or etcd key removed by another tool): its `signal` aborts with `LOCK_LOST`.
+ * - `watch`: the backend tells the holder at once (a watch on its own record): within a round trip.
+ * - `renewal`: at the next automatic extension, which finds the record gone (a third of the TTL at
+ *   most, plus one request), or when validity ends if automatic extension is off.
+ * - `validity`: only when the handle's validity ends.
+ *
+ * Until then another client may already hold the lock: fencing tokens are what keep a resource safe.
+ */
+export type DeletionNotice = 'watch' | 'renewal' | 'validity';
+
+/**
  * Facts about a provider, normalised once and read by users, by core helpers, by the conformance
  * suite and by the documentation's guarantees table.
  */
@@ -45,6 +57,8 @@ export interface LockCapabilities {
   readonly ttlResolutionMs: number;
   /** The smallest TTL the backend honours, in ms; smaller `ttlMs` values are refused. */
   readonly minTtlMs: number;
+  /** How soon a holder notices its lock's record deleted behind its back. */
+  readonly deletionNotice: DeletionNotice;
 }
 
 /** A partial capabilities object, as an adapter declares it; missing entries take safe defaults. */
@@ -52,10 +66,11 @@ export type LockCapabilitiesInit = Partial<LockCapabilities> & Pick<LockCapabili
 
 const FENCING_LEVELS: readonly FencingLevel[] = ['global', 'per-key', 'none'];
 const EXPIRY_MODELS: readonly ExpiryModel[] = ['per-lock', 'session'];
+const DELETION_NOTICES: readonly DeletionNotice[] = ['watch', 'renewal', 'validity'];
 
 /**
  * Fills in defaults (everything optional is `false`, `per-lock` expiry, 1 ms resolution, 1 ms minimum
- * TTL), checks every value, and freezes the result.
+ * TTL, deletion noticed when validity ends), checks every value, and freezes the result.
  */
 export function normalizeCapabilities(init: LockCapabilitiesInit): LockCapabilities {
   if (!FENCING_LEVELS.includes(init.fencing)) {
@@ -64,6 +79,13 @@ export function normalizeCapabilities(init: LockCapabilitiesInit): LockCapabilit
   const expiry = init.expiry ?? 'per-lock';
   if (!EXPIRY_MODELS.includes(expiry)) {
     throw new LockTypeError('capabilities.expiry', `capabilities.expiry must be one of ${EXPIRY_MODELS.join(', ')}`);
+  }
+  const deletionNotice = init.deletionNotice ?? 'validity';
+  if (!DELETION_NOTICES.includes(deletionNotice)) {
+    throw new LockTypeError(
+      'capabilities.deletionNotice',
+      `capabilities.deletionNotice must be one of ${DELETION_NOTICES.join(', ')}`,
+    );
   }
   const positive = (name: keyof LockCapabilities, value: number | undefined, fallback: number): number => {
     const chosen = value ?? fallback;
@@ -82,6 +104,7 @@ export function normalizeCapabilities(init: LockCapabilitiesInit): LockCapabilit
     expiry,
     ttlResolutionMs: positive('ttlResolutionMs', init.ttlResolutionMs, 1),
     minTtlMs: positive('minTtlMs', init.minTtlMs, 1),
+    deletionNotice,
   });
 }
 
@@ -96,6 +119,7 @@ export const CAPABILITY_NAMES = [
   'expiry',
   'ttlResolutionMs',
   'minTtlMs',
+  'deletionNotice',
 ] as const satisfies readonly (keyof LockCapabilities)[];
 
 /**

@@ -1,5 +1,5 @@
 import type { LockError } from './errors.js';
-import type { LockMode } from './types.js';
+import type { BackendWarning, LockMode } from './types.js';
 
 /** Fields every lock event carries. */
 export interface LockEventBase {
@@ -67,6 +67,11 @@ export interface LockEventMap {
   uncertain: LockEventBase & { readonly ownerId: string };
   /** The connection behind an uncertain lock came back and the lock is still held. */
   recovered: LockEventBase & { readonly ownerId: string };
+  /**
+   * The backend's configuration check found a setting that weakens the guarantees (emitted once per
+   * code and provider). Not about one lock: it carries no key.
+   */
+  'backend-warning': BackendWarning & { readonly provider: string };
 }
 
 /** A listener for event `E`. */

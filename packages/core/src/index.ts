@@ -10,7 +10,7 @@ export {
   isLockError,
 } from './errors.js';
 export type { LockErrorDetails, LockLossReason, NodeOutcome } from './errors.js';
-export type { ExpiryModel, FencingLevel, LockCapabilities } from './capabilities.js';
+export type { DeletionNotice, ExpiryModel, FencingLevel, LockCapabilities } from './capabilities.js';
 export type * from './types.js';
 export type { LockEventBase, LockEventListener, LockEventMap } from './events.js';
 export { monotonicNow } from './clock.js';

@@ -16,7 +16,7 @@ import { BackgroundReleases } from './lifecycle/background-release.js';
 import { LocalLines, type LinePlace } from './lifecycle/local-line.js';
 import { ManagedLockHandle, type LockHandleContext } from './lock-handle.js';
 import { RenewalScheduler } from './renewal-scheduler.js';
-import type { AcquireOptions, LockHandle, LockInfo, LockProvider, TryAcquireOptions } from './types.js';
+import type { AcquireOptions, BackendWarning, LockHandle, LockInfo, LockProvider, TryAcquireOptions } from './types.js';
 import {
   type NormalizedAcquireOptions,
   normalizeAcquireOptions,
@@ -58,6 +58,9 @@ export class BaseLockProvider implements LockProvider {
   // Shared by every handle of this provider.
   readonly #handleContext: LockHandleContext;
   #closing: Promise<void> | undefined;
+  // The configuration check in flight or done; cleared when it fails, so that it runs again.
+  #configurationCheck: Promise<readonly BackendWarning[]> | undefined;
+  readonly #warned = new Set<string>();
 
   constructor(backend: LockBackend, options: LockProviderOptions = {}) {
     this.#backend = backend;
@@ -73,6 +76,7 @@ export class BaseLockProvider implements LockProvider {
       renewals: new RenewalScheduler(),
       releases: new BackgroundReleases(),
     };
+    this.#checkInBackground();
   }
 
   /** The backend's capabilities, read from it each time (a session backend learns some on connecting). */
@@ -107,6 +111,32 @@ export class BaseLockProvider implements LockProvider {
 
   on<E extends keyof LockEventMap>(event: E, listener: LockEventListener<E>): () => void {
     return this.#events.on(event, listener);
+  }
+
+  checkBackend(): Promise<readonly BackendWarning[]> {
+    const backend = this.#backend;
+    if (backend.checkConfiguration === undefined) return Promise.resolve([]);
+    this.#configurationCheck ??= backend.checkConfiguration().then(
+      (warnings) => {
+        for (const warning of warnings) {
+          if (this.#warned.has(warning.code)) continue;
+          this.#warned.add(warning.code);
+          this.#events.emit('backend-warning', { provider: this.name, code: warning.code, message: warning.message });
+        }
+        return warnings;
+      },
+      (error: unknown) => {
+        this.#configurationCheck = undefined;
+        throw asLockError(error, `checking the ${this.name} backend's configuration failed`);
+      },
+    );
+    return this.#configurationCheck;
+  }
+
+  #checkInBackground(): void {
+    if (this.#configurationCheck !== undefined || this.#closing !== undefined || this.#backend.checkConfiguration === undefined) return;
+    // Unreachable now: asked again at the next grant (which proves the backend answers).
+    this.checkBackend().catch(() => undefined);
   }
 
   close(): Promise<void> {
@@ -242,6 +272,7 @@ export class BaseLockProvider implements LockProvider {
   ): ManagedLockHandle {
     this.#held.add(handle);
     handle.attach(grant, monotonicNow());
+    if (this.#configurationCheck === undefined) this.#checkInBackground();
     this.#emit('acquired', handle.key, settings, {
       ownerId: handle.ownerId,
       fencingToken: grant.fencingToken,

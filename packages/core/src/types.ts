@@ -152,8 +152,25 @@ export interface LockProvider extends AsyncDisposable {
   inspect(key: string): Promise<LockInfo | undefined>;
   /** Subscribes to an event; returns a function that unsubscribes. */
   on<E extends keyof LockEventMap>(event: E, listener: LockEventListener<E>): () => void;
+  /**
+   * Runs the backend's configuration check (once; connecting if needed) and resolves the warnings
+   * it found: settings of the server that weaken what the provider guarantees, such as a Redis
+   * eviction policy. Providers run it on their own when created and emit each warning once as a
+   * `backend-warning` event; this lets a tool wait for the answer. Optional: a provider without a
+   * check has nothing to report.
+   * @throws {@link LockError} `LOCK_BACKEND_UNAVAILABLE` when the backend cannot be asked.
+   */
+  checkBackend?(): Promise<readonly BackendWarning[]>;
   /** Releases every lock this provider still holds, then closes what the provider opened. Idempotent. */
   close(): Promise<void>;
+}
+
+/** A setting of the backend that weakens what the provider guarantees, found by its configuration check. */
+export interface BackendWarning {
+  /** A stable identifier, e.g. `redis-eviction-policy`. */
+  readonly code: string;
+  /** What was found, what it risks and what is safe, in plain words (server addresses, never credentials). */
+  readonly message: string;
 }
 
 /** The `cause`-carrying error type handles abort their signal with. */

@@ -165,8 +165,10 @@ describe('normalizeCapabilities', () => {
       expiry: 'per-lock',
       ttlResolutionMs: 1,
       minTtlMs: 1,
+      deletionNotice: 'validity',
     });
     expect(Object.isFrozen(filled)).toBe(true);
+    expect(() => normalizeCapabilities({ fencing: 'none', deletionNotice: 'never' as never })).toThrow(LockTypeError);
     expect(() => normalizeCapabilities({ fencing: 'strong' as never })).toThrow(LockTypeError);
     expect(() => normalizeCapabilities({ fencing: 'none', minTtlMs: 0 })).toThrow(LockTypeError);
   });

@@ -152,6 +152,11 @@ export function instrumentLockProvider(
     recovered(event) {
       setState(event.ownerId, 'held')?.span?.addEvent(SpanEventName.RECOVERED);
     },
+    'backend-warning'(event) {
+      instruments.backendWarnings.add(1, { [AttributeName.BACKEND]: event.provider, [AttributeName.WARNING_CODE]: event.code });
+      // Also where operators look first: the message says what is unsafe and what to change.
+      diag.warn(`@fencelock/opentelemetry: ${event.provider}: ${event.message}`);
+    },
   };
 
   const unsubscribes: (() => void)[] = [];

@@ -10,6 +10,7 @@ export interface LockInstruments {
   readonly losses: Counter;
   readonly releaseFailures: Counter;
   readonly lateRenewals: Counter;
+  readonly backendWarnings: Counter;
   readonly extensions: Counter;
   readonly lockCount: UpDownCounter;
 }
@@ -50,6 +51,10 @@ export function createLockInstruments(meter: Meter): LockInstruments {
     lateRenewals: meter.createCounter(MetricName.LATE_RENEWALS, {
       description: 'Automatic renewals that started late or failed while the lock was still valid.',
       unit: '{renewal}',
+    }),
+    backendWarnings: meter.createCounter(MetricName.BACKEND_WARNINGS, {
+      description: 'Settings of the backend that weaken the guarantees, found by the configuration check.',
+      unit: '{warning}',
     }),
     extensions: meter.createCounter(MetricName.EXTENSIONS, {
       description: 'Successful extensions of held locks, manual or automatic.',

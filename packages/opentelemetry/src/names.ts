@@ -37,6 +37,11 @@ export const MetricName = {
   EXTENSIONS: 'fencelock.lock.extensions',
   /** UpDownCounter, `{lock}`: locks this process holds now, by state (`held`, `uncertain`). */
   LOCK_COUNT: 'fencelock.lock.count',
+  /**
+   * Counter, `{warning}`: settings of the backend that weaken the guarantees, found by the provider's
+   * configuration check (a Redis eviction policy): once per provider and warning code.
+   */
+  BACKEND_WARNINGS: 'fencelock.backend.warnings',
   /** Counter, `{rejection}`: writes a fenced resource refused for a stale fencing token. */
   FENCE_REJECTIONS: 'fencelock.fence.rejections',
 } as const;
@@ -71,6 +76,8 @@ export const AttributeName = {
   FENCE_TOKEN: 'fencelock.fence.token',
   /** Fence rejection span events: the highest token the resource had accepted, as a decimal string. */
   FENCE_HIGHEST_TOKEN: 'fencelock.fence.highest_token',
+  /** Backend warnings: the warning's code, e.g. `redis-eviction-policy`. */
+  WARNING_CODE: 'fencelock.backend.warning_code',
   /** The semantic-convention error attribute: the `LockError` code of a failed acquisition or a loss. */
   ERROR_TYPE: 'error.type',
 } as const;

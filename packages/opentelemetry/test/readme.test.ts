@@ -2,11 +2,13 @@ import { spawn } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { FencingGuard, MemoryLockProvider, type LockError } from '@fencelock/core';
+import { createLockProvider } from '@fencelock/core/adapter';
 import { DataPointType } from '@opentelemetry/sdk-metrics';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { instrumentFencingGuard, instrumentLockProvider } from '../src/index.js';
 import { nextEvent } from './support/events.js';
 import { OtelHarness } from './support/otel-harness.js';
+import { warningBackend } from './support/warning-backend.js';
 
 const packageDir = fileURLToPath(new URL('..', import.meta.url));
 const readme = await readFile(new URL('../README.md', import.meta.url), 'utf8');
@@ -57,6 +59,9 @@ describe('the README', () => {
     const guard = new FencingGuard();
     using _locks = instrumentLockProvider(locks, { meterProvider: otel.meterProvider });
     using _guard = instrumentFencingGuard(guard, { meterProvider: otel.meterProvider });
+    const checked = createLockProvider(warningBackend());
+    using _checked = instrumentLockProvider(checked, { meterProvider: otel.meterProvider });
+    await checked.checkBackend?.();
     // Make every instrument record something.
     const holder = await locks.acquire('readme:a', { autoExtend: false });
     await holder.extend();
@@ -85,9 +90,10 @@ describe('the README', () => {
       })
       .sort();
     expect(exported).toEqual(documentedMetrics());
-    expect(exported).toHaveLength(8);
+    expect(exported).toHaveLength(9);
     await current.release();
     await locks.close();
+    await checked.close();
   });
 
   it('starts with an example that runs and exports fencelock metrics', async () => {

@@ -26,3 +26,4 @@ export {
   type RedisLockCommands,
   type ScriptCall,
 } from './scripts/define-commands.js';
+export { EVICTION_POLICY_WARNING, evictionPolicyWarning, mergeEvictionWarnings, type ServerCommand } from './eviction-check.js';

@@ -10,6 +10,8 @@ export const REDIS_MIN_TTL_MS = 100;
  * - `notify`: releases are published; waiters wake at once (expiry is found by polling).
  * - `fifo: false`: after a release, every waiter tries and the fastest wins.
  * - `ttlResolutionMs: 1`: `PX` takes milliseconds.
+ * - `deletionNotice: 'renewal'`: a lock key deleted behind the holder's back is found gone by the
+ *   next automatic extension (a third of the TTL), not at once.
  * - `minTtlMs: 100`: below that, a round trip and the drift margin eat most of the validity and
  *   automatic extension (every third of the TTL) would hammer the server.
  */
@@ -23,4 +25,5 @@ export const REDIS_CAPABILITIES: LockCapabilities = normalizeCapabilities({
   expiry: 'per-lock',
   ttlResolutionMs: 1,
   minTtlMs: REDIS_MIN_TTL_MS,
+  deletionNotice: 'renewal',
 });

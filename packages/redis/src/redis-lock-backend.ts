@@ -10,6 +10,7 @@ import {
   withRequestTimeout,
   type BackendAcquireRequest,
   type BackendGrant,
+  type BackendWarning,
   type GrantObserver,
   type LockBackend,
   type LockInfo,
@@ -18,14 +19,17 @@ import {
 import {
   ExtendBatcher,
   HANDOFF_RESERVATION_MS,
+  evictionPolicyWarning,
   extendManyCommand,
+  mergeEvictionWarnings,
   inspectScript,
   redisLockScripts,
   registerRedisLockScripts,
   scriptCall,
   variadicCommandName,
 } from '@fencelock/redis-shared';
-import type { Redis } from 'ioredis';
+import { once } from 'node:events';
+import type { Cluster, Redis } from 'ioredis';
 import { REDIS_CAPABILITIES } from './redis-capabilities.js';
 import { closeRedisConnection, type RedisConnection } from './redis-connection.js';
 import { redisLockKeys, type RedisLockKeys } from './redis-keys.js';
@@ -161,6 +165,24 @@ export class RedisLockBackend implements LockBackend {
     );
     if (grant === undefined && lastError !== undefined) throw lastError;
     return grant;
+  }
+
+  async checkConfiguration(): Promise<readonly BackendWarning[]> {
+    const { client } = this.#connection;
+    // Every master of a cluster holds locks: each one's policy counts.
+    // isCluster, not instanceof: the user's client may come from another copy of ioredis.
+    const servers: Redis[] = client.isCluster ? (client as Cluster).nodes('master') : [client as Redis];
+    if (servers.length === 0) throw new Error('the cluster has not connected yet');
+    return mergeEvictionWarnings(
+      await Promise.all(
+      servers.map((server) =>
+        evictionPolicyWarning(
+          (args) => this.#bounded(server.call(args[0]!, ...args.slice(1)), 'reading maxmemory-policy'),
+          `${server.options.host ?? 'localhost'}:${server.options.port ?? 6379}`,
+        ),
+      ),
+      ),
+    );
   }
 
   async inspect(key: string): Promise<LockInfo | undefined> {

@@ -3,7 +3,7 @@ import { redisCommand, topology } from '@fencelock/test-infra';
 import type { Cluster } from 'ioredis';
 import { randomUUID } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { defineRedisLockCommands, hashSlot } from '@fencelock/redis-shared';
+import { EVICTION_POLICY_WARNING, defineRedisLockCommands, hashSlot } from '@fencelock/redis-shared';
 import { createRedisLockProvider } from '../src/index.js';
 import { redisLockKeys } from '../src/redis-keys.js';
 import { clusterNode, newCluster } from './helpers.js';
@@ -73,5 +73,23 @@ describe('redis cluster: keys with braces', () => {
     expect(await commands.release(keys.lock, 'one')).toBe(true);
     expect((await commands.acquire(keys.lock, keys.fence, 'two', 10_000))! > retried!).toBe(true);
     expect(await commands.release(keys.lock, 'two')).toBe(true);
+  });
+});
+
+describe('redis cluster: the eviction-policy warning', () => {
+  it('reads every master: one master with volatile-lru is enough for the warning', async () => {
+    const cluster = newCluster(redisClusterUrls);
+    const provider = createRedisLockProvider({ client: cluster });
+    // Without maxmemory the policy never acts: setting it on the shared cluster changes nothing else.
+    await redisCommand(firstPort, ['CONFIG', 'SET', 'maxmemory-policy', 'volatile-lru']);
+    try {
+      const warnings = (await provider.checkBackend?.()) ?? [];
+      expect(warnings.map((warning) => warning.code)).toEqual([EVICTION_POLICY_WARNING]);
+      expect(warnings[0]?.message).toContain(`:${firstPort} runs maxmemory-policy "volatile-lru"`);
+    } finally {
+      await redisCommand(firstPort, ['CONFIG', 'SET', 'maxmemory-policy', 'noeviction']);
+      await provider.close();
+      cluster.disconnect();
+    }
   });
 });

@@ -3,7 +3,7 @@ import { topology } from '@fencelock/test-infra';
 import type { Cluster } from 'ioredis';
 import { afterAll } from 'vitest';
 import { createRedisLockProvider } from '../src/index.js';
-import { EXPECTED_CAPABILITIES, backendWaiters, crashProvider, newCluster, onCluster, onServer } from './helpers.js';
+import { EXPECTED_CAPABILITIES, backendWaiters, crashProvider, deleteLockKey, newCluster, onCluster, onServer } from './helpers.js';
 
 const { redisUrl, redisClusterUrls } = topology();
 const redisPort = Number(new URL(redisUrl).port || 6379);
@@ -12,7 +12,7 @@ describeLockProvider({
   name: 'redis (single, shared server)',
   createProvider: () => createRedisLockProvider({ connection: redisUrl, defaultTtlMs: 2_000 }),
   expectCapabilities: EXPECTED_CAPABILITIES,
-  harness: { crashProvider, backendWaiters: backendWaiters(onServer(redisPort)) },
+  harness: { crashProvider, backendWaiters: backendWaiters(onServer(redisPort)), deleteLock: deleteLockKey(onServer(redisPort)) },
   shortTtlMs: 500,
 });
 
@@ -34,7 +34,7 @@ describeLockProvider({
     return createRedisLockProvider({ client: cluster, defaultTtlMs: 2_000 });
   },
   expectCapabilities: EXPECTED_CAPABILITIES,
-  harness: { crashProvider, backendWaiters: backendWaiters(onCluster(inspector)) },
+  harness: { crashProvider, backendWaiters: backendWaiters(onCluster(inspector)), deleteLock: deleteLockKey(onCluster(inspector)) },
   shortTtlMs: 500,
   keyPrefix: 'conf}{ormance:',
 });

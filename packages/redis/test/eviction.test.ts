@@ -4,7 +4,8 @@
  * evict them or the fence counter); only `noeviction` keeps them, refusing writes instead. The
  * volatile case is the negative control of docs/SAFETY.md ("Configurations that void the guarantees").
  */
-import { isLockError } from '@fencelock/core';
+import { isLockError, type LockEventMap } from '@fencelock/core';
+import { EVICTION_POLICY_WARNING } from '@fencelock/redis-shared';
 import { redisCommand, startRedisServer, type RedisServer } from '@fencelock/test-infra';
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -88,6 +89,57 @@ describe('maxmemory-policy', () => {
     } finally {
       await redisCommand(server.port, ['FLUSHALL']);
       await Promise.all([a.close(), b.close()]);
+    }
+  });
+});
+
+describe('the eviction-policy warning', () => {
+  it('is emitted once, at connect, when the policy is not noeviction; checkBackend answers it', async () => {
+    await configure('volatile-lru');
+    const provider = createRedisLockProvider({ connection: server.url });
+    try {
+      const warnings: LockEventMap['backend-warning'][] = [];
+      provider.on('backend-warning', (event) => warnings.push(event));
+      const found = await provider.checkBackend?.();
+      expect(found).toHaveLength(1);
+      expect(found?.[0]?.code).toBe(EVICTION_POLICY_WARNING);
+      expect(found?.[0]?.message).toContain('"volatile-lru"');
+      expect(found?.[0]?.message).toContain(`127.0.0.1:${server.port}`);
+      // The check ran once, when the provider was created: the event came once, before any lock.
+      expect(warnings.map((event) => [event.provider, event.code])).toEqual([['redis', EVICTION_POLICY_WARNING]]);
+      const lock = await provider.acquire(`warned:${randomUUID()}`);
+      await lock.release();
+      expect(warnings).toHaveLength(1);
+    } finally {
+      await provider.close();
+    }
+  });
+
+  it('is not emitted under noeviction', async () => {
+    await configure('noeviction');
+    const provider = createRedisLockProvider({ connection: server.url });
+    try {
+      const warnings: unknown[] = [];
+      provider.on('backend-warning', (event) => warnings.push(event));
+      expect(await provider.checkBackend?.()).toEqual([]);
+      expect(warnings).toEqual([]);
+    } finally {
+      await provider.close();
+    }
+  });
+
+  it('is not emitted, and nothing fails, when the server refuses CONFIG (a managed server)', async () => {
+    await configure('volatile-lru');
+    // An ACL user that may lock but not read the configuration.
+    await redisCommand(server.port, ['ACL', 'SETUSER', 'locker', 'on', 'nopass', '~*', '&*', '+@all', '-config']);
+    const provider = createRedisLockProvider({ connection: { host: '127.0.0.1', port: server.port, username: 'locker' } });
+    try {
+      expect(await provider.checkBackend?.()).toEqual([]);
+      const lock = await provider.acquire(`refused:${randomUUID()}`);
+      expect(await lock.release()).toBe(true);
+    } finally {
+      await provider.close();
+      await redisCommand(server.port, ['ACL', 'DELUSER', 'locker']);
     }
   });
 });

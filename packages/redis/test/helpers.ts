@@ -15,6 +15,7 @@ export const EXPECTED_CAPABILITIES: Partial<LockCapabilities> = {
   expiry: 'per-lock',
   ttlResolutionMs: 1,
   minTtlMs: 100,
+  deletionNotice: 'renewal',
 };
 
 /** `redis://host:port` → an ioredis cluster startup node. */
@@ -63,6 +64,13 @@ export type RunCommand = (args: readonly (string | number)[]) => Promise<unknown
  */
 export function backendWaiters(run: RunCommand): (key: string) => Promise<number> {
   return async (key) => Number(await run(['EVAL', LIVE_WAITERS_LUA, 1, redisLockKeys('', key).waiters]));
+}
+
+/** The conformance harness's `deleteLock`: an operator's `DEL` of the lock key (side keys stay). */
+export function deleteLockKey(run: RunCommand): (key: string) => Promise<void> {
+  return async (key) => {
+    await run(['DEL', redisLockKeys('', key).lock]);
+  };
 }
 
 /** A {@link RunCommand} on a single server, over a fresh connection per command. */

@@ -1,5 +1,5 @@
-import { RequestTimeoutError, monotonicNow, waitFor, withRequestTimeout } from '@fencelock/core/adapter';
-import { extendManyCommand, extendReplyFlags } from '@fencelock/redis-shared';
+import { RequestTimeoutError, monotonicNow, waitFor, withRequestTimeout, type BackendWarning } from '@fencelock/core/adapter';
+import { evictionPolicyWarning, extendManyCommand, extendReplyFlags } from '@fencelock/redis-shared';
 import type { Redis } from 'ioredis';
 import type { RedlockKeys } from './lock-keys.js';
 import { type RedlockScripts, defineRedlockScripts } from './redlock-scripts.js';
@@ -182,6 +182,11 @@ export class MasterNode {
       },
       timeoutMs,
     );
+  }
+
+  /** This master's eviction-policy warning, if its `maxmemory-policy` is not `noeviction` (see `evictionPolicyWarning`). */
+  evictionWarning(timeoutMs: number): Promise<NodeReply<BackendWarning | undefined>> {
+    return this.#call(() => evictionPolicyWarning(([command, ...args]) => this.client.call(command!, ...args), this.name), timeoutMs);
   }
 
   /** True while the client's connection is up and ready. */

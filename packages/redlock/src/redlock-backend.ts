@@ -1,6 +1,7 @@
 import {
   type BackendAcquireRequest,
   type BackendGrant,
+  type BackendWarning,
   type GrantObserver,
   type LockBackend,
   type LockHolder,
@@ -11,6 +12,7 @@ import {
   DEFAULT_RETRY,
   waitForGrant,
 } from '@fencelock/core/adapter';
+import { mergeEvictionWarnings } from '@fencelock/redis-shared';
 import { type AcquireRound, type MasterCopy, acquireRound } from './acquire-round.js';
 import { ExtendRounds } from './extend-round.js';
 import { type RedlockKeys, redlockKeys } from './lock-keys.js';
@@ -44,6 +46,8 @@ export const REDLOCK_CAPABILITIES = normalizeCapabilities({
   expiry: 'per-lock',
   ttlResolutionMs: 1,
   minTtlMs: REDLOCK_MIN_TTL_MS,
+  // A key deleted on enough masters fails the next extension's majority.
+  deletionNotice: 'renewal',
 });
 
 // A round whose majority came back after the TTL minus drift is retried this many times in a row,
@@ -214,6 +218,18 @@ export class RedlockBackend implements LockBackend {
     if (final?.kind === 'failing' || final?.kind === 'unreachable') throw quorumNotReachedError(request.key, 'acquiring', this.#quorum, final.tally);
     if (final?.kind === 'validity-exhausted') throw exhausted(final);
     return undefined;
+  }
+
+  /**
+   * The masters' eviction policies: one warning naming every master that is not on `noeviction` (a
+   * lock key evicted on enough masters gives a second majority). Masters that do not answer are
+   * skipped; rejects only when none answers, so that core asks again later.
+   */
+  async checkConfiguration(): Promise<readonly BackendWarning[]> {
+    const timeoutMs = requestTimeoutFor(this.#options, 10_000);
+    const replies = await Promise.all(this.#masters.map((master) => master.evictionWarning(timeoutMs)));
+    if (!replies.some((reply) => reply.ok)) throw new Error('no Redlock master answered the configuration check');
+    return mergeEvictionWarnings(replies.map((reply) => (reply.ok ? reply.value : undefined)));
   }
 
   /**

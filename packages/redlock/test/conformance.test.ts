@@ -3,10 +3,12 @@ import { topology } from '@fencelock/test-infra';
 import { afterAll } from 'vitest';
 import { createRedlockLockProvider } from '../src/index.js';
 import { REDLOCK_EXPECTED_CAPABILITIES } from './expected-capabilities.js';
-import { providerFactory, redlockWaiters } from './helpers.js';
+import { deleteOnMasters, providerFactory, redlockWaiters } from './helpers.js';
 
 const { redlockUrls, servers } = topology();
-const backendWaiters = redlockWaiters(() => servers.redlock.map((endpoint) => endpoint.port));
+const ports = (): readonly number[] => servers.redlock.map((endpoint) => endpoint.port);
+const backendWaiters = redlockWaiters(ports);
+const deleteLock = deleteOnMasters(ports);
 
 // Handed-in clients, so the crash harness can drop a provider's connections without any release.
 const handed = providerFactory(() => redlockUrls);
@@ -17,7 +19,7 @@ describeLockProvider({
   createProvider: handed.createProvider,
   expectCapabilities: REDLOCK_EXPECTED_CAPABILITIES,
   shortTtlMs: 400,
-  harness: { crashProvider: handed.crashProvider, backendWaiters },
+  harness: { crashProvider: handed.crashProvider, backendWaiters, deleteLock },
 });
 
 // The path most users take: URLs, clients created, owned and closed by the provider.
@@ -26,5 +28,5 @@ describeLockProvider({
   createProvider: () => createRedlockLockProvider({ masters: redlockUrls, defaultTtlMs: 3_000 }),
   expectCapabilities: REDLOCK_EXPECTED_CAPABILITIES,
   shortTtlMs: 400,
-  harness: { backendWaiters },
+  harness: { backendWaiters, deleteLock },
 });

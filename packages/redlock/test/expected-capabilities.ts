@@ -11,4 +11,5 @@ export const REDLOCK_EXPECTED_CAPABILITIES: Partial<LockCapabilities> = {
   expiry: 'per-lock',
   ttlResolutionMs: 1,
   minTtlMs: 10,
+  deletionNotice: 'renewal',
 };

@@ -28,6 +28,14 @@ export function redlockWaiters(ports: () => readonly number[], prefix = ''): (ke
   };
 }
 
+/** The conformance harness's `deleteLock`: an operator's `DEL` of the lock key on every master. */
+export function deleteOnMasters(ports: () => readonly number[], prefix = ''): (key: string) => Promise<void> {
+  return async (key) => {
+    const { lock } = redlockKeys(prefix, key);
+    await Promise.all(ports().map((port) => redisCommand(port, ['DEL', lock])));
+  };
+}
+
 /**
  * Providers over handed-in clients, so a test can "crash" one (drop its connections without any
  * release) — the provider never closes clients it did not create, so the factory closes them.

@@ -12,6 +12,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { afterAll, describe, expect, it, vi } from 'vitest';
 import { createRedlockLockProvider } from '../src/index.js';
 import { MasterNode } from '../src/master-node.js';
+import { EVICTION_POLICY_WARNING } from '@fencelock/redis-shared';
 import { sharedMasters } from './helpers.js';
 
 const { redlockUrls, ports, open } = sharedMasters();
@@ -401,5 +402,23 @@ describe('interop with node-redlock-style locks (SET NX PX of a random value on 
     expect(await lock.release()).toBe(false);
     for (const port of ports) expect(await redisCommand(port, ['GET', key])).toBe(value);
     for (const port of ports) await redisCommand(port, ['DEL', key]);
+  });
+});
+
+describe('the eviction-policy warning', () => {
+  it('names a master whose maxmemory-policy is not noeviction, once', async () => {
+    const port = ports[2]!;
+    // Without maxmemory the policy never acts: setting it on a shared master changes nothing else.
+    await redisCommand(port, ['CONFIG', 'SET', 'maxmemory-policy', 'allkeys-lru']);
+    try {
+      const provider = open();
+      const warnings = (await provider.checkBackend?.()) ?? [];
+      expect(warnings.map((warning) => warning.code)).toEqual([EVICTION_POLICY_WARNING]);
+      expect(warnings[0]?.message).toContain(`127.0.0.1:${port} runs maxmemory-policy "allkeys-lru"`);
+    } finally {
+      await redisCommand(port, ['CONFIG', 'SET', 'maxmemory-policy', 'noeviction']);
+    }
+    const safe = open();
+    expect(await safe.checkBackend?.()).toEqual([]);
   });
 });

@@ -2,7 +2,7 @@ import { monotonicNow } from '@fencelock/core';
 import { describe, expect, it } from 'vitest';
 import { abortedWithin, freezeThread, type SuiteContext } from '../context.js';
 
-/** Faults: a paused holder, a paused or restarted backend, a crashed client. */
+/** Faults: a paused holder, a paused or restarted backend, a lock deleted behind its holder's back, a crashed client. */
 export function registerFaultCases(ctx: SuiteContext): void {
   const harness = ctx.options.harness ?? {};
   describe('faults', () => {
@@ -91,6 +91,44 @@ export function registerFaultCases(ctx: SuiteContext): void {
         await again.release();
       },
       ctx.caseTimeout(60_000),
+    );
+
+    const deleteLock = harness.deleteLock;
+    it.skipIf(deleteLock === undefined)(
+      `${deleteLock === undefined ? '[skipped: needs harness.deleteLock] ' : ''}lock deleted behind the holder's back: the holder notices as its capabilities declare, and never takes it back`,
+      async () => {
+        const [a, b] = [await ctx.provider(), await ctx.provider()];
+        const notice = a.capabilities.deletionNotice;
+        const session = a.capabilities.expiry === 'session';
+        // Long enough that a notice at the next renewal (a third of the TTL) comes well before validity ends.
+        const ttlMs = session ? undefined : Math.max(6_000, a.capabilities.minTtlMs);
+        const key = ctx.key('deleted');
+        const lock = await a.acquire(key, ttlMs === undefined ? {} : { ttlMs });
+        const validUntil = lock.validUntil;
+        await deleteLock!(key);
+        const deletedAt = monotonicNow();
+        // The hazard an operator creates: the key is free at once, for anyone.
+        const next = await b.acquire(key, { waitMs: ctx.bound(5_000) });
+        const bound =
+          notice === 'watch'
+            ? ctx.bound(2_000)
+            : notice === 'renewal'
+              ? (ttlMs ?? 0) / 3 + ctx.bound(2_000)
+              : validUntil - deletedAt + ctx.bound(2_000);
+        const reason = await abortedWithin(lock.signal, bound, `the loss signal after the lock was deleted (${notice})`);
+        expect(reason).toMatchObject({ code: 'LOCK_LOST' });
+        // A watch or a failed renewal tells before the validity the handle had when the record went.
+        if (notice !== 'validity') expect(monotonicNow()).toBeLessThan(validUntil);
+        expect(lock.isHeld()).toBe(false);
+        await expect(lock.extend()).rejects.toMatchObject({ code: a.capabilities.extend ? 'LOCK_LOST' : 'LOCK_UNSUPPORTED' });
+        expect(await lock.release()).toBe(false);
+        // The old holder's release took nothing from the new one.
+        expect(next.isHeld()).toBe(true);
+        expect((await b.inspect(key))?.holders.map((h) => h.ownerId)).toEqual([next.ownerId]);
+        if (b.capabilities.fencing !== 'none') expect(next.fencingToken! > lock.fencingToken!).toBe(true);
+        expect(await next.release()).toBe(true);
+      },
+      ctx.caseTimeout(40_000),
     );
 
     const crash = harness.crashProvider;

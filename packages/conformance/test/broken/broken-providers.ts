@@ -174,6 +174,38 @@ export function lostSignalNeverFired(store: MemoryLockStore): LockProvider {
   });
 }
 
+/**
+ * Claims to watch its lock record but does not: after the record is deleted behind its back, the
+ * handle still reports the lock held until its validity runs out.
+ */
+export function deletionUnnoticed(store: MemoryLockStore): LockProvider {
+  return new WrappedProvider(store, {
+    wrap: (handle) => {
+      const expiry = new AbortController();
+      const timer = setTimeout(
+        () => expiry.abort(handle.signal.aborted ? handle.signal.reason : new Error('expired')),
+        Math.max(0, handle.validUntil - performance.now()),
+      );
+      timer.unref();
+      let released = false;
+      // The real signal is followed only for what is not a deletion: release, close, expiry.
+      handle.signal.addEventListener('abort', () => {
+        const reason: unknown = handle.signal.reason;
+        if ((reason as { reason?: unknown } | undefined)?.reason !== 'taken-over') expiry.abort(reason);
+      });
+      return delegate(handle, {
+        signal: expiry.signal,
+        isHeld: () => !released && !expiry.signal.aborted,
+        release: () => {
+          released = true;
+          clearTimeout(timer);
+          return handle.release();
+        },
+      });
+    },
+  });
+}
+
 // The last handle granted per key and store, to tell when its validity has passed.
 const lastGrant = new WeakMap<MemoryLockStore, Map<string, LockHandle>>();
 
@@ -224,4 +256,5 @@ export const BROKEN_PROVIDERS = {
   'never-expires': neverExpires,
   'lost-signal-never-fired': lostSignalNeverFired,
   'double-grant-after-expiry': doubleGrantAfterExpiry,
+  'deletion-unnoticed': deletionUnnoticed,
 } as const;

@@ -6,6 +6,11 @@ const store = new MemoryLockStore();
 describeLockProvider({
   name: 'healthy-control',
   createProvider: () => new MemoryLockProvider({ store }),
+  harness: {
+    deleteLock: async (key) => {
+      store.deleteLock(key);
+    },
+  },
   shortTtlMs: 200,
   timeScale: 0.5,
   concurrency: { clients: 4, rounds: 5 },

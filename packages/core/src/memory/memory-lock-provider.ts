@@ -46,6 +46,8 @@ const MEMORY_CAPABILITIES = normalizeCapabilities({
   expiry: 'per-lock',
   ttlResolutionMs: 1,
   minTtlMs: 1,
+  // MemoryLockStore.deleteLock tells every holder at once.
+  deletionNotice: 'watch',
 });
 
 class MemoryBackend implements LockBackend {

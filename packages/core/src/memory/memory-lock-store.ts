@@ -114,6 +114,26 @@ export class MemoryLockStore {
     return true;
   }
 
+  /**
+   * Deletes `key`'s lock record as an operator deleting a key or znode on a server would: every
+   * holder loses the lock at once (its signal aborts with `LOCK_LOST`, as a backend watch tells a
+   * holder) and the next waiters are granted. For tests of how code copes with such a delete.
+   * Returns how many holders were removed.
+   */
+  deleteLock(key: string): number {
+    const state = this.#keys.get(key);
+    if (state === undefined) return 0;
+    const removed = [...state.holders.values()];
+    state.holders.clear();
+    for (const holder of removed) {
+      clearTimeout(holder.timer);
+      holder.observer.lost(lockLostError(key, 'taken-over'));
+    }
+    this.#drain(key, state);
+    this.#forget(key, state);
+    return removed.length;
+  }
+
   /** The current holders of `key`. */
   inspect(key: string): LockInfo | undefined {
     const state = this.#keys.get(key);

@@ -1,0 +1,17 @@
+import { MemoryLockStore } from '@fencelock/core';
+import { describeLockProvider } from '../../src/index.js';
+import { BROKEN_PROVIDERS } from './broken-providers.js';
+
+const store = new MemoryLockStore();
+describeLockProvider({
+  name: 'deletion-unnoticed',
+  createProvider: () => BROKEN_PROVIDERS['deletion-unnoticed'](store),
+  harness: {
+    deleteLock: async (key) => {
+      store.deleteLock(key);
+    },
+  },
+  shortTtlMs: 200,
+  timeScale: 0.5,
+  concurrency: { clients: 4, rounds: 5 },
+});
