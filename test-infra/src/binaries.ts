@@ -76,8 +76,20 @@ export function findPostgresBinDir(): string | undefined {
   return undefined;
 }
 
+/** A system user's name and numeric ids, from /etc/passwd. */
+export interface SystemUser {
+  readonly name: string;
+  readonly uid: number;
+  readonly gid: number;
+}
+
 /** Numeric ids of the `postgres` system user from /etc/passwd, or undefined when there is none. */
-export function postgresSystemUser(): { readonly uid: number; readonly gid: number } | undefined {
+export function postgresSystemUser(): SystemUser | undefined {
+  return systemUser(POSTGRES_SYSTEM_USER);
+}
+
+/** Numeric ids of the system user `name` from /etc/passwd, or undefined when there is none. */
+export function systemUser(name: string): SystemUser | undefined {
   let passwd: string;
   try {
     passwd = readFileSync('/etc/passwd', 'utf8');
@@ -85,8 +97,8 @@ export function postgresSystemUser(): { readonly uid: number; readonly gid: numb
     return undefined;
   }
   for (const line of passwd.split('\n')) {
-    const [name, , uid, gid] = line.split(':');
-    if (name === POSTGRES_SYSTEM_USER && uid !== undefined && gid !== undefined) return { uid: Number(uid), gid: Number(gid) };
+    const [entry, , uid, gid] = line.split(':');
+    if (entry === name && uid !== undefined && gid !== undefined) return { name, uid: Number(uid), gid: Number(gid) };
   }
   return undefined;
 }

@@ -48,12 +48,16 @@ export {
   findExecutable,
   findPostgresBinDir,
   postgresSystemUser,
+  systemUser,
   POSTGRES_SYSTEM_USER,
   ZOOKEEPER_JAR,
   SLF4J_SIMPLE_JAR,
   CURATOR_RECIPES_JAR,
   SYSTEM_PYTHON,
 } from './binaries.js';
+export type { SystemUser } from './binaries.js';
+export { canEnter, tempRootFor } from './reach.js';
+export type { UserIdentity } from './reach.js';
 export { InfraError, logTail } from './errors.js';
 export { waitFor, sleep, withTimeout, WaitTimeoutError } from './wait.js';
 export * from './zookeeper-lock-peers.js';

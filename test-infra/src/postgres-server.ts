@@ -3,16 +3,17 @@
  * throwaway data dir, and the server's command line. PostgreSQL refuses to run as root, so as root
  * both initdb and the server run as the `postgres` system user (through `setpriv`, which execs:
  * the PID we record is the server's own), in a temp dir that user owns — `.infra/` is private to
- * root and the server could not enter it.
+ * root and the server could not enter it, nor a checkout under a private home or mode-700 folder.
+ * Nothing the server or initdb opens lives in the checkout: we open the logs and pass descriptors.
  */
 import { spawn } from 'node:child_process';
 import { chmod, chown, mkdir, mkdtemp } from 'node:fs/promises';
 import { closeSync, openSync, realpathSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { POSTGRES_SYSTEM_USER, postgresSystemUser } from './binaries.js';
 import { InfraError, formatLogTail } from './errors.js';
 import { LOOPBACK } from './ports.js';
+import { tempRootFor } from './reach.js';
 import type { ServerSpec } from './processes.js';
 
 /** How long initdb may take, in ms (about 2.5 s here; it writes a whole template database). */
@@ -37,7 +38,8 @@ function asPostgresUser(program: string, args: readonly string[]): { command: st
 /**
  * Creates an empty data dir the server may own and returns its real path: `preferred` when we are
  * not root, else a fresh `fencelock-postgres-*` temp dir owned by the postgres system user (mode
- * 0700, as the server demands). The caller deletes it when the server is stopped.
+ * 0700, as the server demands), in os.tmpdir() or, when that user cannot enter it, in /tmp. The
+ * caller deletes it when the server is stopped.
  */
 export async function preparePostgresDataDir(preferred: string): Promise<string> {
   if (!runningAsRoot()) {
@@ -46,7 +48,7 @@ export async function preparePostgresDataDir(preferred: string): Promise<string>
   }
   const user = postgresSystemUser();
   if (user === undefined) throw new InfraError(`PostgreSQL refuses to run as root and there is no "${POSTGRES_SYSTEM_USER}" system user`);
-  const dir = realpathSync(await mkdtemp(join(tmpdir(), 'fencelock-postgres-')));
+  const dir = realpathSync(await mkdtemp(join(tempRootFor(user), 'fencelock-postgres-')));
   await chown(dir, user.uid, user.gid);
   await chmod(dir, 0o700);
   return dir;
