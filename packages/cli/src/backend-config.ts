@@ -1,3 +1,4 @@
+import { etcdKeyLayout, LAYOUT_SOURCES, redisKeyLayout, zooKeeperKeyLayout, type EtcdKeyLayout, type LayoutSource, type RedisKeyLayout, type ZooKeeperKeyLayout } from './key-layout.js';
 import { UsageError } from './usage-error.js';
 
 /** The backends `fencelock` can lock on. */
@@ -6,12 +7,15 @@ export type BackendName = 'redis' | 'redlock' | 'etcd' | 'zookeeper';
 /** Every backend, in the order help lists them. */
 export const BACKEND_NAMES: readonly BackendName[] = ['redis', 'redlock', 'etcd', 'zookeeper'];
 
-/** Where to lock: a backend and its addresses, checked (no connection made yet). */
+/**
+ * Where to lock: a backend, its addresses and the key layout settings that were given, checked (no
+ * connection made yet). A key layout setting that is absent is left to the adapter's default.
+ */
 export type BackendConfig =
-  | { readonly backend: 'redis'; readonly url: string }
-  | { readonly backend: 'redlock'; readonly urls: readonly string[] }
-  | { readonly backend: 'etcd'; readonly endpoints: readonly string[] }
-  | { readonly backend: 'zookeeper'; readonly connectionString: string };
+  | ({ readonly backend: 'redis'; readonly url: string } & RedisKeyLayout)
+  | ({ readonly backend: 'redlock'; readonly urls: readonly string[] } & RedisKeyLayout)
+  | ({ readonly backend: 'etcd'; readonly endpoints: readonly string[] } & EtcdKeyLayout)
+  | ({ readonly backend: 'zookeeper'; readonly connectionString: string } & ZooKeeperKeyLayout);
 
 /** The loopback defaults, used when neither a flag nor an environment variable gives an address. */
 export const DEFAULT_ADDRESSES = {
@@ -29,16 +33,23 @@ const ADDRESS_SOURCES = {
   zookeeper: { flag: 'zk-hosts', env: 'FENCELOCK_ZK_HOSTS' },
 } as const satisfies Record<BackendName, { flag: string; env: string }>;
 
+/** Every flag that belongs to `backend`: its address, and where it keeps its locks. */
+function backendFlags(backend: BackendName): string[] {
+  const layout: Readonly<Record<string, LayoutSource>> = LAYOUT_SOURCES[backend];
+  return [ADDRESS_SOURCES[backend].flag, ...Object.values(layout).map((source) => source.flag)];
+}
+
 /** Parsed flag values, by flag name. */
 export type Values = Readonly<Record<string, string | boolean | undefined>>;
 /** Environment variables, as `process.env` holds them. */
 export type Env = Readonly<Record<string, string | undefined>>;
 
 /**
- * Picks the backend and its addresses: a flag wins over its `FENCELOCK_*` variable, which wins over
- * the loopback default. Checks the addresses' form; an address flag of another backend is refused
- * (a likely mistake), while other backends' variables are ignored (one environment may describe all).
- * @throws UsageError on a bad backend name or a malformed address.
+ * Picks the backend, its addresses and its key layout: a flag wins over its `FENCELOCK_*` variable,
+ * which wins over the loopback default (for addresses) or the adapter's default (for the key
+ * layout). Checks every value's form; a flag of another backend is refused (a likely mistake), while
+ * other backends' variables are ignored (one environment may describe all).
+ * @throws UsageError on a bad backend name, a malformed address or a bad key layout setting.
  */
 export function resolveBackendConfig(values: Values, env: Env): BackendConfig {
   const backendText = stringValue(values.backend) ?? nonEmpty(env.FENCELOCK_BACKEND) ?? 'redis';
@@ -47,10 +58,9 @@ export function resolveBackendConfig(values: Values, env: Env): BackendConfig {
     const from = values.backend === undefined ? 'FENCELOCK_BACKEND' : '--backend';
     throw new UsageError(`${from} must be one of ${BACKEND_NAMES.join(', ')}, got ${JSON.stringify(backendText)}`);
   }
-  for (const [name, source] of Object.entries(ADDRESS_SOURCES)) {
-    if (name !== backend && values[source.flag] !== undefined) {
-      throw new UsageError(`--${source.flag} is for --backend ${name}, but the backend is ${backend}`);
-    }
+  for (const name of BACKEND_NAMES) {
+    const foreign = name === backend ? undefined : backendFlags(name).find((flag) => values[flag] !== undefined);
+    if (foreign !== undefined) throw new UsageError(`--${foreign} is for --backend ${name}, but the backend is ${backend}`);
   }
   const { flag, env: variable } = ADDRESS_SOURCES[backend];
   const given = stringValue(values[flag]);
@@ -60,22 +70,23 @@ export function resolveBackendConfig(values: Values, env: Env): BackendConfig {
     case 'redis': {
       const urls = parseUrls(raw, origin, ['redis:', 'rediss:'], 'redis://127.0.0.1:6379');
       if (urls.length !== 1) throw new UsageError(`${origin} must be one Redis URL, got ${urls.length}`);
-      return { backend, url: urls[0] as string };
+      return { backend, url: urls[0] as string, ...redisKeyLayout(backend, values, env) };
     }
     case 'redlock': {
       const urls = parseUrls(raw, origin, ['redis:', 'rediss:'], 'redis://127.0.0.1:7001');
       if (urls.length < 3 || urls.length % 2 === 0) {
         throw new UsageError(`${origin} must list an odd number of independent Redis masters, at least 3; got ${urls.length}`);
       }
-      return { backend, urls };
+      return { backend, urls, ...redisKeyLayout(backend, values, env) };
     }
     case 'etcd': {
       // etcd endpoints are often written without a scheme; etcd's own default is plain http.
       const withScheme = splitList(raw, origin).map((item) => (/^[a-z][a-z0-9+.-]*:\/\//i.test(item) ? item : `http://${item}`));
-      return { backend, endpoints: parseUrls(withScheme.join(','), origin, ['http:', 'https:'], 'http://127.0.0.1:2379') };
+      const endpoints = parseUrls(withScheme.join(','), origin, ['http:', 'https:'], 'http://127.0.0.1:2379');
+      return { backend, endpoints, ...etcdKeyLayout(values, env) };
     }
     case 'zookeeper':
-      return { backend, connectionString: parseZooKeeperHosts(raw, origin) };
+      return { backend, connectionString: parseZooKeeperHosts(raw, origin), ...zooKeeperKeyLayout(values, env) };
   }
 }
 
@@ -91,6 +102,29 @@ export function describeBackend(config: BackendConfig): string {
     case 'zookeeper':
       return `zookeeper at ${config.connectionString}`;
   }
+}
+
+/**
+ * The backend, its addresses and any key layout setting that was given, for `--verbose` and
+ * `inspect`: says where fencelock looked, so a lock held under another layout is not a mystery.
+ */
+export function describeLocation(config: BackendConfig): string {
+  const settings: string[] = [];
+  switch (config.backend) {
+    case 'redis':
+    case 'redlock':
+      if (config.keyPrefix !== undefined) settings.push(`key prefix ${JSON.stringify(config.keyPrefix)}`);
+      break;
+    case 'etcd':
+      if (config.keyPrefix !== undefined) settings.push(`key prefix ${JSON.stringify(config.keyPrefix)}`);
+      if (config.keyEncoding !== undefined) settings.push(`key encoding ${config.keyEncoding}`);
+      break;
+    case 'zookeeper':
+      if (config.root !== undefined) settings.push(`root ${config.root}`);
+      if (config.naming !== undefined) settings.push(`${config.naming} naming`);
+      break;
+  }
+  return [describeBackend(config), ...settings].join(', ');
 }
 
 /** The flag and variable that set the addresses of `backend`, for hints. */

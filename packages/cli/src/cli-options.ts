@@ -1,3 +1,5 @@
+import { ETCD_KEY_ENCODING_NAMES, LAYOUT_SOURCES, ZOOKEEPER_NAMING_NAMES, type LayoutSource } from './key-layout.js';
+
 /** The commands `fencelock` runs. */
 export type CommandName = 'hold' | 'inspect';
 
@@ -20,13 +22,24 @@ export interface OptionSpec {
   readonly env?: string;
 }
 
-/** Flags every command takes: the backend, its addresses, and output control. */
+/** A key layout flag: its name and variable come from the one table the parser reads too. */
+function layoutOption(source: LayoutSource, valueName: string, description: string): OptionSpec {
+  return { name: source.flag, type: 'string', valueName, env: source.env, description };
+}
+
+/** Flags every command takes: the backend, its addresses, where it keeps its locks, and output control. */
 export const GLOBAL_OPTIONS: readonly OptionSpec[] = [
   { name: 'backend', type: 'string', short: 'b', valueName: '<name>', env: 'FENCELOCK_BACKEND', description: 'redis, redlock, etcd or zookeeper (default: redis)' },
   { name: 'redis-url', type: 'string', valueName: '<url>', env: 'FENCELOCK_REDIS_URL', description: 'the Redis server (default: redis://127.0.0.1:6379)' },
   { name: 'redlock-urls', type: 'string', valueName: '<url,url,…>', env: 'FENCELOCK_REDLOCK_URLS', description: 'the independent Redlock masters, 3 or more, an odd number (default: redis://127.0.0.1:7001 … 7005)' },
   { name: 'etcd-endpoints', type: 'string', valueName: '<url,url,…>', env: 'FENCELOCK_ETCD_ENDPOINTS', description: 'the etcd cluster (default: http://127.0.0.1:2379)' },
   { name: 'zk-hosts', type: 'string', valueName: '<host:port,…[/chroot]>', env: 'FENCELOCK_ZK_HOSTS', description: 'the ZooKeeper connection string (default: 127.0.0.1:2181)' },
+  layoutOption(LAYOUT_SOURCES.redis.keyPrefix, '<prefix>', 'the Redis key of a lock is <prefix><key>; keep it empty to share locks with redis-py\'s Lock and node-redlock (default: "")'),
+  layoutOption(LAYOUT_SOURCES.redlock.keyPrefix, '<prefix>', 'the key of a lock on every master is <prefix><key>; keep it empty to share locks with node-redlock (default: "")'),
+  layoutOption(LAYOUT_SOURCES.etcd.keyPrefix, '<prefix>', 'prepended to every lock name; "" with --etcd-key-encoding as-is names locks as etcdctl lock does (default: fencelock/)'),
+  layoutOption(LAYOUT_SOURCES.etcd.keyEncoding, `<${ETCD_KEY_ENCODING_NAMES.join('|')}>`, 'escape: %, / and control characters in the key become %XX; as-is: the key unchanged, as etcdctl lock and Go\'s concurrency.Mutex use it (default: escape)'),
+  layoutOption(LAYOUT_SOURCES.zookeeper.root, '<path>', 'locks live at <path>/<encoded key>, inside the chroot if --zk-hosts has one (default: /fencelock)'),
+  layoutOption(LAYOUT_SOURCES.zookeeper.naming, `<${ZOOKEEPER_NAMING_NAMES.join('|')}>`, 'how our lock nodes are named, so that peers see them: curator (Curator\'s InterProcessMutex; kazoo\'s Lock with extra_lock_patterns), curator-read-write (InterProcessReadWriteLock), kazoo (kazoo\'s Lock, ReadLock, WriteLock) (default: curator)'),
   { name: 'verbose', type: 'boolean', short: 'v', description: 'say what happens on stderr (waiting, acquired, token, released)' },
   { name: 'debug', type: 'boolean', description: 'print stack traces and causes of errors' },
   { name: 'help', type: 'boolean', short: 'h', description: 'show help (also: fencelock help <command>)' },

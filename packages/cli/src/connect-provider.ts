@@ -9,7 +9,8 @@ import { UsageError } from './usage-error.js';
  *
  * `lifetimeMs` is how long a lock outlives a silent holder: the default TTL of each lock on the
  * per-lock backends (Redis, Redlock), the session lease or timeout on the session backends (etcd,
- * ZooKeeper). `undefined` keeps the adapter's default. The provider owns its client and closes it
+ * ZooKeeper). `undefined` keeps the adapter's default, as does a key layout setting (key prefix,
+ * key encoding, root, naming) that `config` leaves out. The provider owns its client and closes it
  * in `close()`.
  */
 export async function connectProvider(config: BackendConfig, lifetimeMs: number | undefined): Promise<LockProvider> {
@@ -17,24 +18,29 @@ export async function connectProvider(config: BackendConfig, lifetimeMs: number 
     case 'redis': {
       const { createRedisLockProvider, REDIS_CAPABILITIES } = await import('@fencelock/redis');
       checkLifetime(lifetimeMs, REDIS_CAPABILITIES);
-      return createRedisLockProvider({ connection: config.url, ...(lifetimeMs === undefined ? {} : { defaultTtlMs: lifetimeMs }) });
+      return createRedisLockProvider({ connection: config.url, keyPrefix: config.keyPrefix, ...(lifetimeMs === undefined ? {} : { defaultTtlMs: lifetimeMs }) });
     }
     case 'redlock': {
       const { createRedlockLockProvider, REDLOCK_CAPABILITIES } = await import('@fencelock/redlock');
       checkLifetime(lifetimeMs, REDLOCK_CAPABILITIES);
-      return createRedlockLockProvider({ masters: [...config.urls], ...(lifetimeMs === undefined ? {} : { defaultTtlMs: lifetimeMs }) });
+      return createRedlockLockProvider({ masters: [...config.urls], keyPrefix: config.keyPrefix, ...(lifetimeMs === undefined ? {} : { defaultTtlMs: lifetimeMs }) });
     }
     case 'etcd': {
       const { createEtcdLockProvider, ETCD_CAPABILITIES } = await import('@fencelock/etcd');
       checkLifetime(lifetimeMs, ETCD_CAPABILITIES);
-      return createEtcdLockProvider({ connection: { hosts: [...config.endpoints] }, ...(lifetimeMs === undefined ? {} : { sessionTtlMs: lifetimeMs }) });
+      return createEtcdLockProvider({
+        connection: { hosts: [...config.endpoints] },
+        keyPrefix: config.keyPrefix,
+        keyEncoding: config.keyEncoding,
+        ...(lifetimeMs === undefined ? {} : { sessionTtlMs: lifetimeMs }),
+      });
     }
     case 'zookeeper': {
       const { createZooKeeperLockProvider, DEFAULT_SESSION_TIMEOUT_MS, ZOOKEEPER_CAPABILITIES } = await import('@fencelock/zookeeper');
       checkLifetime(lifetimeMs, ZOOKEEPER_CAPABILITIES);
       const sessionTimeoutMs = lifetimeMs ?? DEFAULT_SESSION_TIMEOUT_MS;
       // The adapter bounds each request by a third of the granted session timeout (5 s at most).
-      return createZooKeeperLockProvider({ connectionString: config.connectionString, sessionTimeoutMs });
+      return createZooKeeperLockProvider({ connectionString: config.connectionString, sessionTimeoutMs, root: config.root, naming: config.naming });
     }
   }
 }

@@ -28,11 +28,17 @@ const HOLD_EXAMPLES = [
   '  # etcd, waiting as long as it takes, with the fencing token passed on to the job.',
   '  fencelock hold -b etcd --etcd-endpoints http://10.0.0.5:2379 --wait forever deploy \\',
   '    -- sh -c \'./deploy.sh --fence "$FENCELOCK_TOKEN"\'',
+  '',
+  '  # The lock `etcdctl lock deploy` takes: etcd\'s own lock names (no prefix, the key as it is).',
+  "  fencelock hold -b etcd --etcd-key-prefix '' --etcd-key-encoding as-is deploy -- ./deploy.sh",
 ];
 
 const INSPECT_EXAMPLES = [
   '  fencelock inspect reports:nightly',
   '  FENCELOCK_BACKEND=zookeeper FENCELOCK_ZK_HOSTS=zk1:2181,zk2:2181 fencelock inspect deploy --json',
+  '',
+  '  # Who holds the lock that kazoo services take on /services/locks/deploy?',
+  '  fencelock inspect -b zookeeper --zk-root /services/locks --zk-naming kazoo deploy',
 ];
 
 const HOLD_DETAILS = [

@@ -1,6 +1,6 @@
 import { isLockError, LockErrorCode, type LockHandle, type LockProvider } from '@fencelock/core';
 import { lockAbortedError } from '@fencelock/core/adapter';
-import { describeBackend } from './backend-config.js';
+import { describeLocation } from './backend-config.js';
 import { HANDLED_SIGNALS, processSignal, type CliIo, type HandledSignal } from './cli-io.js';
 import { closeProvider, connectProvider } from './connect-provider.js';
 import { describeError, type ErrorContext } from './describe-error.js';
@@ -59,7 +59,7 @@ export async function runHold(settings: HoldSettings, io: CliIo): Promise<number
   let lock: LockHandle | undefined;
   try {
     provider = await connectProvider(settings.backend, settings.ttlMs);
-    verbose(`using ${describeBackend(settings.backend)}`);
+    verbose(`using ${describeLocation(settings.backend)}`);
     // One cheap read first: an unreachable backend is reported in seconds, where an acquire would
     // keep retrying it for the whole --wait.
     await abortable(provider.inspect(settings.key), interrupt.signal, settings.key);

@@ -7,6 +7,8 @@ export { parseCommandLine, DEFAULT_WAIT_MS, DEFAULT_KILL_GRACE_MS } from './pars
 export type { GlobalSettings, HoldSettings, InspectSettings, Invocation } from './parse-command-line.js';
 export { BACKEND_NAMES, DEFAULT_ADDRESSES, resolveBackendConfig } from './backend-config.js';
 export type { BackendConfig, BackendName, Env, Values } from './backend-config.js';
+export { ETCD_KEY_ENCODING_NAMES, ZOOKEEPER_NAMING_NAMES } from './key-layout.js';
+export type { EtcdKeyEncoding, EtcdKeyLayout, RedisKeyLayout, ZooKeeperKeyLayout, ZooKeeperNaming } from './key-layout.js';
 export type { CommandName } from './cli-options.js';
 export { parseDuration } from './duration.js';
 export type { DurationRules } from './duration.js';

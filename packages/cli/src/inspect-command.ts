@@ -1,5 +1,5 @@
 import type { LockInfo, LockProvider } from '@fencelock/core';
-import { describeBackend } from './backend-config.js';
+import { describeLocation } from './backend-config.js';
 import type { CliIo } from './cli-io.js';
 import { closeProvider, connectProvider } from './connect-provider.js';
 import { describeError } from './describe-error.js';
@@ -40,7 +40,7 @@ export async function runInspect(settings: InspectSettings, io: CliIo): Promise<
     provider = await connectProvider(settings.backend, undefined);
     const info = await provider.inspect(settings.key);
     const json = inspectJson(settings.key, provider.name, info);
-    io.stdout.write(settings.json ? `${JSON.stringify(json)}\n` : formatInspect(json, describeBackend(settings.backend)));
+    io.stdout.write(settings.json ? `${JSON.stringify(json)}\n` : formatInspect(json, describeLocation(settings.backend)));
     return ExitCode.OK;
   } catch (error) {
     const report = describeError(error, { backend: settings.backend, key: settings.key, debug: settings.debug });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_KILL_GRACE_MS, DEFAULT_WAIT_MS, parseCommandLine, parseDuration, resolveBackendConfig, UsageError, type HoldSettings } from '../src/index.js';
+import { DEFAULT_KILL_GRACE_MS, DEFAULT_WAIT_MS, parseCommandLine, parseDuration, resolveBackendConfig, UsageError, type HoldSettings, type Values } from '../src/index.js';
 
 const NO_ENV = {};
 
@@ -62,6 +62,88 @@ describe('backend and addresses', () => {
     usageError(() => resolveBackendConfig({ backend: 'zookeeper', 'zk-hosts': 'h:2181,,h:2182' }, {}));
     usageError(() => resolveBackendConfig({ backend: 'zookeeper', 'zk-hosts': 'h:99999' }, {}));
     usageError(() => resolveBackendConfig({ backend: 'etcd', 'etcd-endpoints': 'ftp://127.0.0.1:2379' }, {}));
+  });
+});
+
+describe('where each backend keeps its locks (key prefix, key encoding, root, naming)', () => {
+  const etcd = { backend: 'etcd', endpoints: ['http://127.0.0.1:2379'] };
+  const zookeeper = { backend: 'zookeeper', connectionString: '127.0.0.1:2181' };
+
+  it('leaves every setting to the adapter unless a flag or its FENCELOCK_* variable gives it', () => {
+    expect(resolveBackendConfig({ backend: 'etcd' }, {})).toEqual(etcd);
+    expect(resolveBackendConfig({ backend: 'zookeeper' }, {})).toEqual(zookeeper);
+    // toEqual ignores undefined properties: the fields must be absent, not undefined.
+    for (const backend of ['redis', 'redlock', 'etcd', 'zookeeper']) {
+      const config = resolveBackendConfig({ backend }, {});
+      for (const field of ['keyPrefix', 'keyEncoding', 'root', 'naming']) expect(Object.hasOwn(config, field), `${backend} ${field}`).toBe(false);
+    }
+  });
+
+  it("takes etcdctl's names from flags, or from variables where an empty prefix counts", () => {
+    expect(resolveBackendConfig({ backend: 'etcd', 'etcd-key-prefix': '', 'etcd-key-encoding': 'as-is' }, {})).toEqual({ ...etcd, keyPrefix: '', keyEncoding: 'as-is' });
+    const env = { FENCELOCK_BACKEND: 'etcd', FENCELOCK_ETCD_KEY_PREFIX: '', FENCELOCK_ETCD_KEY_ENCODING: 'AS-IS ' };
+    expect(resolveBackendConfig({}, env)).toEqual({ ...etcd, keyPrefix: '', keyEncoding: 'as-is' });
+    expect(resolveBackendConfig({ 'etcd-key-prefix': 'locks/', 'etcd-key-encoding': 'escape' }, env)).toEqual({ ...etcd, keyPrefix: 'locks/', keyEncoding: 'escape' });
+  });
+
+  it("takes kazoo's and Curator's names and the root from flags or variables", () => {
+    expect(resolveBackendConfig({ backend: 'zookeeper', 'zk-root': '/services/locks', 'zk-naming': 'kazoo' }, {})).toEqual({ ...zookeeper, root: '/services/locks', naming: 'kazoo' });
+    const env = { FENCELOCK_BACKEND: 'zookeeper', FENCELOCK_ZK_ROOT: '/locks', FENCELOCK_ZK_NAMING: 'curator-read-write' };
+    expect(resolveBackendConfig({}, env)).toEqual({ ...zookeeper, root: '/locks', naming: 'curator-read-write' });
+    expect(resolveBackendConfig({ 'zk-naming': 'Curator' }, env)).toEqual({ ...zookeeper, root: '/locks', naming: 'curator' });
+    // An empty root or naming variable is unset, like an empty address variable.
+    expect(resolveBackendConfig({}, { ...env, FENCELOCK_ZK_ROOT: '', FENCELOCK_ZK_NAMING: ' ' })).toEqual(zookeeper);
+  });
+
+  it('takes the Redis and Redlock key prefixes from flags or variables', () => {
+    expect(resolveBackendConfig({ 'redis-key-prefix': 'app:' }, {})).toEqual({ backend: 'redis', url: 'redis://127.0.0.1:6379', keyPrefix: 'app:' });
+    expect(resolveBackendConfig({}, { FENCELOCK_REDIS_KEY_PREFIX: 'env:' })).toMatchObject({ backend: 'redis', keyPrefix: 'env:' });
+    expect(resolveBackendConfig({ backend: 'redlock' }, { FENCELOCK_REDLOCK_KEY_PREFIX: 'rl:' })).toMatchObject({ backend: 'redlock', keyPrefix: 'rl:' });
+    expect(resolveBackendConfig({ backend: 'redlock', 'redlock-key-prefix': '' }, {})).toMatchObject({ backend: 'redlock', keyPrefix: '' });
+    // Another backend's variables are ignored, as its addresses are.
+    const all = { FENCELOCK_ZK_ROOT: '/x', FENCELOCK_ZK_NAMING: 'kazoo', FENCELOCK_ETCD_KEY_PREFIX: '', FENCELOCK_ETCD_KEY_ENCODING: 'as-is', FENCELOCK_REDLOCK_KEY_PREFIX: 'rl:' };
+    expect(resolveBackendConfig({}, all)).toEqual({ backend: 'redis', url: 'redis://127.0.0.1:6379' });
+  });
+
+  it('refuses a bad value, naming the flag or the variable that gave it', () => {
+    const cases: [Values, Record<string, string>, RegExp][] = [
+      [{ backend: 'etcd', 'etcd-key-encoding': 'base64' }, {}, /^--etcd-key-encoding must be escape or as-is, got "base64"/],
+      [{ backend: 'etcd' }, { FENCELOCK_ETCD_KEY_ENCODING: 'raw' }, /^FENCELOCK_ETCD_KEY_ENCODING must be escape or as-is/],
+      [{ backend: 'zookeeper', 'zk-naming': 'zookeeper' }, {}, /^--zk-naming must be curator, curator-read-write or kazoo, got "zookeeper"/],
+      [{ backend: 'zookeeper' }, { FENCELOCK_ZK_NAMING: 'go' }, /^FENCELOCK_ZK_NAMING must be/],
+      [{ backend: 'zookeeper' }, { FENCELOCK_ZK_ROOT: 'locks' }, /^FENCELOCK_ZK_ROOT must be an absolute ZooKeeper path/],
+      [{ 'redis-key-prefix': '{x}fencelock:' }, {}, /^--redis-key-prefix .*reserved/],
+      [{ backend: 'redlock' }, { FENCELOCK_REDLOCK_KEY_PREFIX: '{0}fencelock:a' }, /^FENCELOCK_REDLOCK_KEY_PREFIX .*reserved/],
+    ];
+    for (const [values, env, message] of cases) expect(usageError(() => resolveBackendConfig(values, env)).message).toMatch(message);
+    for (const root of ['', 'locks', '/', '/locks/', '/a//b', '/a/./b', '/a/../b', '/zookeeper', '/zookeeper/locks', '/a\u0000b', '/a\u007fb']) {
+      expect(usageError(() => resolveBackendConfig({ backend: 'zookeeper', 'zk-root': root }, {})).message, JSON.stringify(root)).toMatch(/^--zk-root /);
+    }
+  });
+
+  it("refuses another backend's flag, naming both backends", () => {
+    const cases: [Values, string, string][] = [
+      [{ backend: 'etcd', 'zk-root': '/locks' }, '--zk-root', 'etcd'],
+      [{ backend: 'etcd', 'zk-naming': 'kazoo' }, '--zk-naming', 'etcd'],
+      [{ backend: 'zookeeper', 'etcd-key-prefix': '' }, '--etcd-key-prefix', 'zookeeper'],
+      [{ backend: 'redis', 'etcd-key-encoding': 'as-is' }, '--etcd-key-encoding', 'redis'],
+      [{ backend: 'redlock', 'redis-key-prefix': 'a:' }, '--redis-key-prefix', 'redlock'],
+      [{ 'redlock-key-prefix': 'a:' }, '--redlock-key-prefix', 'redis'],
+    ];
+    for (const [values, flag, backend] of cases) {
+      const owner = flag.startsWith('--zk-') ? 'zookeeper' : flag.slice(2).split('-')[0];
+      expect(usageError(() => resolveBackendConfig(values, {})).message).toBe(`${flag} is for --backend ${owner}, but the backend is ${backend}`);
+    }
+  });
+
+  it('applies to hold and to inspect alike', () => {
+    const argv = ['-b', 'zookeeper', '--zk-root', '/locks', '--zk-naming', 'kazoo'];
+    expect(hold(['hold', ...argv, 'deploy', '--', 'true']).backend).toEqual({ ...zookeeper, root: '/locks', naming: 'kazoo' });
+    expect(parseCommandLine(['inspect', 'deploy', ...argv], NO_ENV)).toMatchObject({ kind: 'inspect', settings: { backend: { ...zookeeper, root: '/locks', naming: 'kazoo' } } });
+    const etcdArgv = ['inspect', 'deploy', '-b', 'etcd', '--etcd-key-prefix=', '--etcd-key-encoding', 'as-is'];
+    expect(parseCommandLine(etcdArgv, NO_ENV)).toMatchObject({ kind: 'inspect', settings: { backend: { ...etcd, keyPrefix: '', keyEncoding: 'as-is' } } });
+    // Another backend's flag is refused on hold as on inspect.
+    expect(usageError(() => parseCommandLine(['hold', 'k', '-b', 'etcd', '--zk-naming', 'kazoo', '--', 'true'], NO_ENV)).message).toMatch(/^--zk-naming is for/);
   });
 });
 

@@ -54,6 +54,9 @@ describe('runCli, in process', () => {
       ['hold', 'k', '--ttl', '50ms', '--', 'true'], // below Redis' 100 ms minimum
       ['inspect', 'k', '--ttl', '5s'],
       ['--backend', 'etcd', '--redis-url', 'redis://127.0.0.1:1', 'inspect', 'k'],
+      ['inspect', 'k', '--zk-naming', 'kazoo'], // a ZooKeeper flag on redis
+      ['inspect', 'k', '--redis-key-prefix', '{a}fencelock:'], // the form of fencelock's side keys
+      ['hold', 'k', '--etcd-key-encoding', 'as-is', '--', 'true'],
     ];
     for (const argv of cases) {
       const io = capturedIo(env);
@@ -68,7 +71,10 @@ describe('runCli, in process', () => {
     const global = capturedIo({});
     expect(await runCli(['--help'], global)).toBe(0);
     expect(global.out()).toContain('Examples:');
-    for (const word of ['hold', 'inspect', '--backend', 'FENCELOCK_BACKEND', 'FENCELOCK_REDIS_URL', 'FENCELOCK_ETCD_ENDPOINTS', 'FENCELOCK_ZK_HOSTS', 'FENCELOCK_REDLOCK_URLS']) {
+    for (const word of ['hold', 'inspect', '--backend', 'FENCELOCK_BACKEND', 'FENCELOCK_REDIS_URL', 'FENCELOCK_ETCD_ENDPOINTS', 'FENCELOCK_ZK_HOSTS', 'FENCELOCK_REDLOCK_URLS',
+      '--redis-key-prefix', 'FENCELOCK_REDIS_KEY_PREFIX', '--redlock-key-prefix', 'FENCELOCK_REDLOCK_KEY_PREFIX',
+      '--etcd-key-prefix', 'FENCELOCK_ETCD_KEY_PREFIX', '--etcd-key-encoding <escape|as-is>', 'FENCELOCK_ETCD_KEY_ENCODING',
+      '--zk-root', 'FENCELOCK_ZK_ROOT', '--zk-naming <curator|curator-read-write|kazoo>', 'FENCELOCK_ZK_NAMING', '(default: /fencelock)']) {
       expect(global.out()).toContain(word);
     }
     const holdHelp = capturedIo({});
@@ -79,6 +85,8 @@ describe('runCli, in process', () => {
     const inspectHelp = capturedIo({});
     expect(await runCli(['inspect', '--help'], inspectHelp)).toBe(0);
     expect(inspectHelp.out()).toContain('--json');
+    // The backend settings apply to both commands, so both helps show them.
+    for (const help of [holdHelp, inspectHelp]) for (const flag of ['--etcd-key-prefix', '--zk-naming']) expect(help.out()).toContain(flag);
     expect(inspectHelp.out()).not.toContain('--kill-grace');
 
     const version = capturedIo({});
