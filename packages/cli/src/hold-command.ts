@@ -3,6 +3,7 @@ import { lockAbortedError } from '@fencelock/core/adapter';
 import { describeLocation } from './backend-config.js';
 import { HANDLED_SIGNALS, processSignal, type CliIo, type HandledSignal } from './cli-io.js';
 import { closeProvider, connectProvider } from './connect-provider.js';
+import { backendWarnings } from './backend-warnings.js';
 import { describeError, type ErrorContext } from './describe-error.js';
 import { formatDuration } from './duration.js';
 import { ExitCode, signalExitCode } from './exit-codes.js';
@@ -62,7 +63,12 @@ export async function runHold(settings: HoldSettings, io: CliIo): Promise<number
     verbose(`using ${describeLocation(settings.backend)}`);
     // One cheap read first: an unreachable backend is reported in seconds, where an acquire would
     // keep retrying it for the whole --wait.
-    await abortable(provider.inspect(settings.key), interrupt.signal, settings.key);
+    const [, warnings] = await Promise.all([
+      abortable(provider.inspect(settings.key), interrupt.signal, settings.key),
+      backendWarnings(provider),
+    ]);
+    // Always said: a setting that voids the guarantees matters more than a quiet terminal.
+    for (const warning of warnings) say(`fencelock: warning: ${warning.message}`);
     lock = await acquire(provider, settings, interrupt.signal, io);
     if (interruptedBy !== undefined) return signalExitCode(interruptedBy);
     if (lock === undefined) {

@@ -1,5 +1,6 @@
-import type { LockInfo, LockProvider } from '@fencelock/core';
+import type { BackendWarning, LockInfo, LockProvider } from '@fencelock/core';
 import { describeLocation } from './backend-config.js';
+import { backendWarnings } from './backend-warnings.js';
 import type { CliIo } from './cli-io.js';
 import { closeProvider, connectProvider } from './connect-provider.js';
 import { describeError } from './describe-error.js';
@@ -31,6 +32,11 @@ export interface InspectJson {
   readonly state: 'free' | 'held';
   /** Empty when free; one entry for an exclusive holder, one per reader for shared locks. */
   readonly holders: readonly InspectJsonHolder[];
+  /**
+   * Server settings that weaken the guarantees, from the provider's configuration check (e.g.
+   * `redis-eviction-policy`); empty when none was found or the server would not tell.
+   */
+  readonly warnings: readonly BackendWarning[];
 }
 
 /** `fencelock inspect`: prints the holder(s) of a key, or that it is free. Exits 0 either way. */
@@ -39,7 +45,7 @@ export async function runInspect(settings: InspectSettings, io: CliIo): Promise<
   try {
     provider = await connectProvider(settings.backend, undefined);
     const info = await provider.inspect(settings.key);
-    const json = inspectJson(settings.key, provider.name, info);
+    const json = inspectJson(settings.key, provider.name, info, await backendWarnings(provider));
     io.stdout.write(settings.json ? `${JSON.stringify(json)}\n` : formatInspect(json, describeLocation(settings.backend)));
     return ExitCode.OK;
   } catch (error) {
@@ -52,7 +58,12 @@ export async function runInspect(settings: InspectSettings, io: CliIo): Promise<
 }
 
 /** The JSON form of what a provider's `inspect` returned. */
-export function inspectJson(key: string, backend: string, info: LockInfo | undefined): InspectJson {
+export function inspectJson(
+  key: string,
+  backend: string,
+  info: LockInfo | undefined,
+  warnings: readonly BackendWarning[] = [],
+): InspectJson {
   const holders = (info?.holders ?? []).map((holder) => ({
     ownerId: holder.ownerId,
     mode: holder.mode,
@@ -60,12 +71,19 @@ export function inspectJson(key: string, backend: string, info: LockInfo | undef
     remainingMs: holder.remainingMs ?? null,
     metadata: holder.metadata ?? null,
   }));
-  return { key, backend, state: holders.length === 0 ? 'free' : 'held', holders };
+  return {
+    key,
+    backend,
+    state: holders.length === 0 ? 'free' : 'held',
+    holders,
+    warnings: warnings.map(({ code, message }) => ({ code, message })),
+  };
 }
 
-/** The text form: one line when free, an aligned block per holder when held. */
+/** The text form: one line when free, an aligned block per holder when held; then any warnings. */
 export function formatInspect(json: InspectJson, where: string): string {
-  if (json.state === 'free') return `${JSON.stringify(json.key)} is free (${where})\n`;
+  const warnings = json.warnings.map((warning) => `warning: ${warning.message}\n`).join('');
+  if (json.state === 'free') return `${JSON.stringify(json.key)} is free (${where})\n${warnings}`;
   const lines = [`${JSON.stringify(json.key)} is held (${where})`];
   for (const holder of json.holders) {
     lines.push(
@@ -77,5 +95,5 @@ export function formatInspect(json: InspectJson, where: string): string {
     );
     if (json.holders.length > 1) lines.push('');
   }
-  return `${lines.join('\n')}\n`;
+  return `${lines.join('\n')}\n${warnings}`;
 }
