@@ -246,7 +246,19 @@ export class RedisLockBackend implements LockBackend {
     // An attempt that will wait if it fails registers as a waiter until after its next attempt at the latest.
     const register = request.deadline > sent ? this.#registrationMs : 0;
     if (register > 0) attempts.registered = true;
-    const args: (string | number)[] = [5, keys.lock, keys.fence, keys.meta, keys.waiters, keys.reserved, ownerId, ttlMs, '1', register];
+    const args: (string | number)[] = [
+      5,
+      keys.lock,
+      keys.fence,
+      keys.meta,
+      keys.waiters,
+      keys.reserved,
+      ownerId,
+      ttlMs,
+      '1',
+      register,
+      this.#options.fenceCounterTtlMs,
+    ];
     if (metadata !== undefined) args.push(metadata);
     let reply: unknown;
     try {

@@ -52,6 +52,14 @@ export interface RedisLockProviderOptions extends LockProviderOptions {
   readonly clockDriftFactor?: number;
   /** Backoff between polls while waiting (notifications wake waiters sooner). @default core's DEFAULT_RETRY */
   readonly retry?: Partial<RetryOptions>;
+  /**
+   * How long a key's fence counter (`{<tag>}fencelock:fence:<lock key>`) outlives the key's last
+   * acquisition, in ms; `Infinity` keeps every counter forever. An expired counter is replaced by
+   * the server-time floor every token already carries, so tokens still increase as long as the
+   * Redis server's clock never steps back by more than this lifetime (see the README). At least
+   * 1 s. @default 7 days (604_800_000)
+   */
+  readonly fenceCounterTtlMs?: number;
 }
 
 /** The options after validation. */
@@ -61,7 +69,14 @@ export interface ResolvedRedisLockOptions {
   readonly requestTimeoutMs: number;
   readonly clockDriftFactor: number;
   readonly retry: RetryOptions;
+  /** 0 when counters never expire. */
+  readonly fenceCounterTtlMs: number;
 }
+
+/** Default of {@link RedisLockProviderOptions.fenceCounterTtlMs}: 7 days. */
+export const DEFAULT_FENCE_COUNTER_TTL_MS = 7 * 24 * 60 * 60 * 1000;
+// Shorter lifetimes make the clock assumption (no step back by more than the lifetime) too tight.
+const MIN_FENCE_COUNTER_TTL_MS = 1_000;
 
 /** Default of {@link RedisLockProviderOptions.channel}. */
 export const DEFAULT_CHANNEL = 'fencelock:released';
@@ -91,6 +106,7 @@ const KNOWN_OPTIONS: readonly (keyof RedisLockProviderOptions & string)[] = [
   'requestTimeoutMs',
   'clockDriftFactor',
   'retry',
+  'fenceCounterTtlMs',
   'defaultTtlMs',
   'defaultWaitMs',
 ];
@@ -160,7 +176,11 @@ export function resolveRedisLockOptions(options: RedisLockProviderOptions): Reso
   if (!(clockDriftFactor >= 0 && clockDriftFactor < 0.5)) {
     throw new LockRangeError('options.clockDriftFactor', 'options.clockDriftFactor must be at least 0 and below 0.5');
   }
-  return { keyPrefix, channel, requestTimeoutMs, clockDriftFactor, retry: resolveRetry(options.retry) };
+  const fenceCounterTtlMs =
+    options.fenceCounterTtlMs === Infinity
+      ? 0
+      : validateDurationMs(options.fenceCounterTtlMs ?? DEFAULT_FENCE_COUNTER_TTL_MS, 'options.fenceCounterTtlMs', MIN_FENCE_COUNTER_TTL_MS);
+  return { keyPrefix, channel, requestTimeoutMs, clockDriftFactor, retry: resolveRetry(options.retry), fenceCounterTtlMs };
 }
 
 function resolveRetry(retry: Partial<RetryOptions> | undefined): RetryOptions {

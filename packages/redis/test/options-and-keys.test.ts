@@ -52,6 +52,11 @@ describe('options are checked before any connection is opened', () => {
     ['retry.maxDelayMs below initialDelayMs', { connection: redisUrl, retry: { initialDelayMs: 100, maxDelayMs: 10 } }, 'RangeError'],
     ['defaultTtlMs below minTtlMs', { connection: redisUrl, defaultTtlMs: 99 }, 'RangeError'],
     ['defaultWaitMs negative', { connection: redisUrl, defaultWaitMs: -1 }, 'RangeError'],
+    ['fenceCounterTtlMs 0', { connection: redisUrl, fenceCounterTtlMs: 0 }, 'RangeError'],
+    ['fenceCounterTtlMs NaN', { connection: redisUrl, fenceCounterTtlMs: Number.NaN }, 'RangeError'],
+    ['fenceCounterTtlMs below 1 s', { connection: redisUrl, fenceCounterTtlMs: 999 }, 'RangeError'],
+    ['fenceCounterTtlMs above the longest duration', { connection: redisUrl, fenceCounterTtlMs: 2 ** 31 }, 'RangeError'],
+    ['fenceCounterTtlMs a string', { connection: redisUrl, fenceCounterTtlMs: '1000' }, 'TypeError'],
   ];
   it.each(bad)('refuses %s', (_label, options, kind) => {
     let error: unknown;

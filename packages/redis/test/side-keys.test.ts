@@ -1,9 +1,9 @@
 import type { LockProvider } from '@fencelock/core';
-import { topology } from '@fencelock/test-infra';
+import { topology, waitFor } from '@fencelock/test-infra';
 import { Redis } from 'ioredis';
 import { randomUUID } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { createRedisLockProvider } from '../src/index.js';
+import { DEFAULT_FENCE_COUNTER_TTL_MS, createRedisLockProvider } from '../src/index.js';
 import { redisLockKeys } from '../src/redis-keys.js';
 
 const { redisUrl } = topology();
@@ -67,6 +67,39 @@ describe('side keys: the fence counter and the metadata string', () => {
       expect(await raw.get(redisLockKeys('', name).fence)).toBe(String(second.fencingToken));
       await second.release();
     }
+  });
+
+  it('the counter expires the configured lifetime after the last acquisition (7 days by default; never with Infinity)', async () => {
+    const name = key('lifetime');
+    const fence = redisLockKeys('', name).fence;
+    const lock = await provider().acquire(name);
+    const pttl = await raw.pttl(fence);
+    expect(pttl).toBeGreaterThan(DEFAULT_FENCE_COUNTER_TTL_MS - 60_000);
+    expect(pttl).toBeLessThanOrEqual(DEFAULT_FENCE_COUNTER_TTL_MS);
+    await lock.release();
+    const forever = createRedisLockProvider({ connection: redisUrl, fenceCounterTtlMs: Infinity });
+    open.push(forever);
+    await (await forever.acquire(name)).release();
+    expect(await raw.pttl(fence)).toBe(-1);
+  });
+
+  it('after the counter expired, the next token is still larger than every token before it', async () => {
+    const name = key('expired');
+    const fence = redisLockKeys('', name).fence;
+    const shortLived = createRedisLockProvider({ connection: redisUrl, fenceCounterTtlMs: 1_000 });
+    open.push(shortLived);
+    const tokens: bigint[] = [];
+    for (let i = 0; i < 3; i += 1) {
+      const lock = await shortLived.acquire(name);
+      tokens.push(lock.fencingToken!);
+      await lock.release();
+    }
+    expect(await raw.pttl(fence)).toBeGreaterThan(0);
+    await waitFor(async () => ((await raw.exists(fence)) === 0 ? true : undefined), { timeoutMs: 10_000, what: 'the fence counter to expire' });
+    const after = await shortLived.acquire(name);
+    expect(after.fencingToken! > tokens.at(-1)!).toBe(true);
+    expect(await raw.get(fence)).toBe(String(after.fencingToken));
+    await after.release();
   });
 
   it('inspect returns metadata byte-exact: spaces, newlines, digits, non-ASCII, empty, and absent', async () => {

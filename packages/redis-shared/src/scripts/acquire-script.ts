@@ -7,7 +7,9 @@ import type { RedisLockScript } from './redis-lock-script.js';
  * metadata side key (same slot), optional KEYS[4] = the key's waiter registry and optional KEYS[5]
  * = its hand-off reservation (same slot; KEYS[4] only with KEYS[3], KEYS[5] only with KEYS[4]). ARGV[1] = owner id, ARGV[2] = TTL in ms, optional ARGV[3] = `'1'` to get the holder's
  * remaining TTL instead of nil when the key is held, optional ARGV[4] = how long (ms) a failed
- * attempt registers its owner as a waiter (`''` or `'0'`: it does not wait), optional ARGV[5] = metadata.
+ * attempt registers its owner as a waiter (`''` or `'0'`: it does not wait), optional ARGV[5] = how
+ * long (ms) the fence counter outlives this acquisition (`''` or `'0'`: forever), optional ARGV[6] =
+ * metadata.
  *
  * Guarantees:
  * - The lock is a plain `SET lock owner NX PX ttl`, so any other SET-NX lock on the same key name
@@ -38,13 +40,17 @@ import type { RedisLockScript } from './redis-lock-script.js';
  *   back (restart without persistence, restore of an older RDB snapshot, failover to a lagging
  *   replica), as long as the server clock reads later than it did when the last token was issued
  *   and fewer than 1000 tokens per microsecond of that key were issued on average (1e9/s).
+ * - With ARGV[5], the counter expires that long after the last acquisition of its key, so that a
+ *   service locking one key per order id does not keep one counter per order forever. An expired
+ *   counter is an absent one: the next token is the floor, larger than every earlier token as long
+ *   as the server clock has not stepped back by more than that lifetime since the key's last token.
  * - The numbers are handled as decimal strings: Lua numbers are doubles and lose integers above
  *   2^53, and a microsecond clock × 1000 is about 1.8e18. The counter is incremented as a decimal
  *   string in Lua (no INCR, whose reply would be a double here and which stops at 2^63) and written
  *   back with SET. A counter that is not a decimal string (someone else wrote the key) is replaced
  *   by the floor.
  * - With KEYS[3], stores one string `<token> <owner byte length> <owner>[ <metadata>]` (metadata
- *   from ARGV[5]) expiring with the lock, so `inspect` can show them; it is only trusted while its
+ *   from ARGV[6]) expiring with the lock, so `inspect` can show them; it is only trusted while its
  *   owner matches the lock's value. Release leaves it to expire: a later acquire overwrites it.
  * - An uncontended acquire makes six calls: TIME, EXISTS (the waiter registry), SET NX, GET and
  *   SET (the counter), SET PX (the metadata).
@@ -102,10 +108,15 @@ if current and string.find(current, '^[1-9]%d*$') and (#current > #floor or (#cu
     token = string.sub(current, 1, i - 1) .. string.char(string.byte(current, i) + 1) .. string.rep('0', #current - i)
   end
 end
-redis.call('SET', KEYS[2], token)
+local fence_ttl = tonumber(ARGV[5] or '0') or 0
+if fence_ttl > 0 then
+  redis.call('SET', KEYS[2], token, 'PX', fence_ttl)
+else
+  redis.call('SET', KEYS[2], token)
+end
 if KEYS[3] then
   local meta = token .. ' ' .. #ARGV[1] .. ' ' .. ARGV[1]
-  if ARGV[5] then meta = meta .. ' ' .. ARGV[5] end
+  if ARGV[6] then meta = meta .. ' ' .. ARGV[6] end
   redis.call('SET', KEYS[3], meta, 'PX', ARGV[2])
 end
 return token
