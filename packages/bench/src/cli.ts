@@ -14,7 +14,7 @@
  * - BENCH_STRESS=0 skips the stress section; BENCH_HOGS: CPU hog processes of its loaded runs,
  *   default 3; BENCH_HERD_WAITERS: the herd's concurrent acquires, default 1000.
  */
-import { mkdir, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { sharedServers, startDedicatedServers, type BenchServers } from './bench-servers.js';
 import { buildCharts } from './charts.js';
@@ -213,6 +213,7 @@ const results: BenchResults = {
   ratios: computeRatios(uncontended, contention, parallelKeys),
   targets: checkTargets(uncontended, contention, waiters, heldLocks, stress),
   errors,
+  fenceGrowth: await readFile(new URL('bench/fence-growth.md', docsDir), 'utf8').catch(() => undefined),
 };
 await mkdir(new URL('bench-results/', packageDir), { recursive: true });
 const jsonPath = new URL('bench-results/latest.json', packageDir);

@@ -5,9 +5,10 @@
  * FENCE_GROWTH_PARALLEL at a time, default 64) with `fenceCounterTtlMs` = FENCE_GROWTH_TTL_MS
  * (default 300 s: longer than the run, so every counter is still there at its end). Then reads
  * `DBSIZE` and `used_memory` once the locks' metadata keys have expired, and waits (bounded by
- * FENCE_GROWTH_WAIT_S, default 600 s) until the server is back to its starting key count. Prints one
- * Markdown table for docs/BENCHMARKS.md.
+ * FENCE_GROWTH_WAIT_S, default 600 s) until the server is back to its starting key count. Writes the
+ * section docs/bench/fence-growth.md, which every `pnpm bench` run puts into docs/BENCHMARKS.md.
  */
+import { writeFile } from 'node:fs/promises';
 import { createRedisLockProvider } from '@fencelock/redis';
 import { redisCommand, startRedisServer } from '@fencelock/test-infra';
 
@@ -64,16 +65,30 @@ try {
   }
   const goneAfterS = back.keys > before.keys ? undefined : (performance.now() - lastAcquire) / 1000;
   const mib = (bytes: number): string => (bytes / 1024 / 1024).toFixed(1);
-  const perKey = (after.usedBytes - before.usedBytes) / Math.max(1, after.keys - before.keys);
-  console.log(`fence growth: ${keyCount} distinct keys in ${loopS.toFixed(0)} s (${Math.round(keyCount / loopS)} acquire+release/s, ${parallel} at a time)`);
-  console.log('');
-  console.log('| distinct keys | fenceCounterTtlMs | keys after the run | used_memory before → after | per key | back to the starting key count |');
-  console.log('|---:|---:|---:|---|---:|---|');
-  console.log(
-    `| ${keyCount.toLocaleString('en-US')} | ${fenceTtlMs.toLocaleString('en-US')} | ${(after.keys - before.keys).toLocaleString('en-US')} | ` +
-      `${mib(before.usedBytes)} → ${mib(after.usedBytes)} MiB | ${Math.round(perKey)} B | ` +
-      `${goneAfterS === undefined ? `**not within ${waitS} s** (${back.keys - before.keys} keys left)` : `${goneAfterS.toFixed(0)} s after the last acquisition (used_memory ${mib(back.usedBytes)} MiB)`} |`,
-  );
+  const counters = after.keys - before.keys;
+  const perKey = (after.usedBytes - before.usedBytes) / Math.max(1, counters);
+  const gone =
+    goneAfterS === undefined
+      ? `**not within ${waitS} s** (${back.keys - before.keys} keys left)`
+      : `${goneAfterS.toFixed(0)} s after the last acquisition (used_memory ${mib(back.usedBytes)} MiB)`;
+  const section = [
+    '## Fence counters: key growth (`pnpm bench:fence-growth`)',
+    '',
+    `Measured ${new Date().toISOString()} with \`pnpm infra:up && pnpm bench:fence-growth\` (a dedicated Redis; not part of`,
+    '`pnpm bench`, whose runs carry this section over). One fence counter per distinct key, each living',
+    '`fenceCounterTtlMs` after its key\'s last acquisition (default 7 days; here shorter, to see them go).',
+    `${keyCount.toLocaleString('en-US')} distinct keys, ${parallel} at a time, took ${loopS.toFixed(0)} s (${Math.round(keyCount / loopS)} acquire+release/s).`,
+    '',
+    '| distinct keys | fenceCounterTtlMs | fence counters after the run | used_memory before → after | per counter | back to the starting key count |',
+    '|---:|---:|---:|---|---:|---|',
+    `| ${keyCount.toLocaleString('en-US')} | ${fenceTtlMs.toLocaleString('en-US')} | ${counters.toLocaleString('en-US')} | ${mib(before.usedBytes)} → ${mib(after.usedBytes)} MiB | ${Math.round(perKey)} B | ${gone} |`,
+    '',
+    'With the default lifetime the same counters stay for 7 days after their last use; with',
+    '`fenceCounterTtlMs: Infinity`, forever (about the figure above per distinct key).',
+    '',
+  ].join('\n');
+  console.log(section);
+  await writeFile(new URL('../../../docs/bench/fence-growth.md', import.meta.url), section);
 } finally {
   await provider.close();
   await server.stop();

@@ -70,6 +70,11 @@ export interface BenchResults {
   readonly targets: readonly TargetCheck[];
   /** Measurements that failed outright, by subject id. */
   readonly errors: Readonly<Record<string, string>>;
+  /**
+   * The "Fence counters" section as `pnpm bench:fence-growth` last wrote it (docs/bench/fence-growth.md):
+   * a separate, slower command, whose figures each full run carries over.
+   */
+  readonly fenceGrowth?: string;
 }
 
 /** This machine. */
@@ -527,6 +532,7 @@ export function renderMarkdown(results: BenchResults): string {
   );
   if (results.stress !== undefined) lines.push(...stressMarkdown(results.stress, results.targets.filter((t) => t.section === 'stress')));
   const errors = Object.entries(results.errors);
+  if (results.fenceGrowth !== undefined) lines.push(results.fenceGrowth.trimEnd(), '');
   if (errors.length > 0) {
     lines.push('## Measurements that failed', '', ...errors.map(([id, message]) => `- \`${id}\`: ${message}`), '');
   }
