@@ -7,6 +7,8 @@
  *   second node with our prefix (a create the client retried by itself) is deleted.
  * - The attempt holds the lock when no contender it must wait for precedes it (see `blockerOf`);
  *   otherwise it watches only that one predecessor (no herd effect) and re-checks when woken.
+ * - The read that gives our node's czxid also leaves a watch on it (see `OwnNodeWatch`), handed to
+ *   the grant; every other watch of ours the attempt made is stopped when it ends.
  * - Whatever the attempt created is deleted before it resolves `undefined` or rejects, including a
  *   create answered after we stopped waiting for it. What cannot be deleted now (the client is
  *   disconnected, the delete got no answer, a create's outcome is unknown) is handed to core
@@ -16,6 +18,7 @@ import { type BackendAcquireRequest, LockError, LockErrorCode, RequestTimeoutErr
 import { CreateMode, Exception, type Stat } from 'node-zookeeper-client';
 import { type ContenderNaming, blockerOf, ownNodePrefix, parseContender, sortedContenders } from './contender-names.js';
 import { ensureLockParent } from './lock-parent.js';
+import { OwnNodeWatch, czxidOf } from './own-node-watch.js';
 import type { SequenceHints } from './sequence-hints.js';
 import { type ZooKeeperSession, zooKeeperCode } from './zookeeper-session.js';
 
@@ -25,6 +28,8 @@ export interface HeldNode {
   readonly nodePath: string;
   /** Its czxid: the zxid of the transaction that created it (global, monotonic). */
   readonly czxid: bigint;
+  /** The watch the read of that czxid left on the node, for the grant to hold. */
+  readonly watch: OwnNodeWatch;
 }
 
 /** Where the attempt runs. */
@@ -45,7 +50,7 @@ export interface AttemptSettings {
 interface FirstReads {
   /** The lock's children, listed after our create. */
   readonly children: Promise<string[] | undefined>;
-  /** The stat of the node we guessed we would create, and that guessed name. */
+  /** The stat of the node we guessed we would create (read with a watch), and that guessed name. */
   readonly guessedName: string | undefined;
   readonly guessedStat: Promise<Stat | null | undefined> | undefined;
 }
@@ -54,11 +59,6 @@ interface FirstReads {
 const MAX_ROUNDS = 100_000;
 const MAX_CREATE_ATTEMPTS = 5;
 
-/** The czxid of a `Stat`, exactly (a signed 64-bit zxid, 8 bytes big-endian). */
-export function czxidOf(stat: Stat): bigint {
-  return stat.czxid.readBigInt64BE(0);
-}
-
 /** One run of the lock recipe for one acquire request (internal; see the module comment). */
 export class LockAttempt {
   readonly #settings: AttemptSettings;
@@ -66,6 +66,9 @@ export class LockAttempt {
   readonly #prefix: string;
   readonly #guid: string;
   #nodeName: string | undefined;
+  // Every watch this attempt set on a node of its own (a guessed name, our node): all but the one
+  // handed to the grant are stopped when the attempt ends.
+  readonly #watches: OwnNodeWatch[] = [];
   #createUnknown = false;
   #finished = false;
   constructor(settings: AttemptSettings, request: BackendAcquireRequest) {
@@ -84,6 +87,7 @@ export class LockAttempt {
       return held;
     } finally {
       this.#finished = true;
+      for (const watch of this.#watches) if (watch !== held?.watch) watch.stop();
       if (held === undefined) await this.#cleanup();
     }
   }
@@ -108,7 +112,9 @@ export class LockAttempt {
       // with the create when it was right, else asked for now, pipelined with the listing.
       let statRequest: Promise<Stat | null> | undefined;
       if (round === 0) {
-        statRequest = first?.guessedName === ours ? this.#guessedStat(first, ours) : this.#stat(ours);
+        // When the guess was right, its watch is the one on our node.
+        const watch = this.#ownWatch(ours);
+        statRequest = first?.guessedName === ours ? this.#guessedStat(first, watch) : watch.read();
         statRequest.catch(() => undefined);
       }
       const listed = round === 0 ? await first?.children : undefined;
@@ -130,9 +136,10 @@ export class LockAttempt {
         });
       }
       if (blocker === undefined) {
-        const stat = await (statRequest ?? this.#stat(ours));
+        const watch = this.#ownWatch(ours);
+        const stat = await (statRequest ?? watch.read());
         if (stat === null) continue;
-        return { nodePath: this.#path(ours), czxid: czxidOf(stat) };
+        return { nodePath: watch.path, czxid: czxidOf(stat), watch };
       }
       if (!contended) {
         contended = true;
@@ -145,15 +152,19 @@ export class LockAttempt {
   }
 
   // The guessed stat when it arrived; if that read failed, ask again (the name is right).
-  async #guessedStat(first: FirstReads, ours: string): Promise<Stat | null> {
+  async #guessedStat(first: FirstReads, watch: OwnNodeWatch): Promise<Stat | null> {
     const stat = await first.guessedStat;
-    return stat === undefined ? this.#stat(ours) : stat;
+    return stat === undefined ? watch.read() : stat;
   }
 
-  #stat(name: string): Promise<Stat | null> {
-    return this.#session.request<Stat | null>('reading the lock node', (done) =>
-      this.#session.client.exists(this.#path(name), (error, value) => done(error, value ?? null)),
-    );
+  /** The watch on our node `name` (the guessed name's when the guess was right), made on first use. */
+  #ownWatch(name: string): OwnNodeWatch {
+    const path = this.#path(name);
+    const existing = this.#watches.find((watch) => watch.path === path);
+    if (existing !== undefined) return existing;
+    const watch = new OwnNodeWatch(this.#session, path);
+    this.#watches.push(watch);
+    return watch;
   }
 
   /**
@@ -162,6 +173,7 @@ export class LockAttempt {
    */
   async #create(): Promise<FirstReads | undefined> {
     const { signal, metadata } = this.#request;
+    // '' is zero bytes, which ZooKeeper keeps apart from no data at all (what `undefined` writes).
     const data = metadata === undefined ? undefined : Buffer.from(metadata, 'utf8');
     const { hints, lockPath } = this.#settings;
     for (let attempt = 0; attempt < MAX_CREATE_ATTEMPTS; attempt += 1) {
@@ -171,6 +183,9 @@ export class LockAttempt {
       // they see our node and cost no round trip of their own.
       const guess = hints.guess(lockPath);
       const guessedName = guess === undefined ? undefined : `${this.#prefix}${guess}`;
+      // A wrong guess names a node that never exists: the read sets no watch at the server.
+      const guessedWatch = guessedName === undefined ? undefined : new OwnNodeWatch(this.#session, this.#path(guessedName));
+      if (guessedWatch !== undefined) this.#watches.push(guessedWatch);
       const creating = this.#session.request<string>(
         'creating the contender node',
         (done) => {
@@ -187,7 +202,7 @@ export class LockAttempt {
           )
           .catch(() => undefined),
         guessedName,
-        guessedStat: guessedName === undefined ? undefined : this.#stat(guessedName).catch(() => undefined),
+        guessedStat: guessedWatch?.read().catch(() => undefined),
       };
       try {
         const created = await creating;
@@ -198,6 +213,11 @@ export class LockAttempt {
         if (sequence !== undefined) hints.record(lockPath, sequence, guess);
         return first;
       } catch (error) {
+        // This create's guess is moot: the next one guesses again, maybe the same name.
+        if (guessedWatch !== undefined) {
+          guessedWatch.stop();
+          this.#watches.splice(this.#watches.indexOf(guessedWatch), 1);
+        }
         if (signal.aborted) {
           // The create may still be applied: cleanup looks for it, and a late answer deletes it.
           this.#createUnknown = true;

@@ -65,10 +65,12 @@ export interface ZooKeeperLockProviderOptions extends Omit<LockProviderOptions, 
    */
   readonly spinDelayMs?: number;
   /**
-   * Delete a lock's znode when the last contender leaves it (sequence numbers then restart at 0,
-   * as with Curator's container nodes; tokens are czxids and are not affected). Set `false` if long-
-   * lived kazoo `Lock` objects share the path: kazoo creates the parent only once per object.
-   * @default true
+   * Delete a lock's znode about 1 s after the last contender left it (sequence numbers then restart
+   * at 0, as with Curator's container nodes; tokens are czxids and are not affected). Off by default
+   * with `naming: 'kazoo'`: kazoo's `Lock` creates the parent only once per object, so a long-lived
+   * one reused on the path would fail with `NoNodeError` once it is gone. Set `true` there only if
+   * no such object shares the paths.
+   * @default true, and false with `naming: 'kazoo'`
    */
   readonly removeEmptyParents?: boolean;
 }
@@ -170,7 +172,8 @@ export function resolveOptions(options: ZooKeeperLockProviderOptions): ResolvedO
   if (!NAMINGS.includes(naming)) {
     throw new LockTypeError('options.naming', `options.naming must be one of ${NAMINGS.join(', ')}`);
   }
-  const removeEmptyParents = options.removeEmptyParents ?? true;
+  // kazoo never deletes the parent itself and creates it once per Lock object: keep it for kazoo.
+  const removeEmptyParents = options.removeEmptyParents ?? naming !== 'kazoo';
   if (typeof removeEmptyParents !== 'boolean') {
     throw new LockTypeError('options.removeEmptyParents', 'options.removeEmptyParents must be a boolean');
   }

@@ -6,7 +6,9 @@
  * answers (core's SessionKeeper); the grant is reported
  * uncertain on disconnection, recovered on reconnection within the session, and lost on session
  * expiry or when the deadline passes without an answer. Its fencing token is the czxid of its own
- * node. Release deletes only our own node (its path carries our sequence number and unique prefix).
+ * node, and that node is watched while held: its deletion by anyone but our release is reported lost
+ * (`taken-over`) within one notification (see `OwnNodeWatch`). Release deletes only our own node (its
+ * path carries our sequence number and unique prefix).
  */
 import {
   type BackendAcquireRequest,
@@ -27,8 +29,9 @@ import {
 import { Exception, type Stat } from 'node-zookeeper-client';
 import { holdersOf, sortedContenders } from './contender-names.js';
 import { encodeKeySegment } from './key-encoding.js';
-import { LockAttempt, czxidOf } from './lock-attempt.js';
+import { type HeldNode, LockAttempt } from './lock-attempt.js';
 import { removeLockParentIfEmpty } from './lock-parent.js';
+import { czxidOf } from './own-node-watch.js';
 import {
   DEFAULT_SESSION_TIMEOUT_MS,
   MIN_SESSION_TIMEOUT_MS,
@@ -62,6 +65,9 @@ function capabilitiesWith(ttlResolutionMs: number): LockCapabilities {
     // Validity advances in keepalive steps.
     ttlResolutionMs,
     minTtlMs: MIN_SESSION_TIMEOUT_MS,
+    // A watch on the holder's own node (set by the read of its czxid): a delete is heard within a
+    // notification, not at the end of the session.
+    deletionNotice: 'watch',
   });
 }
 
@@ -126,7 +132,8 @@ export class ZooKeeperBackend implements LockBackend {
           this.#removeParentLater(session, lockPath);
           return undefined;
         }
-        if (session.alive) return this.#grant(session, request, lockPath, held.nodePath, held.czxid);
+        if (session.alive) return this.#grant(session, request, lockPath, held);
+        held.watch.stop();
       } catch (error) {
         if (request.signal.aborted) throw request.signal.reason;
         if (session.alive || !session.owned || restart >= MAX_SESSION_RESTARTS) throw this.#wrap(error, request.key);
@@ -171,7 +178,10 @@ export class ZooKeeperBackend implements LockBackend {
             mode: contender.mode,
             fencingToken: czxidOf(stat),
             remainingMs: undefined,
-            metadata: data !== undefined && data !== null && data.length > 0 ? data.toString('utf8') : undefined,
+            // ZooKeeper keeps a create without data (null) apart from zero bytes: `metadata: ''` is
+            // written as zero bytes and reads back as ''; no metadata is written as no data. A kazoo
+            // Lock without identifier writes zero bytes too, and kazoo's contenders() shows it as ''.
+            metadata: data === undefined || data === null ? undefined : data.toString('utf8'),
           };
         } catch (error) {
           // Released between the listing and the read.
@@ -261,16 +271,32 @@ export class ZooKeeperBackend implements LockBackend {
     return session;
   }
 
-  #grant(session: ZooKeeperSession, request: BackendAcquireRequest, lockPath: string, nodePath: string, czxid: bigint): BackendGrant {
-    const { key } = request;
-    const entry: SessionGrant = { key, nodePath, observer: request.observer };
+  #grant(session: ZooKeeperSession, request: BackendAcquireRequest, lockPath: string, held: HeldNode): BackendGrant {
+    // Only what the grant needs: its closures share one scope, and the request holds far more.
+    const { key, observer } = request;
+    const { nodePath, czxid, watch } = held;
+    // Set once release() is called: our own delete (or anyone's, from then on) is not a loss.
+    let releasing = false;
+    let deleted = false;
+    // Lost with the session, the watch stays subscribed in a session that is gone or (a client we
+    // were given) until our node goes: its notification then finds the grant gone and stops it.
+    const entry: SessionGrant = { key, nodePath, observer };
     session.addGrant(entry);
+    if (!session.hasGrant(entry)) watch.stop();
+    else {
+      watch.hold(czxid, () => {
+        if (releasing || !session.hasGrant(entry)) return;
+        deleted = true;
+        session.removeGrant(entry);
+        observer.lost(lockLostError(key, 'taken-over'));
+      });
+    }
     const wrap = (error: unknown): LockError => this.#wrap(error, key);
     return {
       fencingToken: czxid,
       validUntil: session.validUntil(),
       async extend(): Promise<number> {
-        if (!session.hasGrant(entry)) throw lockLostError(key, 'session-lost');
+        if (!session.hasGrant(entry)) throw lockLostError(key, deleted ? 'taken-over' : 'session-lost');
         // A keepalive through core's keeper (LOCK_LOST when the session is gone) and the check that
         // our node is still there and ours, sent in the same write.
         const [renewal, check] = await Promise.allSettled([
@@ -286,6 +312,8 @@ export class ZooKeeperBackend implements LockBackend {
         if (check.status === 'rejected') throw wrap(check.reason);
         const stat = check.value;
         if (stat === null || !stat.ephemeralOwner.equals(session.sessionId)) {
+          deleted = true;
+          watch.stop();
           session.removeGrant(entry);
           throw lockLostError(key, 'taken-over');
         }
@@ -295,6 +323,8 @@ export class ZooKeeperBackend implements LockBackend {
       // stays with the session until the delete is answered: the node lives as long as the session,
       // so the session's renewals keep the retries going, and its end (the node gone) stops them.
       release: async (): Promise<boolean> => {
+        releasing = true;
+        watch.stop();
         if (!session.alive) {
           session.removeGrant(entry);
           return false;

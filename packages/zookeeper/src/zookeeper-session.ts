@@ -31,6 +31,7 @@ import {
 import { type Client, Exception, State, createClient } from 'node-zookeeper-client';
 import { NodeWatches } from './node-watches.js';
 import type { SessionTiming } from './options.js';
+import { restoreWatchesInParts } from './set-watches.js';
 
 /** A grant that lives as long as the session. */
 export interface SessionGrant {
@@ -142,6 +143,8 @@ export class ZooKeeperSession {
   readonly #listeners = new Set<() => void>();
   // Callers of ready() waiting for a connection, woken by the one 'state' listener of the session.
   readonly #connectWaiters = new Set<() => void>();
+  // Told of every (re)connection: held-node watches whose re-arming read failed send it again.
+  readonly #connectedListeners = new Set<() => void>();
   #closing: Promise<void> = Promise.resolve();
   // The socket corked for the current turn of the event loop (see #coalesceWrites).
   #corked: { uncork(): void } | undefined;
@@ -154,6 +157,8 @@ export class ZooKeeperSession {
     this.#connectingSince = owned ? monotonicNow() : Number.NEGATIVE_INFINITY;
     this.#timing = settings.timingFor(client.getSessionTimeout());
     client.on('state', this.#onState);
+    // Each held lock watches its own node: the client must be able to restore that many watches.
+    restoreWatchesInParts(client);
     const current = client.getState();
     // A given client that is already connected: the session is only counted alive from the first
     // request this provider sees answered (ready() sends one), never from an unknown past.
@@ -324,6 +329,12 @@ export class ZooKeeperSession {
     return () => this.#listeners.delete(listener);
   }
 
+  /** Calls `listener` at every connection of the session to a server (the first, and each reconnection). */
+  onConnected(listener: () => void): () => void {
+    this.#connectedListeners.add(listener);
+    return () => this.#connectedListeners.delete(listener);
+  }
+
   /**
    * Ends the session. For our own client, closes it (the server then deletes its ephemeral nodes)
    * and waits (≤ 2 s) for the close to be acknowledged; a client we were given is left open.
@@ -466,7 +477,10 @@ export class ZooKeeperSession {
       // The connect request left after the attempt started, and the server accepted the session.
       this.#contact(this.#connectingSince);
       // As the client's own 'connected' event: a read-only connection cannot take a lock.
-      if (state === State.SYNC_CONNECTED) for (const waiter of [...this.#connectWaiters]) waiter();
+      if (state === State.SYNC_CONNECTED) {
+        for (const waiter of [...this.#connectWaiters]) waiter();
+        for (const listener of [...this.#connectedListeners]) listener();
+      }
     } else if (state === State.DISCONNECTED) {
       this.#state = 'disconnected';
       this.#connectingSince = monotonicNow();
@@ -484,6 +498,7 @@ export class ZooKeeperSession {
     this.#end = end;
     const keeper = this.#keeper;
     this.#keeper = undefined;
+    this.#connectedListeners.clear();
     if (end === 'closed') {
       // The provider is closing: core released or abandoned every lock before; what is left hears
       // of the end all the same.

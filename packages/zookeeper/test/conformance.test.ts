@@ -4,7 +4,7 @@ import { topology } from '@fencelock/test-infra';
 import { afterAll, it } from 'vitest';
 import { ZooKeeperLockProvider, createZooKeeperLockProvider } from '../src/index.js';
 import { dropConnectionForTesting } from '../src/zookeeper-lock-provider.js';
-import { RawClientSlot, expectNoOrphans, rawClient, waitingContenders } from './znodes.js';
+import { RawClientSlot, deleteHolders, expectNoOrphans, rawClient, waitingContenders } from './znodes.js';
 
 const { zkConnectionString } = topology();
 // Short sessions keep the expiry cases quick; the shared ensemble runs tickTime 500 (sessions 1–60 s).
@@ -28,9 +28,19 @@ describeLockProvider({
     expiry: 'session',
     ttlResolutionMs: SESSION_TIMEOUT_MS / 3,
     minTtlMs: 1_000,
+    deletionNotice: 'watch',
   },
   harness: {
     backendWaiters: async (key) => waitingContenders(await inspector.get(), ROOT, key),
+    // An operator deleting the holder's znode (zkCli `delete`), through a client of its own.
+    async deleteLock(key) {
+      const client = await rawClient(zkConnectionString);
+      try {
+        await deleteHolders(client, ROOT, key);
+      } finally {
+        client.close();
+      }
+    },
     // A crashed process: the socket goes away, the session is never closed, the server expires it.
     async crashProvider(provider: LockProvider) {
       if (!(provider instanceof ZooKeeperLockProvider)) throw new Error('not a ZooKeeperLockProvider');

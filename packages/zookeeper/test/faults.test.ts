@@ -13,7 +13,7 @@ import { type TcpProxy, type ZooKeeperEnsemble, startTcpProxy, startZooKeeperEns
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ZooKeeperLockProvider, createZooKeeperLockProvider } from '../src/index.js';
 import { dropConnectionForTesting } from '../src/zookeeper-lock-provider.js';
-import { RawClientSlot, childrenOf, rawClient, waitingContenders } from './znodes.js';
+import { RawClientSlot, childrenOf, deleteHolders, rawClient, waitingContenders } from './znodes.js';
 
 const SESSION_TIMEOUT_MS = 3_000;
 // The suite's providers outlive every outage of its release cases (the longest: every member killed
@@ -98,6 +98,16 @@ describeLockProvider({
       },
     },
     backendWaiters: async (key) => waitingContenders(await inspector.get(), ROOT, key),
+    // An operator deleting the holder's znode, through a client of its own (made now: earlier cases
+    // restarted every member, and a client from before may be gone for good).
+    async deleteLock(key) {
+      const client = await rawClient(zk().connectionString);
+      try {
+        await deleteHolders(client, ROOT, key);
+      } finally {
+        client.close();
+      }
+    },
     async pauseBackend(ms) {
       const nodes = zk().nodes;
       await Promise.all(nodes.map((node) => node.pause()));

@@ -1,7 +1,9 @@
 /**
- * No herd effect: with 20 waiters queued on one lock, each release sends exactly one watch
- * notification (to the next waiter), counted at the client as the server delivers them; waiters of
- * one process queue in core and share one contender node.
+ * No herd effect: with 20 waiters queued on one lock, each release wakes exactly one waiter (one
+ * watch notification to the next waiter), counted at the client as the server delivers them; waiters
+ * of one process queue in core and share one contender node. The releasing holder also hears its own
+ * delete, from the watch every holder keeps on its own node (how it notices a node deleted behind its
+ * back): one more notification per release, to the client that sent the delete, counted apart.
  * Also exercises providers built on a client the caller owns.
  */
 import { State } from 'node-zookeeper-client';
@@ -17,30 +19,45 @@ const { zkConnectionString } = topology();
 const WAITERS = 20;
 const clients: Client[] = [];
 
-/** A connected client whose delivered watch notifications are counted. */
-async function countingClient(): Promise<{ client: Client; notifications: () => number }> {
+/** Watch notifications one client received, split by whose node they were about. */
+interface Notifications {
+  /** About another client's node: a waiter woken by its predecessor's release. */
+  readonly wakeUps: number;
+  /** About a node of one of `ownerIds` (this client's locks): the holder hearing its own release. */
+  readonly own: number;
+}
+
+/** A connected client whose delivered watch notifications are recorded (by path). */
+async function countingClient(): Promise<{ client: Client; notifications: (ownerIds: readonly string[]) => Notifications }> {
   const client = createClient(zkConnectionString, { sessionTimeout: 5_000, spinDelay: 200 });
   clients.push(client);
-  let count = 0;
+  const paths: string[] = [];
   // Every notification the server sends passes through the watcher manager, wanted or not.
-  const manager = (client as unknown as { connectionManager: { watcherManager: { emit: (event: unknown) => void } } }).connectionManager
-    .watcherManager;
+  const manager = (client as unknown as { connectionManager: { watcherManager: { emit: (event: { path: string }) => void } } })
+    .connectionManager.watcherManager;
   const emit = manager.emit.bind(manager);
   manager.emit = (event) => {
-    count += 1;
+    paths.push(event.path);
     emit(event);
   };
   const connected = new Promise<void>((resolve) => client.once('connected', () => resolve()));
   client.connect();
   await within(connected, 10_000, 'a ZooKeeper connection');
-  return { client, notifications: () => count };
+  return {
+    client,
+    notifications: (ownerIds) => {
+      // Our node names carry the owner id of their acquisition.
+      const own = paths.filter((path) => ownerIds.some((ownerId) => path.includes(ownerId))).length;
+      return { wakeUps: paths.length - own, own };
+    },
+  };
 }
 
 afterAll(() => {
   for (const client of clients) client.close();
 });
 
-it(`one release wakes exactly one of ${WAITERS} waiters (one watch notification per release)`, async () => {
+it(`one release wakes exactly one of ${WAITERS} waiters (one wake-up notification per release)`, async () => {
   const key = `herd:${randomUUID()}`;
   const members = await Promise.all(
     Array.from({ length: WAITERS + 1 }, async () => {
@@ -50,9 +67,12 @@ it(`one release wakes exactly one of ${WAITERS} waiters (one watch notification 
     }),
   );
   const providers: ZooKeeperLockProvider[] = members.map((m) => m.provider);
+  // The owner ids of each member's locks, in member order.
+  const owners: string[][] = members.map(() => []);
   try {
     const [first, ...waiters] = providers as [ZooKeeperLockProvider, ...ZooKeeperLockProvider[]];
     const holder = await first.acquire(key);
+    owners[0]?.push(holder.ownerId);
     const order: number[] = [];
     const done: Promise<void>[] = [];
     for (const [index, waiter] of waiters.entries()) {
@@ -60,28 +80,32 @@ it(`one release wakes exactly one of ${WAITERS} waiters (one watch notification 
       done.push(
         waiter.acquire(key, { waitMs: 60_000 }).then(async (lock) => {
           order.push(index);
+          owners[index + 1]?.push(lock.ownerId);
           await lock.release();
         }),
       );
       await queued;
     }
-    const before = members.map((m) => m.notifications());
-    expect(before.every((count) => count === 0)).toBe(true);
+    const before = members.map((m, index) => m.notifications(owners[index] ?? []));
+    expect(before.every((count) => count.wakeUps === 0 && count.own === 0)).toBe(true);
     await holder.release();
     await within(Promise.all(done), 60_000, 'every waiter to acquire and release');
     expect(order).toEqual(waiters.map((_, index) => index));
-    const perClient = members.map((m) => m.notifications());
-    // 21 releases; the 20 that had a waiter behind them each notified exactly that one waiter.
-    expect(perClient[0]).toBe(0);
-    expect(perClient.slice(1)).toEqual(waiters.map(() => 1));
-    const total = perClient.reduce((a, b) => a + b, 0);
-    console.log(`watch notifications: ${total} for ${WAITERS} releases with a waiter (${total / WAITERS} per release)`);
+    const perClient = members.map((m, index) => m.notifications(owners[index] ?? []));
+    // 21 releases; the 20 that had a waiter behind them each woke exactly that one waiter.
+    expect(perClient[0]?.wakeUps).toBe(0);
+    expect(perClient.slice(1).map((count) => count.wakeUps)).toEqual(waiters.map(() => 1));
+    // Each holder heard its own release once, from the watch on its own node.
+    expect(perClient.map((count) => count.own)).toEqual(members.map(() => 1));
+    const wakeUps = perClient.reduce((sum, count) => sum + count.wakeUps, 0);
+    const own = perClient.reduce((sum, count) => sum + count.own, 0);
+    console.log(`watch notifications: ${wakeUps} wake-ups for ${WAITERS} releases with a waiter (${wakeUps / WAITERS} per release), plus ${own} to releasing holders`);
   } finally {
     await Promise.allSettled(providers.map((p) => p.close()));
   }
 }, 120_000);
 
-it('with 40 waiters in one process, one contender node waits at the backend and the 40 hand-offs cost one watch notification', async () => {
+it('with 40 waiters in one process, one contender node waits at the backend and the 40 hand-offs cost one wake-up notification', async () => {
   const key = `herd:${randomUUID()}`;
   const path = `/fencelock-herd/${key}`;
   const WAITING = 40;
@@ -89,6 +113,7 @@ it('with 40 waiters in one process, one contender node waits at the backend and 
   const waiterSide = await countingClient();
   const holder = createZooKeeperLockProvider({ client: holderSide.client, root: '/fencelock-herd' });
   const waiter = createZooKeeperLockProvider({ client: waiterSide.client, root: '/fencelock-herd' });
+  const waiterOwners: string[] = [];
   try {
     const lock = await holder.acquire(key);
     const order: number[] = [];
@@ -98,6 +123,7 @@ it('with 40 waiters in one process, one contender node waits at the backend and 
       done.push(
         waiter.acquire(key, { waitMs: 60_000 }).then(async (held) => {
           order.push(index);
+          waiterOwners.push(held.ownerId);
           await held.release();
         }),
       );
@@ -106,13 +132,14 @@ it('with 40 waiters in one process, one contender node waits at the backend and 
     // Core queues a process's waiters of one key: only the head has a node (read through the waiter's
     // own client, whose server has applied the waiter's create).
     expect(await childrenOf(waiterSide.client, path)).toHaveLength(2);
-    expect(waiterSide.notifications()).toBe(0);
+    expect(waiterSide.notifications(waiterOwners)).toEqual({ wakeUps: 0, own: 0 });
     await lock.release();
     await within(Promise.all(done), 60_000, 'every waiter to acquire and release');
     expect(order).toEqual(Array.from({ length: WAITING }, (_, index) => index));
-    // The head watched only the holder's node; every later hand-off passed inside the process.
-    expect(holderSide.notifications()).toBe(0);
-    expect(waiterSide.notifications()).toBe(1);
+    // The head watched only the holder's node; every later hand-off passed inside the process. Each
+    // holder heard its own release (the watch on its own node), and nothing else.
+    expect(holderSide.notifications([lock.ownerId])).toEqual({ wakeUps: 0, own: 1 });
+    expect(waiterSide.notifications(waiterOwners)).toEqual({ wakeUps: 1, own: WAITING });
   } finally {
     await Promise.allSettled([holder.close(), waiter.close()]);
   }

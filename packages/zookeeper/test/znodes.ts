@@ -44,6 +44,37 @@ export async function waitingContenders(client: Client, root: string, key: strin
   return contenders.length - holdersOf(contenders).length;
 }
 
+/**
+ * Brings the client's server up to date with the leader: node-zookeeper-client has no sync(); a
+ * multi with one check goes through the leader like a write, and is answered after our server has
+ * applied everything before it.
+ */
+export function syncWithLeader(client: Client): Promise<void> {
+  return new Promise((resolve, reject) =>
+    client
+      .transaction()
+      .check('/', -1)
+      .commit((error) => (error ? reject(error) : resolve())),
+  );
+}
+
+/**
+ * Deletes the current holder node(s) of `key` behind their owners' backs, as an operator would
+ * (the conformance harness's `deleteLock`); resolves once the ensemble applied every delete.
+ * Resolves the deleted paths.
+ */
+export async function deleteHolders(client: Client, root: string, key: string): Promise<string[]> {
+  const lockPath = `${root}/${encodeKeySegment(key)}`;
+  await syncWithLeader(client);
+  const holders = holdersOf(sortedContenders(await childrenOf(client, lockPath)));
+  if (holders.length === 0) throw new Error(`no holder of ${lockPath} to delete`);
+  const paths = holders.map((holder) => `${lockPath}/${holder.name}`);
+  await Promise.all(
+    paths.map((path) => new Promise<void>((resolve, reject) => client.remove(path, -1, (error) => (error ? reject(error) : resolve())))),
+  );
+  return paths;
+}
+
 /** A raw client made on first use and made again once its session is gone. Close it when done. */
 export class RawClientSlot {
   #client: Promise<Client> | undefined;
