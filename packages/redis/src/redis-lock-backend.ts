@@ -258,6 +258,7 @@ export class RedisLockBackend implements LockBackend {
       '1',
       register,
       this.#options.fenceCounterTtlMs,
+      this.#subscriber.lineTag,
     ];
     if (metadata !== undefined) args.push(metadata);
     let reply: unknown;
@@ -324,7 +325,7 @@ export class RedisLockBackend implements LockBackend {
 
   /** One bounded attempt to take `ownerId` out of the line of waiters; rejects on failure (core retries it). */
   async #leaveLine(keys: RedisLockKeys, ownerId: string): Promise<void> {
-    await this.#bounded(this.#connection.client.zrem(keys.waiters, ownerId), 'leaving the line of waiters');
+    await this.#bounded(this.#connection.client.zrem(keys.waiters, `${ownerId}|${this.#subscriber.lineTag}`), 'leaving the line of waiters');
   }
 
   /** After a reconnect: is each lock still ours? */

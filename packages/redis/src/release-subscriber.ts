@@ -1,11 +1,15 @@
+import { randomBytes } from 'node:crypto';
 import type { Wakeup } from '@fencelock/core/adapter';
 import type { Cluster, Redis } from 'ioredis';
 import { LocalWaiters, splitLengthPrefixed } from '@fencelock/redis-shared';
 
 /**
- * The one pub/sub connection of a provider: it subscribes to a single channel on which the release
- * script publishes the released lock key, and wakes one local waiter of that key. One subscription
- * serves any number of keys and waiters (per-lock subscriptions run out at scale).
+ * The one pub/sub connection of a provider: it subscribes to the provider's own channel
+ * `<channel>:<line tag>`, on which a release announces the head of the line when that head is one of
+ * this provider's waiters (they register with the tag), and to the shared `<channel>` (releases
+ * without a registered head, and older clients), and wakes one local waiter of the released key.
+ * One connection serves any number of keys and waiters (per-lock subscriptions run out at scale),
+ * and a release wakes only the process whose waiter is next, not every process that waits.
  *
  * The connection is a `duplicate()` of the provider's client, opened by the first wait (not by an
  * acquire that gets the lock at once) and closed with the provider. Messages sent while it is
@@ -15,6 +19,9 @@ export class ReleaseSubscriber {
   readonly #client: Redis | Cluster;
   readonly #channel: string;
   readonly #waiters: LocalWaiters;
+  readonly #ownChannel: string;
+  /** This provider's tag in the lines of waiters: random, so that providers never share a channel. */
+  readonly lineTag = randomBytes(9).toString('base64url');
   #connection: Redis | Cluster | undefined;
   #subscribed: Promise<void> | undefined;
   #isSubscribed = false;
@@ -23,6 +30,7 @@ export class ReleaseSubscriber {
   constructor(client: Redis | Cluster, channel: string) {
     this.#client = client;
     this.#channel = channel;
+    this.#ownChannel = `${channel}:${this.lineTag}`;
     this.#waiters = new LocalWaiters({
       isConfirmed: () => this.#isSubscribed,
       // A failed subscription only means polling (a later wait tries again); never a rejection.
@@ -65,10 +73,11 @@ export class ReleaseSubscriber {
       this.#connection = connection;
       connection.on('message', (channel: string, message: string) => {
         // One release frees one lock: the head of the line, if it waits here, is woken (see LocalWaiters).
-        if (channel !== this.#channel) return;
+        if (channel !== this.#channel && channel !== this.#ownChannel) return;
         const head = splitLengthPrefixed(message);
         if (head === undefined) this.#waiters.wakeOne(message);
-        else this.#waiters.wakeOne(head.rest, head.id);
+        // An older release script names a tagged head whole: `<owner id>|<tag>`.
+        else this.#waiters.wakeOne(head.rest, head.id.split('|', 1)[0]);
       });
       // ioredis re-subscribes after a reconnect by itself; until then, waiters poll.
       connection.on('close', () => {
@@ -79,7 +88,7 @@ export class ReleaseSubscriber {
       });
       connection.on('error', () => undefined);
     }
-    await connection.subscribe(this.#channel);
+    await connection.subscribe(this.#channel, this.#ownChannel);
     if (!this.#closed) this.#isSubscribed = true;
   }
 }

@@ -163,13 +163,16 @@ describe('hand-off to waiting clients', () => {
     const listener = new Redis(redisUrl);
     try {
       const messages: string[] = [];
+      const channels: string[] = [];
       const second = new Promise<void>((resolve) => {
-        listener.on('message', (_channel: string, message: string) => {
+        listener.on('pmessage', (_pattern: string, on: string, message: string) => {
           messages.push(message);
+          channels.push(on);
           resolve();
         });
       });
-      await listener.subscribe(channel);
+      // The shared channel and every provider's own one (`<channel>:<line tag>`).
+      await listener.psubscribe(channel, `${channel}:*`);
       const quiet = `handoff-quiet:${randomUUID()}`;
       const busy = `handoff-busy:${randomUUID()}`;
       // Uncontended, even by a client that would have waited: no message.
@@ -188,7 +191,13 @@ describe('hand-off to waiting clients', () => {
       // Messages on one connection arrive in publish order: the first is the contended release's.
       expect(messages[0]).toBe(`${bLock.ownerId.length}:${bLock.ownerId}${busy}`);
       await bLock.release();
-      await (await within(cWaiting, 10_000, 'the next waiter')).release();
+      const cLock = await within(cWaiting, 10_000, 'the next waiter');
+      expect(messages[1]).toBe(`${cLock.ownerId.length}:${cLock.ownerId}${busy}`);
+      // Each head is told on its own provider's channel, so a release wakes one process only.
+      expect(channels[0]?.startsWith(`${channel}:`)).toBe(true);
+      expect(channels[1]?.startsWith(`${channel}:`)).toBe(true);
+      expect(channels[0]).not.toBe(channels[1]);
+      await cLock.release();
     } finally {
       listener.disconnect();
     }

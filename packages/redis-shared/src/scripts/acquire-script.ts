@@ -9,7 +9,7 @@ import type { RedisLockScript } from './redis-lock-script.js';
  * remaining TTL instead of nil when the key is held, optional ARGV[4] = how long (ms) a failed
  * attempt registers its owner as a waiter (`''` or `'0'`: it does not wait), optional ARGV[5] = how
  * long (ms) the fence counter outlives this acquisition (`''` or `'0'`: forever), optional ARGV[6] =
- * metadata.
+ * the waiter's line tag (`''`: none; see the release script), optional ARGV[7] = metadata.
  *
  * Guarantees:
  * - The lock is a plain `SET lock owner NX PX ttl`, so any other SET-NX lock on the same key name
@@ -50,7 +50,7 @@ import type { RedisLockScript } from './redis-lock-script.js';
  *   back with SET. A counter that is not a decimal string (someone else wrote the key) is replaced
  *   by the floor.
  * - With KEYS[3], stores one string `<token> <owner byte length> <owner>[ <metadata>]` (metadata
- *   from ARGV[6]) expiring with the lock, so `inspect` can show them; it is only trusted while its
+ *   from ARGV[7]) expiring with the lock, so `inspect` can show them; it is only trusted while its
  *   owner matches the lock's value. Release leaves it to expire: a later acquire overwrites it.
  * - An uncontended acquire makes six calls: TIME, EXISTS (the waiter registry), SET NX, GET and
  *   SET (the counter), SET PX (the metadata).
@@ -65,12 +65,15 @@ local now = redis.call('TIME')
 local waiters = KEYS[4]
 local reserved = KEYS[5]
 local register = tonumber(ARGV[4] or '0') or 0
+-- A registration is the owner id, followed by '|' and the waiter's line tag when it has one.
+local member = ARGV[1]
+if ARGV[6] and ARGV[6] ~= '' then member = ARGV[1] .. '|' .. ARGV[6] end
 local lined = false
 local function wait_in_line(reply)
   if waiters and register > 0 then
     -- Microseconds keep registrations made within one millisecond in the order they were made (the
     -- head of the line is the lowest score); formatted, as Lua's own number format keeps 14 digits.
-    redis.call('ZADD', waiters, string.format('%.3f', now[1] * 1000 + now[2] / 1000 + register), ARGV[1])
+    redis.call('ZADD', waiters, string.format('%.3f', now[1] * 1000 + now[2] / 1000 + register), member)
     if redis.call('PTTL', waiters) < register then redis.call('PEXPIRE', waiters, register) end
   end
   if ARGV[3] == '1' then return {reply} end
@@ -80,7 +83,7 @@ if waiters and redis.call('EXISTS', waiters) == 1 then
   lined = true
   redis.call('ZREMRANGEBYSCORE', waiters, '-inf', now[1] * 1000 + math.floor(now[2] / 1000))
   if register > 0 and reserved and redis.call('EXISTS', reserved) == 1 and redis.call('ZCARD', waiters) > 0
-    and redis.call('ZSCORE', waiters, ARGV[1]) == false and redis.call('EXISTS', KEYS[1]) == 0 then
+    and redis.call('ZSCORE', waiters, member) == false and redis.call('EXISTS', KEYS[1]) == 0 then
     return wait_in_line(-2)
   end
 end
@@ -92,7 +95,7 @@ if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) == false then
 end
 -- Only a registry that existed can hold our entry, and only a release that saw it made a reservation.
 if lined then
-  redis.call('ZREM', waiters, ARGV[1])
+  redis.call('ZREM', waiters, member)
   if reserved then redis.call('DEL', reserved) end
 end
 local floor = now[1] .. string.format('%06d', tonumber(now[2])) .. '000'
@@ -116,7 +119,7 @@ else
 end
 if KEYS[3] then
   local meta = token .. ' ' .. #ARGV[1] .. ' ' .. ARGV[1]
-  if ARGV[6] then meta = meta .. ' ' .. ARGV[6] end
+  if ARGV[7] then meta = meta .. ' ' .. ARGV[7] end
   redis.call('SET', KEYS[3], meta, 'PX', ARGV[2])
 end
 return token

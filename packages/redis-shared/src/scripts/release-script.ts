@@ -20,7 +20,10 @@ import type { RedisLockScript } from './redis-lock-script.js';
  *   names the head of the line — the registration refreshed longest ago, so the waiter that has
  *   waited longest since its last attempt — as `<length of its owner id>:<owner id><lock key>`
  *   (see `announcement.ts`): only that waiter's process tries at once, instead of every waiting
- *   process sending an attempt that all but one lose.
+ *   process sending an attempt that all but one lose. A registration `<owner id>|<tag>` (a waiter
+ *   with a line tag, see the acquire script) is announced on the channel `ARGV[2]:<tag>` instead,
+ *   with the owner id alone: the process of each provider listens on its own tag, so a release
+ *   wakes only the head's process, not every process that waits for some lock.
  * - With KEYS[3], a release while waiters are registered reserves the free key for them for ARGV[3]
  *   ms: a waiting newcomer is turned away meanwhile (see the acquire script), a try-once attempt
  *   is not.
@@ -42,7 +45,16 @@ end
 if redis.call('EXISTS', KEYS[2]) == 0 then return 1 end
 ${headOfLineLua('KEYS[2]')}
 if head == nil then return 1 end
-if ARGV[2] then redis.call('PUBLISH', ARGV[2], #head .. ':' .. head .. KEYS[1]) end
+if ARGV[2] then
+  -- A head registered with a line tag is told on its own channel: only its process wakes.
+  local bar = string.find(head, '|', 1, true)
+  if bar then
+    local owner = string.sub(head, 1, bar - 1)
+    redis.call('PUBLISH', ARGV[2] .. ':' .. string.sub(head, bar + 1), #owner .. ':' .. owner .. KEYS[1])
+  else
+    redis.call('PUBLISH', ARGV[2], #head .. ':' .. head .. KEYS[1])
+  end
+end
 if KEYS[3] then redis.call('SET', KEYS[3], '1', 'PX', ARGV[3]) end
 return 1
 `,
