@@ -27,3 +27,4 @@ export {
   type ScriptCall,
 } from './scripts/define-commands.js';
 export { EVICTION_POLICY_WARNING, evictionPolicyWarning, mergeEvictionWarnings, type ServerCommand } from './eviction-check.js';
+export { LINE_TAG_LENGTH, lineMember, newLineTag, withoutLineTag } from './line-tag.js';

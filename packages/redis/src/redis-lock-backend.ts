@@ -21,6 +21,7 @@ import {
   HANDOFF_RESERVATION_MS,
   evictionPolicyWarning,
   extendManyCommand,
+  lineMember,
   mergeEvictionWarnings,
   inspectScript,
   redisLockScripts,
@@ -325,7 +326,7 @@ export class RedisLockBackend implements LockBackend {
 
   /** One bounded attempt to take `ownerId` out of the line of waiters; rejects on failure (core retries it). */
   async #leaveLine(keys: RedisLockKeys, ownerId: string): Promise<void> {
-    await this.#bounded(this.#connection.client.zrem(keys.waiters, `${ownerId}|${this.#subscriber.lineTag}`), 'leaving the line of waiters');
+    await this.#bounded(this.#connection.client.zrem(keys.waiters, lineMember(ownerId, this.#subscriber.lineTag)), 'leaving the line of waiters');
   }
 
   /** After a reconnect: is each lock still ours? */

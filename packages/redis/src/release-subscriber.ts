@@ -1,7 +1,6 @@
-import { randomBytes } from 'node:crypto';
 import type { Wakeup } from '@fencelock/core/adapter';
 import type { Cluster, Redis } from 'ioredis';
-import { LocalWaiters, splitLengthPrefixed } from '@fencelock/redis-shared';
+import { LocalWaiters, newLineTag, splitLengthPrefixed, withoutLineTag } from '@fencelock/redis-shared';
 
 /**
  * The one pub/sub connection of a provider: it subscribes to the provider's own channel
@@ -21,7 +20,7 @@ export class ReleaseSubscriber {
   readonly #waiters: LocalWaiters;
   readonly #ownChannel: string;
   /** This provider's tag in the lines of waiters: random, so that providers never share a channel. */
-  readonly lineTag = randomBytes(9).toString('base64url');
+  readonly lineTag = newLineTag();
   #connection: Redis | Cluster | undefined;
   #subscribed: Promise<void> | undefined;
   #isSubscribed = false;
@@ -77,7 +76,7 @@ export class ReleaseSubscriber {
         const head = splitLengthPrefixed(message);
         if (head === undefined) this.#waiters.wakeOne(message);
         // An older release script names a tagged head whole: `<owner id>|<tag>`.
-        else this.#waiters.wakeOne(head.rest, head.id.split('|', 1)[0]);
+        else this.#waiters.wakeOne(head.rest, withoutLineTag(head.id));
       });
       // ioredis re-subscribes after a reconnect by itself; until then, waiters poll.
       connection.on('close', () => {

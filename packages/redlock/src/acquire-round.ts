@@ -41,6 +41,8 @@ export interface AcquireRoundInput {
   readonly requestTimeoutMs: number;
   /** How long a refused attempt stays in the masters' line of waiters, in ms (0: it does not wait). */
   readonly registerMs: number;
+  /** The provider's line tag, carried by its registrations (see redis-shared's `line-tag.ts`). */
+  readonly lineTag: string;
 }
 
 /**
@@ -64,9 +66,9 @@ export async function acquireRound(
   stragglers?: Stragglers,
 ): Promise<AcquireRound> {
   const quorum = quorumOf(masters.length);
-  const { keys, value, ttlMs, registerMs } = input;
+  const { keys, value, ttlMs, registerMs, lineTag } = input;
   const start = monotonicNow();
-  const replies = await voteRound(masters, (master) => master.acquire(keys, value, ttlMs, registerMs), {
+  const replies = await voteRound(masters, (master) => master.acquire(keys, value, ttlMs, registerMs, lineTag), {
     timeoutMs: input.requestTimeoutMs,
     enoughYes: quorum,
     ...(stragglers === undefined ? {} : { stragglers }),

@@ -12,7 +12,7 @@ import {
   DEFAULT_RETRY,
   waitForGrant,
 } from '@fencelock/core/adapter';
-import { mergeEvictionWarnings } from '@fencelock/redis-shared';
+import { lineMember, mergeEvictionWarnings } from '@fencelock/redis-shared';
 import { type AcquireRound, type MasterCopy, acquireRound } from './acquire-round.js';
 import { ExtendRounds } from './extend-round.js';
 import { type RedlockKeys, redlockKeys } from './lock-keys.js';
@@ -142,6 +142,7 @@ export class RedlockBackend implements LockBackend {
       clockDriftFactor: this.#options.clockDriftFactor,
       requestTimeoutMs,
       registerMs: waits ? Math.ceil(this.#maxDelayMs + 2 * requestTimeoutMs) : 0,
+      lineTag: this.#listener.lineTag,
     };
     let last: AcquireRound | undefined;
     let exhaustedInARow = 0;
@@ -191,7 +192,7 @@ export class RedlockBackend implements LockBackend {
       // in flight), and close() waits for it like a round that returned at a majority.
       if (inLine) {
         this.#stragglers.begin();
-        void voteRound(this.#masters, (master) => master.leaveLine(keys.waiters, value), { timeoutMs: requestTimeoutMs }).then(() =>
+        void voteRound(this.#masters, (master) => master.leaveLine(keys.waiters, lineMember(value, this.#listener.lineTag)), { timeoutMs: requestTimeoutMs }).then(() =>
           this.#stragglers.end(),
         );
       }

@@ -12,7 +12,8 @@ const KEY_COUNT = 3;
  * KEYS[1] = the lock key, KEYS[2] = the key's waiter registry (a sorted set of lock values scored by
  * the server time, in ms to the microsecond, until which each registration lasts), KEYS[3] = its hand-off reservation
  * (see {@link RELEASE_LUA}). ARGV[1] = the lock value, ARGV[2] = TTL in ms, ARGV[3] = how long (ms) a
- * refused attempt stays registered (`'0'`: it does not wait, a try-once attempt).
+ * refused attempt stays registered (`'0'`: it does not wait, a try-once attempt), optional ARGV[4] =
+ * the provider's line tag: the registration is then `<value>|<tag>` (see redis-shared's `line-tag.ts`).
  *
  * Returns 1 (granted), 0 (the key holds another value) or -2 (the key is free but reserved for the
  * clients already waiting). Guarantees:
@@ -32,12 +33,14 @@ const ACQUIRE_LUA = `
 -- Redis 3.2-4.x need effects replication before a write that follows TIME; no-op since Redis 5.
 if redis.replicate_commands then redis.replicate_commands() end
 local register = tonumber(ARGV[3]) or 0
+local member = ARGV[1]
+if ARGV[4] and ARGV[4] ~= '' then member = ARGV[1] .. '|' .. ARGV[4] end
 local function wait_in_line(reply)
   if register > 0 then
     local now = redis.call('TIME')
     -- Microseconds keep registrations made within one millisecond in the order they were made (the
     -- head of the line is the lowest score); formatted, as Lua's own number format keeps 14 digits.
-    redis.call('ZADD', KEYS[2], string.format('%.3f', now[1] * 1000 + now[2] / 1000 + register), ARGV[1])
+    redis.call('ZADD', KEYS[2], string.format('%.3f', now[1] * 1000 + now[2] / 1000 + register), member)
     if redis.call('PTTL', KEYS[2]) < register then redis.call('PEXPIRE', KEYS[2], register) end
   end
   return reply
@@ -47,7 +50,7 @@ if line then
   local now = redis.call('TIME')
   redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now[1] * 1000 + math.floor(now[2] / 1000))
   if register > 0 and redis.call('EXISTS', KEYS[3]) == 1 and redis.call('ZCARD', KEYS[2]) > 0
-    and redis.call('ZSCORE', KEYS[2], ARGV[1]) == false and redis.call('EXISTS', KEYS[1]) == 0 then
+    and redis.call('ZSCORE', KEYS[2], member) == false and redis.call('EXISTS', KEYS[1]) == 0 then
     return wait_in_line(-2)
   end
 end
@@ -56,7 +59,7 @@ if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) == false then
   redis.call('PEXPIRE', KEYS[1], ARGV[2])
 end
 if line then
-  redis.call('ZREM', KEYS[2], ARGV[1])
+  redis.call('ZREM', KEYS[2], member)
   redis.call('DEL', KEYS[3])
 end
 return 1
@@ -74,7 +77,8 @@ return 1
  * {@link announcementHead}), so a client subscribed to several masters can tell the copies of one
  * release from the next release; the head of the line is the value registered longest ago (lengths in
  * bytes, as `lengthPrefixed` writes them), so only the process where that waiter waits sends an
- * attempt at once. With it, the free key is reserved for the waiters for ARGV[4] ms (see
+ * attempt at once. A head registered with a line tag is announced on `ARGV[2]:<tag>`, without the
+ * tag, so that only its process even receives it. With it, the free key is reserved for the waiters for ARGV[4] ms (see
  * {@link ACQUIRE_LUA}).
  */
 const RELEASE_LUA = `
@@ -83,7 +87,12 @@ redis.call('DEL', KEYS[1])
 if ARGV[3] == '' or redis.call('EXISTS', KEYS[2]) == 0 then return 1 end
 ${headOfLineLua('KEYS[2]')}
 if head == nil then return 1 end
-redis.call('PUBLISH', ARGV[2], ARGV[3] .. #head .. ':' .. head .. KEYS[1])
+-- A head registered with a line tag is told on its own channel: only its process wakes.
+if head_tag then
+  redis.call('PUBLISH', ARGV[2] .. ':' .. head_tag, ARGV[3] .. #head_id .. ':' .. head_id .. KEYS[1])
+else
+  redis.call('PUBLISH', ARGV[2], ARGV[3] .. #head .. ':' .. head .. KEYS[1])
+end
 redis.call('SET', KEYS[3], '1', 'PX', ARGV[4])
 return 1
 `;
@@ -91,7 +100,7 @@ return 1
 /** The Redlock scripts on one client (ioredis sends EVALSHA and falls back to EVAL on NOSCRIPT). */
 export interface RedlockScripts {
   /** See {@link ACQUIRE_LUA}; resolves whether this master granted the key (1), not why it refused (0 or -2). */
-  acquire(keys: RedlockKeys, value: string, ttlMs: number, registerMs: number): Promise<boolean>;
+  acquire(keys: RedlockKeys, value: string, ttlMs: number, registerMs: number, lineTag: string): Promise<boolean>;
   /** See {@link RELEASE_LUA}; resolves whether the key held `value` and was deleted. */
   release(keys: RedlockKeys, value: string, channel: string, head: string): Promise<boolean>;
 }
@@ -133,8 +142,8 @@ export function defineRedlockScripts(client: Redis): RedlockScripts {
   const acquire = scriptRunner(client, ACQUIRE_LUA);
   const release = scriptRunner(client, RELEASE_LUA);
   return {
-    acquire: (keys, value, ttlMs, registerMs) =>
-      acquire(keys.lock, keys.waiters, keys.reserved, value, ttlMs, registerMs).then((reply) => Number(reply) === 1),
+    acquire: (keys, value, ttlMs, registerMs, lineTag) =>
+      acquire(keys.lock, keys.waiters, keys.reserved, value, ttlMs, registerMs, lineTag).then((reply) => Number(reply) === 1),
     release: (keys, value, channel, head) =>
       release(keys.lock, keys.waiters, keys.reserved, value, channel, head, HANDOFF_RESERVATION_MS).then((reply) => Number(reply) === 1),
   };

@@ -1,5 +1,5 @@
 import type { Wakeup } from '@fencelock/core/adapter';
-import { LocalWaiters } from '@fencelock/redis-shared';
+import { LocalWaiters, newLineTag, withoutLineTag } from '@fencelock/redis-shared';
 import type { Redis } from 'ioredis';
 import { RELEASE_CHANNEL } from './lock-keys.js';
 import type { MasterNode } from './master-node.js';
@@ -12,7 +12,9 @@ const REMEMBERED_RELEASES = 1_024;
 
 /**
  * The release announcements of a provider's masters: one subscriber connection per master (a
- * `duplicate()` of its client), opened on the first wait and closed with the provider. Each release
+ * `duplicate()` of its client), opened on the first wait and closed with the provider, listening on
+ * the shared channel and on the provider's own (`<channel>:<line tag>`), where the masters announce
+ * a head of the line that is one of this provider's waiters. Each release
  * is announced by every master that had waiters. The copy that makes a majority — when a majority of
  * masters have deleted the key, so the next attempt can be granted — wakes the waiter it names as the
  * head of the line, if that waiter is in this process; other copies are counted only. A release so
@@ -33,6 +35,9 @@ export class ReleaseListener {
   #subscribed: Promise<void> | undefined;
   #isSubscribed = false;
   #closed = false;
+  /** This provider's tag in the masters' lines of waiters: its heads are announced on its own channel. */
+  readonly lineTag = newLineTag();
+  readonly #ownChannel = `${RELEASE_CHANNEL}:${this.lineTag}`;
 
   constructor(masters: readonly MasterNode[]) {
     this.#masters = masters;
@@ -75,10 +80,10 @@ export class ReleaseListener {
       const connection = master.client.duplicate({ autoResubscribe: false, lazyConnect: false });
       connection.on('error', () => undefined);
       connection.on('ready', () => {
-        connection.subscribe(RELEASE_CHANNEL).then(onConfirmed, () => undefined);
+        connection.subscribe(RELEASE_CHANNEL, this.#ownChannel).then(onConfirmed, () => undefined);
       });
       connection.on('message', (channel: string, message: string) => {
-        if (channel === RELEASE_CHANNEL) this.#announced(message);
+        if (channel === RELEASE_CHANNEL || channel === this.#ownChannel) this.#announced(message);
       });
       return connection;
     });
@@ -96,6 +101,7 @@ export class ReleaseListener {
       const oldest = this.#recent.keys().next().value;
       if (oldest !== undefined) this.#recent.delete(oldest);
     }
-    if (copies === this.#quorum) this.#waiters.wakeOne(announcement.lockKey, announcement.waiter);
+    // An older release script names a tagged registration whole.
+    if (copies === this.#quorum) this.#waiters.wakeOne(announcement.lockKey, withoutLineTag(announcement.waiter));
   }
 }

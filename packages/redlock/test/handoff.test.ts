@@ -138,8 +138,13 @@ describe('hand-off to a waiting client', () => {
     const [first, second] = [await subscribedWaiter(holder), await subscribedWaiter(holder)];
     try {
       const messages: string[] = [];
-      listener.on('message', (_channel: string, message: string) => messages.push(message));
-      await listener.subscribe(RELEASE_CHANNEL);
+      const channels: string[] = [];
+      listener.on('pmessage', (_pattern: string, channel: string, message: string) => {
+        messages.push(message);
+        channels.push(channel);
+      });
+      // The shared channel and every provider's own one (`<channel>:<line tag>`).
+      await listener.psubscribe(RELEASE_CHANNEL, `${RELEASE_CHANNEL}:*`);
       const key = `head:${randomUUID()}`;
       const held = await holder.acquire(key, { ttlMs: 10_000 });
       // Metadata makes the registered value longer in bytes than in characters.
@@ -149,10 +154,19 @@ describe('hand-off to a waiting client', () => {
       await nextEvent(second, 'contended', (e) => e.key === key, 5_000);
       await held.release();
       const next = await within(firstWaiting, 10_000, 'the head of the line, woken by the release');
-      const announcement = parseAnnouncement(messages.find((m) => m.endsWith(key)) ?? '');
+      const firstIndex = messages.findIndex((m) => m.endsWith(key));
+      const announcement = parseAnnouncement(messages[firstIndex] ?? '');
       expect(announcement && decodeLockValue(announcement.waiter)).toEqual({ ownerId: next.ownerId, metadata: 'première 🔒' });
       await next.release();
-      await (await within(secondWaiting, 10_000, 'the next in line')).release();
+      const last = await within(secondWaiting, 10_000, 'the next in line');
+      await vi.waitFor(() => expect(messages.filter((m) => m.endsWith(key)).length).toBeGreaterThan(1), { timeout: 5_000, interval: 10 });
+      const secondIndex = messages.findIndex((m, index) => index > firstIndex && m.endsWith(key) && parseAnnouncement(m)?.releaseId !== announcement?.releaseId);
+      expect(decodeLockValue(parseAnnouncement(messages[secondIndex] ?? '')?.waiter ?? '').ownerId).toBe(last.ownerId);
+      // Each head is told on its own provider's channel, so a release wakes one process only.
+      expect(channels[firstIndex]?.startsWith(`${RELEASE_CHANNEL}:`)).toBe(true);
+      expect(channels[secondIndex]?.startsWith(`${RELEASE_CHANNEL}:`)).toBe(true);
+      expect(channels[firstIndex]).not.toBe(channels[secondIndex]);
+      await last.release();
     } finally {
       listener.disconnect();
     }

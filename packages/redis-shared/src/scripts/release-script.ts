@@ -47,10 +47,8 @@ ${headOfLineLua('KEYS[2]')}
 if head == nil then return 1 end
 if ARGV[2] then
   -- A head registered with a line tag is told on its own channel: only its process wakes.
-  local bar = string.find(head, '|', 1, true)
-  if bar then
-    local owner = string.sub(head, 1, bar - 1)
-    redis.call('PUBLISH', ARGV[2] .. ':' .. string.sub(head, bar + 1), #owner .. ':' .. owner .. KEYS[1])
+  if head_tag then
+    redis.call('PUBLISH', ARGV[2] .. ':' .. head_tag, #head_id .. ':' .. head_id .. KEYS[1])
   else
     redis.call('PUBLISH', ARGV[2], #head .. ':' .. head .. KEYS[1])
   end
