@@ -19,6 +19,7 @@ import {
 } from '@fencelock/core/adapter';
 import { EtcdLeaseInvalidError, type IKeyValue, type Watcher } from 'etcd3';
 import { type EtcdCalls, createRevision } from './etcd-calls.js';
+import { HolderWatch, type HolderWatchEvents } from './holder-watch.js';
 import { type KeyEncoding, lockName } from './key-encoding.js';
 import { LeaseSession } from './lease-session.js';
 import { decodeLockValue, encodeLockValue } from './lock-value.js';
@@ -46,6 +47,9 @@ export const ETCD_CAPABILITIES: LockCapabilities = normalizeCapabilities({
   // etcd leases are whole seconds, and etcd raises anything below 2 s to 2 s.
   ttlResolutionMs: 1000,
   minTtlMs: 2000,
+  // Each holder watches its own key (from 25 ms after the grant): a delete or an overwrite behind its
+  // back is heard as soon as etcd's event arrives.
+  deletionNotice: 'watch',
 });
 
 /** The settings the backend runs with (validated by the provider). */
@@ -73,6 +77,9 @@ const MAX_ROUNDS = 1_000;
 const MAX_WAIT_STEPS = 1_000_000;
 const MAX_LATE_REQUEUES = 3;
 const RETRY = { initialDelayMs: 20, maxDelayMs: 1_000, factor: 2 };
+// A holder's watch on its own key opens this long after the grant (from the key's creation, so a
+// delete meanwhile is still heard, that much later): shorter holds cost no watch at all.
+const HOLDER_WATCH_DELAY_MS = 25;
 
 type WaitOutcome = 'granted' | 'requeue' | undefined;
 
@@ -87,6 +94,9 @@ export class EtcdBackend implements LockBackend {
   readonly #calls: EtcdCalls;
   readonly #held = new Map<string, HeldLock>();
   readonly #sessions = new Set<LeaseSession>();
+  // The watches of held keys, so that close() leaves none on a client it does not own.
+  readonly #watches = new Set<HolderWatch>();
+  #streamAnchor: Watcher | undefined;
   #session: LeaseSession | undefined;
   #opening: Promise<LeaseSession> | undefined;
   #closed = false;
@@ -179,6 +189,11 @@ export class EtcdBackend implements LockBackend {
     this.#closed = true;
     const opening = this.#opening;
     if (opening !== undefined) await opening.catch(() => undefined);
+    for (const watch of this.#watches) watch.stop();
+    this.#watches.clear();
+    const anchor = this.#streamAnchor;
+    this.#streamAnchor = undefined;
+    if (anchor !== undefined) void anchor.cancel().catch(() => undefined);
     await Promise.all([...this.#sessions].map((session) => session.close()));
     this.#held.clear();
     if (this.#settings.ownsClient) this.#calls.client.close();
@@ -333,12 +348,22 @@ export class EtcdBackend implements LockBackend {
     // True once our key is known gone (deleted, lost with the lease, taken over): nothing is left to do.
     let ended = false;
     let leave = (): void => undefined;
-    const end = (): void => {
+    let watch: HolderWatch | undefined;
+    const unwatch = (): void => {
+      if (watch === undefined) return;
+      watch.stop();
+      this.#watches.delete(watch);
+      watch = undefined;
+    };
+    // `keepName`: the key still exists but is someone else's now; this lease must never reuse its
+    // name, or a later attempt's clean-up could delete it.
+    const end = (keepName = false): void => {
       if (ended) return;
       ended = true;
+      unwatch();
       this.#forget(ownerId, held);
       leave();
-      session.releaseName(name);
+      if (!keepName) session.releaseName(name);
     };
     // Bound to the lease until the key is known gone: a release that core retries in the background
     // follows the lease's renewals (it may go on while the lease lives) and hears of its loss.
@@ -352,6 +377,33 @@ export class EtcdBackend implements LockBackend {
       recovered: () => observer.recovered(),
       renewed: (validUntil) => observer.renewed(validUntil),
     });
+    // Someone deleting or overwriting our key (an operator, another tool) is heard of at once.
+    if (!ended) {
+      watch = this.#watchOwnKey(session, waiterKey, revision, {
+        taken: (how) => {
+          if (ended) return;
+          const takenOver = (): void => {
+            if (ended) return;
+            end(how === 'overwritten');
+            observer.lost(lockLostError(key, 'taken-over'));
+          };
+          if (how === 'overwritten') {
+            takenOver();
+            return;
+          }
+          // A revoked or expired lease deletes every key on it: one keepalive (shared by all of them)
+          // lets the lease report that as what it is, to every lock on it, before the next acquire
+          // tries it. A live lease means this key alone was deleted.
+          session.keepAlive().then(takenOver, takenOver);
+        },
+        uncertain: () => {
+          if (!ended) observer.uncertain();
+        },
+        recovered: () => {
+          if (!ended) observer.recovered();
+        },
+      });
+    }
     return {
       fencingToken: revision,
       validUntil: session.validUntil,
@@ -365,7 +417,8 @@ export class EtcdBackend implements LockBackend {
         }
         if (exists.status === 'rejected') throw backendUnavailableError(`extending lock "${key}" failed`, exists.reason, key);
         if (!exists.value) {
-          end();
+          // Gone, or written by someone else since: their key now, its name not ours to reuse.
+          end(true);
           throw lockLostError(key, 'taken-over');
         }
         return renewal.value;
@@ -373,6 +426,8 @@ export class EtcdBackend implements LockBackend {
       // One bounded attempt (the request timeout); core retries a rejection in the background.
       release: async (): Promise<boolean> => {
         if (ended) return false;
+        // Our own delete is no loss: stop listening before sending it.
+        unwatch();
         // From here on the handle is no longer held: a guarded transaction must not use it.
         this.#forget(ownerId, held);
         // The lease is gone or being revoked: its keys go with it.
@@ -386,10 +441,43 @@ export class EtcdBackend implements LockBackend {
         } catch (error) {
           throw backendUnavailableError(`releasing lock "${key}" failed`, error, key);
         }
-        end();
+        // Not deleted: the key is gone, or someone else's now (written since), its name not ours to reuse.
+        end(!deleted);
         return deleted;
       },
     };
+  }
+
+  #watchOwnKey(session: LeaseSession, waiterKey: Buffer, revision: bigint, events: HolderWatchEvents): HolderWatch {
+    const calls = this.#calls;
+    const watch = new HolderWatch(
+      waiterKey,
+      revision,
+      {
+        watch: (watchedKey, fromRevision) => {
+          this.#holdWatchStream();
+          return calls.watchKey(watchedKey, fromRevision);
+        },
+        read: (readKey) => calls.readKey(readKey),
+        alive: () => session.alive && !this.#closed,
+      },
+      events,
+      HOLDER_WATCH_DELAY_MS,
+    );
+    this.#watches.add(watch);
+    return watch;
+  }
+
+  // Once a provider watches held keys, its watch stream stays open until close(): holds that come
+  // and go would otherwise open and close a stream each.
+  #holdWatchStream(): void {
+    if (this.#streamAnchor !== undefined || this.#closed) return;
+    const anchor = this.#calls.holdWatchStream();
+    // Cancelled by etcd (a refusal): the next watch makes another.
+    anchor.on('error', () => {
+      if (this.#streamAnchor === anchor) this.#streamAnchor = undefined;
+    });
+    this.#streamAnchor = anchor;
   }
 
   #forget(ownerId: string, held: HeldLock): void {
@@ -440,8 +528,8 @@ export class EtcdBackend implements LockBackend {
       await cancelUncertain(this.#calls, waiterKey, session.id);
       return;
     }
-    await deleteOwn(this.#calls, waiterKey, revision);
-    session.releaseName(name);
+    // Not deleted: the key is gone, or someone else's now (written since); its name stays burnt.
+    if (await deleteOwn(this.#calls, waiterKey, revision)) session.releaseName(name);
   }
 }
 

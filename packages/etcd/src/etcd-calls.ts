@@ -6,10 +6,14 @@ import {
   type IRangeResponse,
   type ITxnRequest,
   type ITxnResponse,
+  type Namespace,
   type Watcher,
   castGrpcError,
 } from 'etcd3';
 import { withRequestTimeout } from '@fencelock/core/adapter';
+
+// Outside every lock's range (it starts with NUL) and never written by fencelock.
+const WATCH_STREAM_ANCHOR = Buffer.from('\u0000fencelock-watch-stream', 'utf8');
 
 /**
  * The few etcd RPCs the lock recipe needs, each with a per-request deadline: etcd3 sets none, and a
@@ -19,6 +23,7 @@ import { withRequestTimeout } from '@fencelock/core/adapter';
 export class EtcdCalls {
   readonly client: Etcd3;
   readonly #requestTimeoutMs: number;
+  #holders: Namespace | undefined;
 
   constructor(client: Etcd3, requestTimeoutMs: number) {
     this.client = client;
@@ -88,6 +93,37 @@ export class EtcdCalls {
       stream?.cancel();
       throw error;
     }
+  }
+
+  /** Reads `key` (a linearizable range): its key-value, if it exists, and the revision the read saw. */
+  async readKey(key: Buffer): Promise<{ kv: IKeyValue | undefined; revision: bigint }> {
+    const response = await this.range({ key });
+    return { kv: response.kvs[0], revision: BigInt(response.header.revision) };
+  }
+
+  /**
+   * A watch on every change of `key` from `fromRevision` on, on the holders' watch stream. Not
+   * awaited: etcd3 attaches it in the background, and etcd replays what it missed from that revision.
+   */
+  watchKey(key: Buffer, fromRevision: bigint): Watcher {
+    return this.#holderStream().watch().key(key).startRevision(fromRevision.toString()).watcher();
+  }
+
+  /**
+   * A watch on a key nobody writes, that keeps the holders' watch stream open: etcd3 closes a stream
+   * when its last watcher is cancelled, and the next watch would then open a new one (holds that
+   * come and go would pay for a stream set-up each).
+   */
+  holdWatchStream(): Watcher {
+    return this.#holderStream().watch().key(WATCH_STREAM_ANCHOR).watcher();
+  }
+
+  // The holders' watches multiplex over one watch stream of their own: a second etcd3 namespace (no
+  // prefix) on the same connections. etcd3 attaches watchers to a stream one at a time, and a burst
+  // of new holds must not queue a waiter's watch, which a hand-off waits on, behind thousands of them.
+  #holderStream(): Namespace {
+    this.#holders ??= this.client.namespace('');
+    return this.#holders;
   }
 
   /**

@@ -1,5 +1,5 @@
 import type { LockMode } from '@fencelock/core';
-import { CompareResult, CompareTarget, type IKeyValue, type IRangeRequest, SortOrder, SortTarget } from 'etcd3';
+import { CompareResult, CompareTarget, type ICompare, type IKeyValue, type IRangeRequest, SortOrder, SortTarget } from 'etcd3';
 import { type EtcdCalls, createRevision } from './etcd-calls.js';
 import { isReader } from './lock-value.js';
 import { prefixRange } from './key-encoding.js';
@@ -111,10 +111,19 @@ export async function checkTurn(
   return { gone: false, blocker: findBlocker(earlier, mode) };
 }
 
-/** True while our key still exists with this create revision. */
+/**
+ * The comparison "our key is still as we created it at `revision`": its mod revision is still its
+ * create revision. We never write our key again, so any put since (an overwrite, a delete and
+ * re-create) means it is someone else's now.
+ */
+function unchangedSince(waiterKey: Buffer, revision: bigint): ICompare {
+  return { key: waiterKey, target: CompareTarget.Mod, result: CompareResult.Equal, mod_revision: revision.toString() };
+}
+
+/** True while our key still exists, unchanged since we created it at `revision`. */
 export async function stillHeld(calls: EtcdCalls, waiterKey: Buffer, revision: bigint): Promise<boolean> {
   const response = await calls.txn({
-    compare: [{ key: waiterKey, target: CompareTarget.Create, result: CompareResult.Equal, create_revision: revision.toString() }],
+    compare: [unchangedSince(waiterKey, revision)],
     // etcd serves a txn whose branches hold no non-serializable range from the member's local state
     // (isTxnSerializable is true for empty branches), so a lagging follower could still show a
     // deleted key. One linearizable range makes the whole txn a linearizable read.
@@ -124,10 +133,10 @@ export async function stillHeld(calls: EtcdCalls, waiterKey: Buffer, revision: b
   return response.succeeded;
 }
 
-/** Deletes our key only if it is still the one we created; resolves whether it was. */
+/** Deletes our key only if it is still the one we created, unchanged; resolves whether it was. */
 export async function deleteOwn(calls: EtcdCalls, waiterKey: Buffer, revision: bigint): Promise<boolean> {
   const response = await calls.txn({
-    compare: [{ key: waiterKey, target: CompareTarget.Create, result: CompareResult.Equal, create_revision: revision.toString() }],
+    compare: [unchangedSince(waiterKey, revision)],
     success: [{ request_delete_range: { key: waiterKey } }],
     failure: [],
   });

@@ -4,10 +4,10 @@ import { topology } from '@fencelock/test-infra';
 import { Etcd3 } from 'etcd3';
 import { afterAll } from 'vitest';
 import { EtcdLockProvider } from '../src/index.js';
-import { backendWaiters } from './backend-waiters.js';
+import { backendWaiters, deleteLock } from './backend-waiters.js';
 
 const { etcdEndpoints } = topology();
-// Reads the waiter keys the providers leave in etcd.
+// Reads the keys the providers leave in etcd (and deletes holders' keys for deleteLock).
 const raw = new Etcd3({ hosts: [...etcdEndpoints] });
 afterAll(() => raw.close());
 
@@ -48,9 +48,11 @@ describeLockProvider({
     expiry: 'session',
     ttlResolutionMs: 1000,
     minTtlMs: 2000,
+    deletionNotice: 'watch',
   },
   harness: {
     backendWaiters: backendWaiters(raw, 'fencelock-test/'),
+    deleteLock: deleteLock(raw, 'fencelock-test/'),
     crashProvider: async (provider) => {
       clients.get(provider)?.close();
     },

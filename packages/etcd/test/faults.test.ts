@@ -5,7 +5,7 @@ import { Etcd3 } from 'etcd3';
 import { randomUUID } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { EtcdLockProvider, type EtcdLockProviderOptions } from '../src/index.js';
-import { backendWaiters } from './backend-waiters.js';
+import { backendWaiters, deleteLock } from './backend-waiters.js';
 
 // One dedicated 3-member cluster for this file: members are killed and paused here. The suite's
 // providers reach it through one proxy per member, so that their links can be blackholed; `raw`
@@ -63,6 +63,7 @@ describeLockProvider({
   keyPrefix: `faults-suite:`,
   harness: {
     backendWaiters: (key) => backendWaiters(raw!, 'fencelock-faults/')(key),
+    deleteLock: (key) => deleteLock(raw!, 'fencelock-faults/')(key),
     outages: {
       // A request the members received while stopped is applied on SIGCONT: a release sent during the
       // pause may land late by itself. Kill and blackhole are the cases only core's retry can free.
