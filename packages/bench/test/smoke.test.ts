@@ -136,9 +136,11 @@ describe('bench smoke', () => {
         // The first grant needed a wake-up from the server. The waiters of one process queue in
         // core's local line: a watch fires for the head of that line only (ZooKeeper, etcd); where
         // a wake-up is an acquire attempt (Redis, Redlock, memory), the head makes one to queue
-        // and one to take the lock. Every waiter woken on every release would be 3 here.
+        // and one to take the lock. ZooKeeper's count also has the releasing holder hearing its own
+        // delete (each holder watches its own node), at most one more. Every waiter woken on every
+        // release would be 3 here.
         expect(result.wakeupsPerRelease).toBeGreaterThan(0);
-        const atMost = backend === 'zookeeper' || backend === 'etcd' ? 1 : 2;
+        const atMost = backend === 'etcd' ? 1 : 2;
         expect(result.wakeupsPerRelease).toBeLessThanOrEqual(atMost + ONE_WAKEUP_TOLERANCE);
         expect(result.wakeupsCounted).toEqual(expect.any(String));
         waiters.push(result);
