@@ -12,10 +12,13 @@
  * - BENCH_COUNT_ON=shared: count wake-ups and requests on the shared servers instead of dedicated ones;
  * - BENCH_ONLY: comma-separated subject-id substrings, to run a subset;
  * - BENCH_STRESS=0 skips the stress section; BENCH_HOGS: CPU hog processes of its loaded runs,
- *   default 3; BENCH_HERD_WAITERS: the herd's concurrent acquires, default 1000.
+ *   default 3; BENCH_HERD_WAITERS: the herd's concurrent acquires, default 1000;
+ * - BENCH_ALLOCATION_CYCLES: cycles of each pass of the allocation scenario (4b), default 20000 (each
+ *   pass also bounded by 4 × BENCH_SECONDS; its CPU pass split into BENCH_ROUNDS interleaved rounds).
  */
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
+import { ALLOCATION_BACKENDS, runAllocationGroup, type AllocationResult } from './allocation.js';
 import { sharedServers, startDedicatedServers, type BenchServers } from './bench-servers.js';
 import { buildCharts } from './charts.js';
 import { runContention, type ContentionResult } from './contention.js';
@@ -44,6 +47,7 @@ const countOnShared = process.env['BENCH_COUNT_ON'] === 'shared';
 const stressOn = process.env['BENCH_STRESS'] !== '0';
 const hogCount = Math.round(env('BENCH_HOGS', 3));
 const herdWaiters = Math.round(env('BENCH_HERD_WAITERS', 1_000));
+const allocationCycles = Math.round(env('BENCH_ALLOCATION_CYCLES', 20_000));
 const only = (process.env['BENCH_ONLY'] ?? '').split(',').filter((part) => part !== '');
 const pick = (list: readonly Subject[]): Subject[] => list.filter((subject) => only.length === 0 || only.some((part) => subject.id.includes(part)));
 const chosen = pick(subjects());
@@ -155,6 +159,22 @@ for (const subject of chosen.filter((s) => s.kind === 'fencelock')) {
   }
 }
 
+// 4b: bytes allocated and client CPU per cycle, and who allocated them (issue "Performance"); CPU in
+// interleaved rounds of each backend's subjects.
+const allocation: AllocationResult[] = [];
+for (const backend of backends.filter((b) => ALLOCATION_BACKENDS.includes(b))) {
+  running = `allocation ${backend}`;
+  const group = chosen.filter((subject) => subject.backend === backend);
+  for (const result of await runAllocationGroup(group, { cycles: allocationCycles, maxMs: seconds * 4_000, rounds }, (s, e) => fail('allocation', s, e))) {
+    allocation.push(result);
+    const shares = result.split.owners.map((share) => `${share.name} ${share.bytesPerCycle.toFixed(0)}`).join(', ');
+    console.log(
+      `${elapsed()} allocation ${result.subject}: ${result.cpuMicrosPerCycle} µs CPU/cycle (rounds ${result.roundCpuMicrosPerCycle.join(' ')}), ` +
+        `${result.bytesPerCycle} B/cycle (split pass ${result.split.bytesPerCycle}: ${shares})`,
+    );
+  }
+}
+
 // 5: stress (issue "Under load"): a herd, held locks and contention, quiet and under CPU hogs.
 let stress: StressResults | undefined;
 if (stressOn) {
@@ -206,12 +226,13 @@ const results: BenchResults = {
   waiters,
   heldLocks,
   memory,
+  allocation,
   ...(stress === undefined ? {} : { stress }),
   countedOn: countOnShared ? 'shared servers' : 'dedicated servers',
   built: process.env['FENCELOCK_BENCH_BUILT'] === '1',
   charts: charts.map((chart) => ({ path: `bench/${chart.file}`, title: chart.title })),
-  ratios: computeRatios(uncontended, contention, parallelKeys),
-  targets: checkTargets(uncontended, contention, waiters, heldLocks, stress),
+  ratios: computeRatios(uncontended, contention, parallelKeys, allocation),
+  targets: checkTargets(uncontended, contention, waiters, heldLocks, stress, allocation),
   errors,
   fenceGrowth: await readFile(new URL('bench/fence-growth.md', docsDir), 'utf8').catch(() => undefined),
 };

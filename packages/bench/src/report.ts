@@ -3,6 +3,7 @@
  * markdown of docs/BENCHMARKS.md.
  */
 import { cpus, totalmem, platform, release } from 'node:os';
+import type { AllocationResult } from './allocation.js';
 import type { ContentionResult } from './contention.js';
 import { ROUND_TRIP_DEFINITIONS, type HeldLocksResult } from './held-locks.js';
 import type { MemoryResult } from './memory.js';
@@ -26,7 +27,7 @@ export interface MachineInfo {
 /** One ratio of fencelock against a baseline on the same backend, same run. */
 export interface Ratio {
   readonly backend: string;
-  readonly scenario: 'uncontended ops/s' | '64 keys ops/s' | 'contention acq/s' | 'hand-off p50 (lower is better)';
+  readonly scenario: 'uncontended ops/s' | '64 keys ops/s' | 'contention acq/s' | 'hand-off p50 (lower is better)' | 'client CPU per cycle (lower is better)';
   readonly ours: string;
   readonly baseline: string;
   readonly baselineKind: 'raw' | 'peer';
@@ -58,6 +59,8 @@ export interface BenchResults {
   /** 10,000 held locks with auto-extension (absent in older results). */
   readonly heldLocks?: readonly HeldLocksResult[];
   readonly memory: readonly MemoryResult[];
+  /** Allocation and client CPU per cycle (absent in older results). */
+  readonly allocation?: readonly AllocationResult[];
   /** The stress section (absent when skipped with `BENCH_STRESS=0`, and in older results). */
   readonly stress?: StressResults;
   /** Where the server-counted scenarios (waiters, held locks) ran. */
@@ -117,6 +120,7 @@ export function computeRatios(
   uncontended: readonly UncontendedResult[],
   contention: readonly ContentionResult[],
   parallelKeys: readonly ParallelKeysResult[] = [],
+  allocation: readonly AllocationResult[] = [],
 ): Ratio[] {
   const ratios: Ratio[] = [];
   const throughput = [
@@ -143,7 +147,48 @@ export function computeRatios(
       }
     }
   }
+  for (const ours of allocation.filter((r) => r.kind === 'fencelock')) {
+    for (const other of allocation.filter((r) => r.backend === ours.backend && r.kind !== 'fencelock')) {
+      if (other.cpuMicrosPerCycle > 0) {
+        const kind = other.kind as 'raw' | 'peer';
+        ratios.push({ backend: ours.backend, scenario: 'client CPU per cycle (lower is better)', ours: ours.label, baseline: other.label, baselineKind: kind, ...pairedRatio(cpuRounds(ours), cpuRounds(other)) });
+      }
+    }
+  }
   return ratios;
+}
+
+// CPU per cycle in the shape pairedRatio reads (rounds of the same interleaved measurement pair up).
+const cpuRounds = (r: AllocationResult): { opsPerSec: number; roundOpsPerSec: readonly number[] } => ({ opsPerSec: r.cpuMicrosPerCycle, roundOpsPerSec: r.roundCpuMicrosPerCycle });
+
+/** Bytes fencelock itself may allocate per acquire + release cycle on the memory provider (issue "Performance"). */
+export const MEMORY_OWN_BYTES_TARGET = 3_000;
+/** Bytes fencelock itself may allocate per cycle on Redis, ioredis' share apart (issue "Performance"). */
+export const REDIS_OWN_BYTES_TARGET = 5_000;
+
+/** The allocation and client-CPU targets (issue "Performance: cheaper per lock than every peer"). */
+export function allocationTargets(allocation: readonly AllocationResult[]): [string, number, (value: number) => boolean][] {
+  const result = (id: string): AllocationResult | undefined => allocation.find((r) => r.subject === id);
+  // Theirs / ours (the median of the per-round ratios): above 1 when fencelock spends less CPU per cycle.
+  const cpuAgainst = (id: string): number => {
+    const [theirs, ours] = [result(id), result('redis/fencelock')];
+    return theirs === undefined || ours === undefined || !(ours.cpuMicrosPerCycle > 0) ? Number.NaN : pairedRatio(cpuRounds(theirs), cpuRounds(ours)).ratio;
+  };
+  return [
+    [
+      `memory provider: ≤ ${MEMORY_OWN_BYTES_TARGET.toLocaleString('en-US')} B allocated by fencelock per acquire + release cycle (measured: fencelock's own B/cycle)`,
+      result('memory/fencelock')?.ownBytesPerCycle ?? Number.NaN,
+      (v) => v <= MEMORY_OWN_BYTES_TARGET,
+    ],
+    [
+      `Redis: ≤ ${REDIS_OWN_BYTES_TARGET.toLocaleString('en-US')} B allocated by fencelock per cycle, ioredis' share apart (measured: fencelock's own B/cycle)`,
+      result('redis/fencelock')?.ownBytesPerCycle ?? Number.NaN,
+      (v) => v <= REDIS_OWN_BYTES_TARGET,
+    ],
+    ['Redis client CPU per cycle: ≥ 1.0 × node-redlock (measured: theirs / ours)', cpuAgainst('redis/node-redlock'), (v) => v >= 1],
+    ['Redis client CPU per cycle: ≥ 1.0 × redis-semaphore Mutex (measured: theirs / ours)', cpuAgainst('redis/redis-semaphore-mutex'), (v) => v >= 1],
+    ['Redis client CPU per cycle: ≥ 0.85 × raw ioredis (measured: theirs / ours)', cpuAgainst('redis/raw-ioredis'), (v) => v >= 0.85],
+  ];
 }
 
 /**
@@ -170,6 +215,7 @@ export function checkTargets(
   waiters: readonly WaitersResult[] = [],
   heldLocks: readonly HeldLocksResult[] = [],
   stress?: StressResults,
+  allocation: readonly AllocationResult[] = [],
 ): TargetCheck[] {
   // The same paired ratio as the ratio table (median of per-round ratios when the rounds pair up).
   const ratioOf = (oursId: string, otherId: string): number => {
@@ -210,6 +256,7 @@ export function checkTargets(
       held('redlock/fencelock'),
       (v) => v < BATCHED_REQUESTS_PER_LOCK,
     ],
+    ...(allocation.length === 0 ? [] : allocationTargets(allocation)),
   ];
   return [...toChecks(checks), ...(stress === undefined ? [] : stressTargets(stress))];
 }
@@ -374,6 +421,46 @@ function stressMarkdown(stress: StressResults, targets: readonly TargetCheck[]):
   return lines;
 }
 
+// Largest allocating functions of fencelock listed per fencelock subject.
+const OWN_FUNCTIONS_LISTED = 8;
+
+/** Section 4b: bytes and client CPU per cycle, who allocated them, and fencelock's largest allocations. */
+function allocationMarkdown(allocation: readonly AllocationResult[]): string[] {
+  const bytes = (r: AllocationResult, group: string): number =>
+    r.split.owners.filter((share) => share.group === group).reduce((total, share) => total + share.bytesPerCycle, 0);
+  const lines = [
+    '## 4b. Allocation and client CPU per acquire + release cycle',
+    '',
+    `One client, acquire + release of one key in a loop (as in 1), ${allocation[0]?.allocationCycles ?? '—'} cycles per pass after a warm-up. CPU = user + system`,
+    'CPU time of the client process per cycle, the median of interleaved rounds (the subjects of a backend take',
+    'turns, as in 1; the ratio table pairs the rounds). Bytes = bytes allocated on the V8 heap per cycle by the whole',
+    'process, by V8\'s own accounting (heap used after − before, plus what every GC in between freed), with',
+    'inlining on, as users run the code. Who allocated them comes from a sampling heap profile taken in a',
+    'separate process started with `--no-turbo-inlining`, so that an inlined function\'s allocations are not',
+    'charged to its caller; that pass allocates a few per cent more (less escape analysis): its total is the',
+    '"split total". A sample belongs to the innermost frame in a package\'s own JavaScript: `node_modules/<package>/`',
+    'is that package (ioredis and its dependencies are the client library), `packages/<name>/` is fencelock,',
+    'the bench\'s own code is the harness (the loop, the session wrappers, the raw baselines\' protocol); frames',
+    'of Node itself and V8 builtins (`randomUUID`, `Map#delete`, the promise machinery) count for their caller;',
+    'an allocation with no package frame on its stack (socket reads, the microtask runner) is the runtime\'s.',
+    '"Own" = fencelock for fencelock, the peer\'s package for a peer, the harness for a raw baseline.',
+    '',
+    '| backend | implementation | kind | CPU µs/cycle | B/cycle | split total B/cycle | own B/cycle | client library B/cycle | harness B/cycle | runtime B/cycle |',
+    '|---|---|---|---:|---:|---:|---:|---:|---:|---:|',
+    ...allocation.map(
+      (r) =>
+        `| ${r.backend} | ${r.label} | ${r.kind} | ${fmt(r.cpuMicrosPerCycle, 1)} | ${fmt(r.bytesPerCycle, 0)} | ${fmt(r.split.bytesPerCycle, 0)} | ${fmt(r.ownBytesPerCycle, 0)} | ${fmt(r.clientLibraryBytesPerCycle, 0)} | ${fmt(bytes(r, 'harness'), 0)} | ${fmt(bytes(r, 'runtime'), 0)} |`,
+    ),
+    '',
+  ];
+  for (const r of allocation.filter((result) => result.kind === 'fencelock')) {
+    const own = r.split.functions.filter((share) => share.owner === 'fencelock').slice(0, OWN_FUNCTIONS_LISTED);
+    if (own.length === 0) continue;
+    lines.push(`Largest allocations of fencelock, ${r.label} (B/cycle, in the split pass): ${own.map((share) => `\`${share.frame}\` ${fmt(share.bytesPerCycle, 0)}`).join(', ')}.`, '');
+  }
+  return lines;
+}
+
 /** docs/BENCHMARKS.md for `results`. */
 export function renderMarkdown(results: BenchResults): string {
   const m = results.machine;
@@ -530,6 +617,7 @@ export function renderMarkdown(results: BenchResults): string {
     ),
     '',
   );
+  if (results.allocation !== undefined && results.allocation.length > 0) lines.push(...allocationMarkdown(results.allocation));
   if (results.stress !== undefined) lines.push(...stressMarkdown(results.stress, results.targets.filter((t) => t.section === 'stress')));
   const errors = Object.entries(results.errors);
   if (results.fenceGrowth !== undefined) lines.push(results.fenceGrowth.trimEnd(), '');

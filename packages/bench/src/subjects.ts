@@ -71,6 +71,8 @@ export interface Subject {
   readonly waits: boolean;
   /** True when locks only exclude within one process (the memory provider: no multi-process contention). */
   readonly inProcess?: boolean;
+  /** Peers only: the npm package of the library measured (its allocations are its own, apart from the client's). */
+  readonly package?: string;
   open(): Promise<LockSession>;
   /**
    * fencelock subjects only: a provider whose session (etcd lease, ZooKeeper session) lasts
@@ -103,9 +105,11 @@ function fencelockSession(provider: LockProvider): LockSession {
   return {
     async lock(key, waitMs) {
       // Session-expiry providers bind locks to the session (its timeout is set on the provider).
-      // Per-lock providers: a TTL and no renewal timer, like the peers.
-      const lifetime = provider.capabilities.expiry === 'per-lock' ? { ttlMs: LOCK_TTL_MS, autoExtend: false } : {};
-      const handle = await provider.acquire(key, { ...lifetime, waitMs });
+      // Per-lock providers: a TTL and no renewal timer, like the peers. Literals, not a spread of
+      // shared defaults: V8 builds a spread object on a slow path (about a microsecond), which would
+      // be charged to fencelock here.
+      const perLock = provider.capabilities.expiry === 'per-lock';
+      const handle = await provider.acquire(key, perLock ? { ttlMs: LOCK_TTL_MS, autoExtend: false, waitMs } : { waitMs });
       return async () => {
         await handle.release();
       };
@@ -204,9 +208,9 @@ export function subjects(addresses: BenchAddresses = sharedAddresses()): readonl
         };
       },
     },
-    { id: 'redis/node-redlock', backend: 'redis', kind: 'peer', label: 'node-redlock, 1 Redis', waits: true, open: async () => nodeRedlockSession([redisUrl]) },
+    { id: 'redis/node-redlock', backend: 'redis', kind: 'peer', label: 'node-redlock, 1 Redis', waits: true, package: 'redlock', open: async () => nodeRedlockSession([redisUrl]) },
     {
-      id: 'redis/redis-semaphore-mutex', backend: 'redis', kind: 'peer', label: 'redis-semaphore Mutex', waits: true,
+      id: 'redis/redis-semaphore-mutex', backend: 'redis', kind: 'peer', label: 'redis-semaphore Mutex', waits: true, package: 'redis-semaphore',
       open: async () => {
         const client = new Redis(redisUrl);
         return {
@@ -224,9 +228,9 @@ export function subjects(addresses: BenchAddresses = sharedAddresses()): readonl
       open: async () => fencelockSession(redlock()),
       openProvider: redlock,
     },
-    { id: 'redlock/node-redlock', backend: 'redlock', kind: 'peer', label: `node-redlock, ${redlockUrls.length} masters`, waits: true, open: async () => nodeRedlockSession(redlockUrls) },
+    { id: 'redlock/node-redlock', backend: 'redlock', kind: 'peer', label: `node-redlock, ${redlockUrls.length} masters`, waits: true, package: 'redlock', open: async () => nodeRedlockSession(redlockUrls) },
     {
-      id: 'redlock/redis-semaphore-redlock-mutex', backend: 'redlock', kind: 'peer', label: `redis-semaphore RedlockMutex, ${redlockUrls.length} masters`, waits: true,
+      id: 'redlock/redis-semaphore-redlock-mutex', backend: 'redlock', kind: 'peer', label: `redis-semaphore RedlockMutex, ${redlockUrls.length} masters`, waits: true, package: 'redis-semaphore',
       open: async () => {
         const clients = redlockUrls.map((url) => new Redis(url));
         return {
@@ -265,7 +269,7 @@ export function subjects(addresses: BenchAddresses = sharedAddresses()): readonl
       },
     },
     {
-      id: 'etcd/etcd3-lock', backend: 'etcd', kind: 'peer', label: 'etcd3 client.lock() (lease per lock)', waits: false,
+      id: 'etcd/etcd3-lock', backend: 'etcd', kind: 'peer', label: 'etcd3 client.lock() (lease per lock)', waits: false, package: 'etcd3',
       open: async () => {
         const client = new Etcd3({ hosts });
         return {

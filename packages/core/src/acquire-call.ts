@@ -1,6 +1,7 @@
 import type { BackendAcquireRequest, GrantObserver } from './backend.js';
 import type { BackgroundReleases } from './lifecycle/background-release.js';
 import type { LockMode } from './types.js';
+import type { Slotted } from './lifecycle/slot-list.js';
 import type { NormalizedAcquireOptions } from './validation.js';
 
 /**
@@ -11,18 +12,23 @@ import type { NormalizedAcquireOptions } from './validation.js';
  * plus the listener forwarding the caller's signal cost more than the rest of an in-memory acquire.
  * Until then, aborts are recorded here and checked by core after the attempt, so they are never lost.
  */
-export class AcquireCall {
+export class AcquireCall implements Slotted {
   /** Whether an attempt found the key held (reported once, through `onContended`). */
   contended = false;
-  readonly #userSignal: AbortSignal | undefined;
-  readonly #onContended: () => void;
+  /** The call's place in its provider's list of calls in flight. */
+  listSlot = -1;
+  readonly key: string;
+  readonly settings: NormalizedAcquireOptions;
+  // The provider's one callback for every call (a closure per call would cost more than the call).
+  readonly #onContended: (call: AcquireCall) => void;
   #controller: AbortController | undefined;
   #forward: (() => void) | undefined;
   #closed = false;
   #closeReason: unknown;
 
-  constructor(userSignal: AbortSignal | undefined, onContended: () => void) {
-    this.#userSignal = userSignal;
+  constructor(key: string, settings: NormalizedAcquireOptions, onContended: (call: AcquireCall) => void) {
+    this.key = key;
+    this.settings = settings;
     this.#onContended = onContended;
   }
 
@@ -31,7 +37,7 @@ export class AcquireCall {
     if (this.#controller === undefined) {
       const controller = new AbortController();
       this.#controller = controller;
-      const user = this.#userSignal;
+      const user = this.settings.signal;
       if (this.#closed) {
         controller.abort(this.#closeReason);
       } else if (user?.aborted) {
@@ -47,13 +53,13 @@ export class AcquireCall {
   /** Whether the call was aborted, by the caller or by {@link abort}. */
   get aborted(): boolean {
     if (this.#controller !== undefined) return this.#controller.signal.aborted;
-    return this.#closed || this.#userSignal?.aborted === true;
+    return this.#closed || this.settings.signal?.aborted === true;
   }
 
   /** Why the call was aborted (meaningful only when {@link aborted}). */
   get reason(): unknown {
     if (this.#controller !== undefined) return this.#controller.signal.reason;
-    return this.#closed ? this.#closeReason : this.#userSignal?.reason;
+    return this.#closed ? this.#closeReason : this.settings.signal?.reason;
   }
 
   /** Aborts the call from the provider's side (its shutdown), with `reason`. A no-op once aborted. */
@@ -68,12 +74,12 @@ export class AcquireCall {
   markContended(): void {
     if (this.contended) return;
     this.contended = true;
-    this.#onContended();
+    this.#onContended(this);
   }
 
   /** Stops listening to the caller's signal (once the call is over). */
   dispose(): void {
-    if (this.#forward !== undefined) this.#userSignal?.removeEventListener('abort', this.#forward);
+    if (this.#forward !== undefined) this.settings.signal?.removeEventListener('abort', this.#forward);
     this.#forward = undefined;
   }
 }
@@ -89,34 +95,35 @@ export class AcquireRequest implements BackendAcquireRequest {
   readonly observer: GrantObserver;
   readonly #call: AcquireCall;
   readonly #releases: BackgroundReleases;
+  #contended: (() => void) | undefined;
+  #releaseLater: BackendAcquireRequest['releaseLater'] | undefined;
 
-  constructor(
-    call: AcquireCall,
-    key: string,
-    settings: Pick<NormalizedAcquireOptions, 'mode' | 'ttlMs' | 'metadata'>,
-    deadline: number,
-    holder: { readonly ownerId: string; readonly observer: GrantObserver },
-    releases: BackgroundReleases,
-  ) {
+  constructor(call: AcquireCall, deadline: number, ownerId: string, observer: GrantObserver, releases: BackgroundReleases) {
+    const { settings } = call;
     this.#call = call;
     this.#releases = releases;
-    this.key = key;
+    this.key = call.key;
     this.mode = settings.mode;
-    this.ownerId = holder.ownerId;
+    this.ownerId = ownerId;
     this.ttlMs = settings.ttlMs;
     this.deadline = deadline;
     this.metadata = settings.metadata;
-    this.observer = holder.observer;
+    this.observer = observer;
   }
 
   get signal(): AbortSignal {
     return this.#call.signal;
   }
 
-  // An arrow property, not a method: backends may pass `request.contended` on as a bare function.
-  readonly contended = (): void => this.#call.markContended();
+  // Functions bound to this request, not methods: backends may pass `request.contended` on as a bare
+  // function. Made on first use, which an uncontended attempt never has.
+  get contended(): () => void {
+    return (this.#contended ??= () => this.#call.markContended());
+  }
 
-  readonly releaseLater = (release: () => Promise<unknown>, until: number | (() => number)): void => {
-    this.#releases.start({ attempt: release, until: typeof until === 'function' ? until : () => until, settled: () => undefined });
-  };
+  get releaseLater(): BackendAcquireRequest['releaseLater'] {
+    return (this.#releaseLater ??= (release, until) => {
+      this.#releases.start({ attempt: release, until: typeof until === 'function' ? until : () => until, settled: () => undefined });
+    });
+  }
 }

@@ -4,32 +4,29 @@ import { monotonicNow } from './clock.js';
 import { LockError, LockErrorCode, asLockError, isLockError, lockLostError } from './errors.js';
 import type { LockEventBase, LockEventEmitter, LockEventMap } from './events.js';
 import type { BackgroundReleases } from './lifecycle/background-release.js';
+import { DeadlineQueue, type DeadlineEntry } from './lifecycle/deadline-queue.js';
+import type { SlotList, Slotted } from './lifecycle/slot-list.js';
 import type { RenewalScheduler, RenewalTicket } from './renewal-scheduler.js';
 import type { LockHandle, LockMode, LockState } from './types.js';
-import { validateTtlMs } from './validation.js';
+import { validateTtlMs, type NormalizedAcquireOptions } from './validation.js';
 
 /** What a handle needs from the provider that made it. */
 export interface LockHandleContext {
   readonly providerName: string;
   readonly capabilities: LockCapabilities;
   readonly events: LockEventEmitter;
-  /** Called once when the handle stops holding (released or lost), so the provider forgets it. */
-  readonly settled: (handle: ManagedLockHandle) => void;
+  /** The provider's held locks: a handle is in it from its grant until it stops holding (released or lost). */
+  readonly held: SlotList<HandleLink>;
+  /** The provider's one timer for the validity deadlines of its handles (see {@link handleDeadlines}). */
+  readonly deadlines: DeadlineQueue<HandleLink>;
   /** The provider's one timer for automatic extensions (see {@link RenewalScheduler}). */
   readonly renewals: RenewalScheduler;
   /** The provider's releases that failed once and are retried in the background. */
   readonly releases: BackgroundReleases;
 }
 
-/** The per-acquisition settings a handle keeps. */
-export interface LockHandleSettings {
-  readonly key: string;
-  readonly mode: LockMode;
-  readonly ownerId: string;
-  readonly ttlMs: number;
-  readonly autoExtend: boolean;
-  readonly maxHoldMs: number | undefined;
-}
+/** The per-acquisition settings a handle keeps (the acquire call's checked options). */
+export type LockHandleSettings = Pick<NormalizedAcquireOptions, 'mode' | 'ttlMs' | 'autoExtend' | 'maxHoldMs'>;
 
 // Handle timers are unref'd: a held lock alone does not keep a process alive (the backend's TTL frees it).
 // Extend when a third of the TTL has passed, so two renewals can fail before the lock runs out.
@@ -41,16 +38,81 @@ const AUTO_EXTEND_RETRY_FRACTION = 1 / 10;
 // A renewal that starts later than this share of the TTL after it was due is reported.
 const RENEWAL_LATE_FRACTION = 1 / 10;
 
+/** The handle's own reactions, for {@link HandleLink} (assigned once, in the handle class's static block). */
+interface HandleReactions {
+  lost(handle: ManagedLockHandle, error: LockError): void;
+  uncertain(handle: ManagedLockHandle, uncertain: boolean): void;
+  renewed(handle: ManagedLockHandle, validUntil: number): void;
+  deadline(handle: ManagedLockHandle): void;
+}
+let reactions: HandleReactions;
+
+/**
+ * What others hold of a handle: the backend its observer, the provider its place among the held locks
+ * and in the deadline queue. One small object per handle where the observer used to be four closures
+ * and the deadline a timer of its own. The observer's functions are made on first use (a lock that is
+ * not lost, uncertain or renewed by a session never uses them), bound, so that a backend may pass
+ * `observer.lost` on as a bare function as before.
+ */
+export class HandleLink implements GrantObserver, DeadlineEntry, Slotted {
+  deadlineAt = Number.POSITIVE_INFINITY;
+  deadlineIndex = -1;
+  listSlot = -1;
+  readonly handle: ManagedLockHandle;
+  #lost: ((error: LockError) => void) | undefined;
+  #uncertain: (() => void) | undefined;
+  #recovered: (() => void) | undefined;
+  #renewed: ((validUntil: number) => void) | undefined;
+
+  constructor(handle: ManagedLockHandle) {
+    this.handle = handle;
+  }
+
+  get lost(): (error: LockError) => void {
+    return (this.#lost ??= (error) => reactions.lost(this.handle, error));
+  }
+
+  get uncertain(): () => void {
+    return (this.#uncertain ??= () => reactions.uncertain(this.handle, true));
+  }
+
+  get recovered(): () => void {
+    return (this.#recovered ??= () => reactions.uncertain(this.handle, false));
+  }
+
+  get renewed(): (validUntil: number) => void {
+    return (this.#renewed ??= (validUntil) => reactions.renewed(this.handle, validUntil));
+  }
+}
+
+/** The deadline queue a provider shares among its handles: each entry's deadline checks its handle. */
+export function handleDeadlines(): DeadlineQueue<HandleLink> {
+  return new DeadlineQueue((link) => reactions.deadline(link.handle));
+}
+
 /**
  * The handle core builds around a backend grant: validity deadline, automatic extension, the hold
  * bound, the loss signal, idempotent release and events. One implementation for every backend.
  */
 export class ManagedLockHandle implements LockHandle {
+  static {
+    // The link calls back into private state: a friend, without making these methods public.
+    reactions = {
+      lost: (handle, error) => handle.#onLost(error),
+      uncertain: (handle, uncertain) => handle.#setUncertain(uncertain),
+      renewed: (handle, validUntil) => handle.#onRenewed(validUntil),
+      deadline: (handle) => handle.#onDeadline(),
+    };
+  }
+
   readonly key: string;
   readonly mode: LockMode;
   readonly ownerId: string;
-  readonly #settings: LockHandleSettings;
+  readonly #ttlMs: number;
+  readonly #autoExtend: boolean;
+  readonly #maxHoldMs: number | undefined;
   readonly #context: LockHandleContext;
+  readonly #link: HandleLink;
   // Made on first read of `signal`: most holders never look at it, and an AbortController plus the
   // error for its reason cost more than the rest of an in-memory acquire.
   #controller: AbortController | undefined;
@@ -60,50 +122,39 @@ export class ManagedLockHandle implements LockHandle {
   #acquiredAt = 0;
   #validUntil = 0;
   #lossBeforeAttach: LockError | undefined;
-  #deadlineTimer: NodeJS.Timeout | undefined;
-  // When the deadline timer fires; it stays armed across renewals that move the deadline later.
-  #deadlineTimerAt = Number.POSITIVE_INFINITY;
   #extendTicket: RenewalTicket | undefined;
+  // When the scheduled automatic extension is due, and its task (made once, for every renewal).
+  #extendDueAt = 0;
+  #extendTask: (() => void) | undefined;
   #maxHoldTimer: NodeJS.Timeout | undefined;
-  // Extensions run one at a time, so a late reply can never overwrite a newer deadline.
-  #extendChain: Promise<unknown> = Promise.resolve();
+  // Extensions run one at a time, so a late reply can never overwrite a newer deadline (made by the first).
+  #extendChain: Promise<unknown> | undefined;
   #released = false;
 
-  /** The callbacks handed to the backend with the acquire request. */
-  readonly observer: GrantObserver = {
-    lost: (error) => {
-      // A session reports one error for all its grants: each handle's own names its key.
-      const own = error.key === this.key ? error : lockLostError(this.key, error.reason ?? 'session-lost', error);
-      if (this.#state === 'releasing') this.#releaseEnded(false, own);
-      else this.#markLost(own);
-    },
-    uncertain: () => this.#setUncertain(true),
-    recovered: () => this.#setUncertain(false),
-    renewed: (validUntil) => {
-      // A lock whose release is retried lives on with its session: the retries may go on as long.
-      if (this.#state === 'releasing') this.#validUntil = Math.max(this.#validUntil, validUntil);
-      if (!this.#isActive()) return;
-      this.#setValidUntil(validUntil);
-      // A session heartbeat is an automatic extension as far as observers (and history checkers) go.
-      this.#emit('extended', { ownerId: this.ownerId, validUntil, automatic: true });
-    },
-  };
-
-  constructor(settings: LockHandleSettings, context: LockHandleContext) {
-    this.key = settings.key;
+  constructor(key: string, ownerId: string, settings: LockHandleSettings, context: LockHandleContext) {
+    this.key = key;
     this.mode = settings.mode;
-    this.ownerId = settings.ownerId;
-    this.#settings = settings;
+    this.ownerId = ownerId;
+    this.#ttlMs = settings.ttlMs;
+    this.#autoExtend = settings.autoExtend;
+    this.#maxHoldMs = settings.maxHoldMs;
     this.#context = context;
+    this.#link = new HandleLink(this);
+  }
+
+  /** The callbacks handed to the backend with the acquire request. */
+  get observer(): GrantObserver {
+    return this.#link;
   }
 
   /** Binds the granted lock and starts its timers. A loss reported during the grant is applied now. */
   attach(grant: BackendGrant, acquiredAt: number): void {
     this.#grant = grant;
     this.#acquiredAt = acquiredAt;
+    this.#context.held.add(this.#link);
     this.#setValidUntil(grant.validUntil);
-    if (this.#settings.maxHoldMs !== undefined) {
-      this.#maxHoldTimer = setTimeout(() => this.#markLost(lockLostError(this.key, 'max-hold')), this.#settings.maxHoldMs);
+    if (this.#maxHoldMs !== undefined) {
+      this.#maxHoldTimer = setTimeout(() => this.#markLost(lockLostError(this.key, 'max-hold')), this.#maxHoldMs);
       this.#maxHoldTimer.unref();
     }
     if (this.#lossBeforeAttach !== undefined) this.#markLost(this.#lossBeforeAttach);
@@ -153,7 +204,7 @@ export class ManagedLockHandle implements LockHandle {
       // Refused whatever the value, before it is read, as acquire(key, { ttlMs }) is.
       throw new LockError(LockErrorCode.UNSUPPORTED, `provider ${this.#context.providerName} binds lock "${this.key}" to its session; extend() takes no ttlMs`, { key: this.key });
     }
-    const ttl = ttlMs === undefined ? this.#settings.ttlMs : validateTtlMs(ttlMs, capabilities, 'ttlMs');
+    const ttl = ttlMs === undefined ? this.#ttlMs : validateTtlMs(ttlMs, capabilities, 'ttlMs');
     if (!capabilities.extend) {
       throw new LockError(LockErrorCode.UNSUPPORTED, `provider ${this.#context.providerName} cannot extend lock "${this.key}"`, { key: this.key });
     }
@@ -170,7 +221,7 @@ export class ManagedLockHandle implements LockHandle {
     this.#state = 'releasing';
     this.#clearTimers();
     if (this.#controller !== undefined) this.#controller.abort(this.#endReason());
-    this.#context.settled(this);
+    this.#context.held.delete(this.#link);
     if (grant === undefined) {
       this.#releaseEnded(false, undefined);
       return false;
@@ -199,6 +250,28 @@ export class ManagedLockHandle implements LockHandle {
     await this.#releaseAfterLoss();
   }
 
+  #onLost(error: LockError): void {
+    // A session reports one error for all its grants: each handle's own names its key.
+    const own = error.key === this.key ? error : lockLostError(this.key, error.reason ?? 'session-lost', error);
+    if (this.#state === 'releasing') this.#releaseEnded(false, own);
+    else this.#markLost(own);
+  }
+
+  #onRenewed(validUntil: number): void {
+    // A lock whose release is retried lives on with its session: the retries may go on as long.
+    if (this.#state === 'releasing') this.#validUntil = Math.max(this.#validUntil, validUntil);
+    if (!this.#isActive()) return;
+    this.#setValidUntil(validUntil);
+    // A session heartbeat is an automatic extension as far as observers (and history checkers) go.
+    if (this.#listens('extended')) this.#emit('extended', { ownerId: this.ownerId, validUntil, automatic: true });
+  }
+
+  // The deadline queue found the validity deadline passed (or about to: the clock decides).
+  #onDeadline(): void {
+    this.#checkDeadline();
+    if (this.#isActive() && Number.isFinite(this.#validUntil)) this.#context.deadlines.set(this.#link, this.#validUntil);
+  }
+
   #releaseFailed(grant: BackendGrant, error: unknown): void {
     const failure = asLockError(error, `releasing lock "${this.key}" failed`, this.key);
     this.#emit('release-failed', { ownerId: this.ownerId, error: failure, willRetry: true });
@@ -222,7 +295,9 @@ export class ManagedLockHandle implements LockHandle {
     if (failure !== undefined && !isLockError(failure, LockErrorCode.LOST)) {
       this.#emit('release-failed', { ownerId: this.ownerId, error: failure, willRetry: false });
     }
-    this.#emit('released', { ownerId: this.ownerId, heldMs: monotonicNow() - this.#acquiredAt, wasHeld, confirmed: failure === undefined });
+    if (this.#listens('released')) {
+      this.#emit('released', { ownerId: this.ownerId, heldMs: monotonicNow() - this.#acquiredAt, wasHeld, confirmed: failure === undefined });
+    }
   }
 
   // After a loss our view and the backend's may differ (a paused process, a hold bound): free the
@@ -268,50 +343,33 @@ export class ManagedLockHandle implements LockHandle {
 
   #setValidUntil(validUntil: number): void {
     this.#validUntil = validUntil;
-    // A renewal moves the deadline later: the armed timer fires at the old one and re-arms then, so
-    // renewing ten thousand locks does not replace ten thousand timers every renewal period.
-    if (!Number.isFinite(validUntil)) this.#disarmDeadline();
-    else if (validUntil < this.#deadlineTimerAt) this.#armDeadline();
-    const ttlMs = this.#settings.ttlMs;
-    this.#scheduleAutoExtend(ttlMs * AUTO_EXTEND_FRACTION, ttlMs * AUTO_EXTEND_SLACK_FRACTION);
-  }
-
-  #armDeadline(): void {
-    clearTimeout(this.#deadlineTimer);
-    this.#deadlineTimerAt = this.#validUntil;
-    const delay = Math.max(0, Math.ceil(this.#validUntil - monotonicNow()));
-    this.#deadlineTimer = setTimeout(() => {
-      this.#deadlineTimer = undefined;
-      this.#deadlineTimerAt = Number.POSITIVE_INFINITY;
-      this.#checkDeadline();
-      if (this.#isActive() && Number.isFinite(this.#validUntil)) this.#armDeadline();
-    }, delay);
-    this.#deadlineTimer.unref();
-  }
-
-  #disarmDeadline(): void {
-    clearTimeout(this.#deadlineTimer);
-    this.#deadlineTimer = undefined;
-    this.#deadlineTimerAt = Number.POSITIVE_INFINITY;
+    // A renewal moves the deadline later within the provider's one deadline queue: no timer per lock
+    // is armed or replaced, so renewing ten thousand locks costs no timers at all.
+    if (Number.isFinite(validUntil)) this.#context.deadlines.set(this.#link, validUntil);
+    else this.#context.deadlines.delete(this.#link);
+    this.#scheduleAutoExtend(this.#ttlMs * AUTO_EXTEND_FRACTION, this.#ttlMs * AUTO_EXTEND_SLACK_FRACTION);
   }
 
   #scheduleAutoExtend(delayMs: number, slackMs: number): void {
     this.#extendTicket?.cancel();
-    if (!this.#settings.autoExtend || this.#context.capabilities.expiry !== 'per-lock') return;
-    const dueAt = monotonicNow() + Math.max(1, delayMs);
-    this.#extendTicket = this.#context.renewals.schedule(dueAt, slackMs, () => {
-      if (!this.#isActive()) return;
-      // A busy event loop or a slow backend eats into the margin left for retries: say so while
-      // the lock is still valid, so that an operator sees it before the lock is lost.
-      const lateMs = monotonicNow() - dueAt;
-      if (lateMs > this.#settings.ttlMs * RENEWAL_LATE_FRACTION) this.#reportLate(lateMs, undefined);
-      this.#serialExtend(this.#settings.ttlMs, true).catch((error: unknown) => {
-        // A lost lock was already reported by #serialExtend; anything else is transient until the deadline.
-        if (this.#isActive() && !isLockError(error, LockErrorCode.LOST)) {
-          this.#reportLate(monotonicNow() - dueAt, asLockError(error, `extending lock "${this.key}" failed`, this.key));
-          this.#scheduleAutoExtend(Math.max(1, this.#settings.ttlMs * AUTO_EXTEND_RETRY_FRACTION), 0);
-        }
-      });
+    if (!this.#autoExtend || this.#context.capabilities.expiry !== 'per-lock') return;
+    this.#extendDueAt = monotonicNow() + Math.max(1, delayMs);
+    this.#extendTicket = this.#context.renewals.schedule(this.#extendDueAt, slackMs, (this.#extendTask ??= () => this.#autoExtendNow()));
+  }
+
+  #autoExtendNow(): void {
+    if (!this.#isActive()) return;
+    const dueAt = this.#extendDueAt;
+    // A busy event loop or a slow backend eats into the margin left for retries: say so while
+    // the lock is still valid, so that an operator sees it before the lock is lost.
+    const lateMs = monotonicNow() - dueAt;
+    if (lateMs > this.#ttlMs * RENEWAL_LATE_FRACTION) this.#reportLate(lateMs, undefined);
+    this.#serialExtend(this.#ttlMs, true).catch((error: unknown) => {
+      // A lost lock was already reported by #serialExtend; anything else is transient until the deadline.
+      if (this.#isActive() && !isLockError(error, LockErrorCode.LOST)) {
+        this.#reportLate(monotonicNow() - dueAt, asLockError(error, `extending lock "${this.key}" failed`, this.key));
+        this.#scheduleAutoExtend(Math.max(1, this.#ttlMs * AUTO_EXTEND_RETRY_FRACTION), 0);
+      }
     });
   }
 
@@ -336,7 +394,7 @@ export class ManagedLockHandle implements LockHandle {
       this.#setValidUntil(validUntil);
       this.#emit('extended', { ownerId: this.ownerId, validUntil, automatic });
     };
-    const next = this.#extendChain.then(run, run);
+    const next = (this.#extendChain ?? Promise.resolve()).then(run, run);
     this.#extendChain = next.catch(() => undefined);
     return next;
   }
@@ -359,17 +417,21 @@ export class ManagedLockHandle implements LockHandle {
     this.#clearTimers();
     this.#lossError = error;
     this.#controller?.abort(error);
-    this.#context.settled(this);
-    this.#emit('lost', { ownerId: this.ownerId, heldMs: monotonicNow() - this.#acquiredAt, error });
+    this.#context.held.delete(this.#link);
+    if (this.#listens('lost')) this.#emit('lost', { ownerId: this.ownerId, heldMs: monotonicNow() - this.#acquiredAt, error });
     if (freeOnBackend && (error.reason === 'expired' || error.reason === 'max-hold' || error.reason === 'session-lost')) {
       void this.#releaseAfterLoss();
     }
   }
 
   #clearTimers(): void {
-    this.#disarmDeadline();
+    this.#context.deadlines.delete(this.#link);
     this.#extendTicket?.cancel();
-    clearTimeout(this.#maxHoldTimer);
+    if (this.#maxHoldTimer !== undefined) clearTimeout(this.#maxHoldTimer);
+  }
+
+  #listens(event: keyof LockEventMap): boolean {
+    return this.#context.events.has(event);
   }
 
   #emit<E extends 'released' | 'release-failed' | 'renewal-late' | 'extended' | 'lost' | 'uncertain' | 'recovered'>(

@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import { AcquireCall, AcquireRequest } from './acquire-call.js';
 import type { BackendGrant, LockBackend } from './backend.js';
 import type { LockCapabilities } from './capabilities.js';
@@ -14,12 +13,14 @@ import {
 import { LockEventEmitter, type LockEventListener, type LockEventMap } from './events.js';
 import { BackgroundReleases } from './lifecycle/background-release.js';
 import { LocalLines, type LinePlace } from './lifecycle/local-line.js';
-import { ManagedLockHandle, type LockHandleContext } from './lock-handle.js';
+import { newOwnerId } from './lifecycle/owner-id.js';
+import { SlotList } from './lifecycle/slot-list.js';
+import { ManagedLockHandle, handleDeadlines, type HandleLink, type LockHandleContext } from './lock-handle.js';
 import { RenewalScheduler } from './renewal-scheduler.js';
 import type { AcquireOptions, BackendWarning, LockHandle, LockInfo, LockProvider, TryAcquireOptions } from './types.js';
 import {
   type NormalizedAcquireOptions,
-  normalizeAcquireOptions,
+  normalizeOptions,
   validateDurationMs,
   validateKey,
   validateWaitMs,
@@ -50,8 +51,8 @@ export class BaseLockProvider implements LockProvider {
   readonly #defaultWaitMs: number;
   readonly #backend: LockBackend;
   readonly #events = new LockEventEmitter();
-  readonly #held = new Set<ManagedLockHandle>();
-  readonly #inFlight = new Set<AcquireCall>();
+  readonly #held = new SlotList<HandleLink>();
+  readonly #inFlight = new SlotList<AcquireCall>();
   readonly #lines = new LocalLines();
   // Set by close() while it waits for in-flight acquires to finish; called when the last one does.
   #drained: (() => void) | undefined;
@@ -61,6 +62,10 @@ export class BaseLockProvider implements LockProvider {
   // The configuration check in flight or done; cleared when it fails, so that it runs again.
   #configurationCheck: Promise<readonly BackendWarning[]> | undefined;
   readonly #warned = new Set<string>();
+  // One function for every call's `contended` report.
+  readonly #onContended = (call: AcquireCall): void => {
+    if (this.#events.has('contended')) this.#emit('contended', call.key, call.settings, {});
+  };
 
   constructor(backend: LockBackend, options: LockProviderOptions = {}) {
     this.#backend = backend;
@@ -72,7 +77,8 @@ export class BaseLockProvider implements LockProvider {
       providerName: this.name,
       capabilities: this.capabilities,
       events: this.#events,
-      settled: (handle) => this.#held.delete(handle),
+      held: this.#held,
+      deadlines: handleDeadlines(),
       renewals: new RenewalScheduler(),
       releases: new BackgroundReleases(),
     };
@@ -89,10 +95,10 @@ export class BaseLockProvider implements LockProvider {
     return this.#backend.sessionTimeoutMs ?? this.#configuredTtlMs;
   }
 
-  async acquire(key: string, options?: AcquireOptions): Promise<LockHandle> {
-    const handle = await this.#acquire(key, options, false);
-    if (handle === undefined) throw new Error('unreachable: acquire resolved without a handle');
-    return handle;
+  acquire(key: string, options?: AcquireOptions): Promise<LockHandle> {
+    // Not `async`: a second async frame and await per acquire would cost more than the checks they
+    // keep. #acquire resolves undefined only for a single try: a wait that runs out rejects instead.
+    return this.#acquire(key, options, false) as Promise<LockHandle>;
   }
 
   tryAcquire(key: string, options?: TryAcquireOptions): Promise<LockHandle | undefined> {
@@ -149,11 +155,11 @@ export class BaseLockProvider implements LockProvider {
   }
 
   async #close(): Promise<void> {
-    for (const call of this.#inFlight) {
+    for (const call of this.#inFlight.snapshot()) {
       call.abort(new LockError(LockErrorCode.BACKEND_UNAVAILABLE, `provider ${this.name} was closed`));
     }
-    const held = [...this.#held];
-    await Promise.all(held.map((handle) => handle.abandon(lockLostError(handle.key, 'provider-closed'))));
+    const held = this.#held.snapshot();
+    await Promise.all(held.map(({ handle }) => handle.abandon(lockLostError(handle.key, 'provider-closed'))));
     // Aborted attempts may still be removing what they queued: let them finish (bounded) before the
     // backend closes the connection they need.
     if (this.#inFlight.size > 0) {
@@ -166,6 +172,7 @@ export class BaseLockProvider implements LockProvider {
       this.#drained = undefined;
     }
     this.#handleContext.renewals.clear();
+    this.#handleContext.deadlines.clear();
     // Releases that failed before get one last attempt while the backend is still open.
     await this.#handleContext.releases.flush();
     await this.#backend.close();
@@ -177,51 +184,64 @@ export class BaseLockProvider implements LockProvider {
     }
   }
 
+  // The slow endings live in their own methods: an async function keeps its whole frame for every
+  // await, and the uncontended path is an await or two.
   async #acquire(key: string, options: AcquireOptions | undefined, tryOnce: boolean): Promise<LockHandle | undefined> {
     validateKey(key);
-    const settings = normalizeAcquireOptions(key, options, {
-      capabilities: this.capabilities,
-      defaultTtlMs: this.defaultTtlMs,
-      defaultWaitMs: this.#defaultWaitMs,
-      tryOnce,
-    });
+    const settings = normalizeOptions(key, options, this.capabilities, this.defaultTtlMs, this.#defaultWaitMs, tryOnce);
     this.#assertOpen(key);
     const start = monotonicNow();
     const deadline = start + settings.waitMs;
-    const call = new AcquireCall(settings.signal, () => this.#emit('contended', key, settings, {}));
+    const call = new AcquireCall(key, settings, this.#onContended);
     this.#inFlight.add(call);
     // Waiting calls queue per (key, mode) in this process; only the head contends at the backend.
     const place = settings.waitMs === 0 ? undefined : this.#lines.join(key, settings.mode);
     try {
-      const myTurn = place === undefined || (await this.#waitTurn(place, call, deadline));
+      // No await when the call is at the head of its line (the uncontended case): each one costs a turn.
+      const myTurn = place === undefined || place.isHead || (await this.#waitTurn(place, call, deadline));
       // A grant whose validity is already used up (a slow reply) is handed back and tried again.
       for (let round = 0; myTurn && round < 1_000; round += 1) {
         const handle = this.#newHandle(key, settings);
-        const grant = await this.#backend.acquire(new AcquireRequest(call, key, settings, deadline, handle, this.#handleContext.releases));
+        const grant = await this.#backend.acquire(new AcquireRequest(call, deadline, handle.ownerId, handle.observer, this.#handleContext.releases));
         if (grant === undefined) break;
         if (call.aborted) {
           this.#discard(grant);
           break;
         }
-        if (grant.validUntil <= monotonicNow()) {
+        const now = monotonicNow();
+        if (grant.validUntil <= now) {
           this.#discard(grant);
-          if (monotonicNow() >= deadline) break;
+          if (now >= deadline) break;
           continue;
         }
-        return this.#attach(handle, grant, settings, start, call.contended);
+        return this.#attach(handle, grant, settings, start, now, call.contended);
       }
     } catch (error) {
-      if (!call.aborted) {
-        const failure = asLockError(error, `acquiring lock "${key}" failed`, key);
-        this.#emit('failed', key, settings, { waitedMs: monotonicNow() - start, error: failure });
-        throw failure;
-      }
+      if (!call.aborted) throw this.#failed(call, start, error);
     } finally {
-      place?.leave();
-      call.dispose();
-      this.#inFlight.delete(call);
-      if (this.#inFlight.size === 0) this.#drained?.();
+      this.#settle(call, place);
     }
+    return this.#notAcquired(call, start, tryOnce);
+  }
+
+  #settle(call: AcquireCall, place: LinePlace | undefined): void {
+    place?.leave();
+    call.dispose();
+    this.#inFlight.delete(call);
+    if (this.#inFlight.size === 0) this.#drained?.();
+  }
+
+  // The call failed (not by an abort): the error to throw, reported.
+  #failed(call: AcquireCall, start: number, error: unknown): LockError {
+    const { key, settings } = call;
+    const failure = asLockError(error, `acquiring lock "${key}" failed`, key);
+    this.#emit('failed', key, settings, { waitedMs: monotonicNow() - start, error: failure });
+    return failure;
+  }
+
+  // The call ended without a grant: aborted (throws), declined (a single try: undefined), or timed out (throws).
+  #notAcquired(call: AcquireCall, start: number, tryOnce: boolean): undefined {
+    const { key, settings } = call;
     const waitedMs = monotonicNow() - start;
     if (call.aborted) {
       const userSignal = settings.signal;
@@ -243,8 +263,7 @@ export class BaseLockProvider implements LockProvider {
 
   // A call behind another one of the same key and mode waits for its turn: the key is held (or
   // being handed over), so it is contended; it may time out or abort without sending anything.
-  #waitTurn(place: LinePlace, call: AcquireCall, deadline: number): Promise<boolean> | true {
-    if (place.isHead) return true;
+  #waitTurn(place: LinePlace, call: AcquireCall, deadline: number): Promise<boolean> {
     call.markContended();
     return place.turn(deadline, call.signal);
   }
@@ -257,10 +276,7 @@ export class BaseLockProvider implements LockProvider {
   }
 
   #newHandle(key: string, settings: NormalizedAcquireOptions): ManagedLockHandle {
-    return new ManagedLockHandle(
-      { key, mode: settings.mode, ownerId: randomUUID(), ttlMs: settings.ttlMs, autoExtend: settings.autoExtend, maxHoldMs: settings.maxHoldMs },
-      this.#handleContext,
-    );
+    return new ManagedLockHandle(key, newOwnerId(), settings, this.#handleContext);
   }
 
   #attach(
@@ -268,17 +284,14 @@ export class BaseLockProvider implements LockProvider {
     grant: BackendGrant,
     settings: NormalizedAcquireOptions,
     start: number,
+    now: number,
     contended: boolean,
   ): ManagedLockHandle {
-    this.#held.add(handle);
-    handle.attach(grant, monotonicNow());
+    handle.attach(grant, now);
     if (this.#configurationCheck === undefined) this.#checkInBackground();
-    this.#emit('acquired', handle.key, settings, {
-      ownerId: handle.ownerId,
-      fencingToken: grant.fencingToken,
-      waitedMs: monotonicNow() - start,
-      contended,
-    });
+    if (this.#events.has('acquired')) {
+      this.#emit('acquired', handle.key, settings, { ownerId: handle.ownerId, fencingToken: grant.fencingToken, waitedMs: now - start, contended });
+    }
     return handle;
   }
 

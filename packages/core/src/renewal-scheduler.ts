@@ -5,11 +5,24 @@ export interface RenewalTicket {
   cancel(): void;
 }
 
-interface Entry {
+// An entry is its own ticket: one object per scheduled renewal.
+class Entry implements RenewalTicket {
+  readonly scheduler: RenewalScheduler;
   readonly dueAt: number;
   readonly earliestAt: number;
   // Dropped at cancel: a released lock's handle must not stay reachable until its old due time.
   run: (() => void) | undefined;
+
+  constructor(scheduler: RenewalScheduler, dueAt: number, earliestAt: number, run: () => void) {
+    this.scheduler = scheduler;
+    this.dueAt = dueAt;
+    this.earliestAt = earliestAt;
+    this.run = run;
+  }
+
+  cancel(): void {
+    this.scheduler.cancel(this);
+  }
 }
 
 // Rebuild the heap without cancelled entries once they are the majority (and more than a few): a
@@ -34,17 +47,18 @@ export class RenewalScheduler {
 
   /** Runs `run` at `dueAt` (monotonic ms) at the latest, and possibly from `dueAt - slackMs` on. */
   schedule(dueAt: number, slackMs: number, run: () => void): RenewalTicket {
-    const entry: Entry = { dueAt, earliestAt: dueAt - Math.max(0, slackMs), run };
+    const entry = new Entry(this, dueAt, dueAt - Math.max(0, slackMs), run);
     this.#push(entry);
     if (dueAt < this.#timerAt) this.#arm(dueAt);
-    return {
-      cancel: () => {
-        if (entry.run === undefined) return;
-        entry.run = undefined;
-        this.#cancelled += 1;
-        if (this.#cancelled >= COMPACT_MIN_CANCELLED && this.#cancelled * 2 > this.#heap.length) this.#compact();
-      },
-    };
+    return entry;
+  }
+
+  /** Cancels a renewal this scheduler made (what `ticket.cancel()` does); idempotent. */
+  cancel(ticket: RenewalTicket): void {
+    if (!(ticket instanceof Entry) || ticket.scheduler !== this || ticket.run === undefined) return;
+    ticket.run = undefined;
+    this.#cancelled += 1;
+    if (this.#cancelled >= COMPACT_MIN_CANCELLED && this.#cancelled * 2 > this.#heap.length) this.#compact();
   }
 
   /** How many renewals are waiting (cancelled ones included until they are dropped). */

@@ -26,6 +26,13 @@ export interface WaitForGrantOptions {
    * `request.contended()` itself. @default true
    */
   readonly reportContention?: boolean;
+  /**
+   * Whether the caller made the first attempt itself (and reported its contention), so that the loop
+   * starts with a wait. A backend does so to spare its common single attempt the loop and the
+   * wake-up source; the source, opened after that attempt, must then keep the notifications that
+   * came since it was sent. @default false
+   */
+  readonly afterFirstAttempt?: boolean;
 }
 
 /**
@@ -44,12 +51,15 @@ export async function waitForGrant<T>(
   const wakeup = request.deadline > monotonicNow() ? options.wakeup?.() : undefined;
   // Made after a failed first attempt: most acquisitions never need it.
   let retry: RetryOptions | undefined;
+  const attempted = options.afterFirstAttempt === true;
   try {
     for (let round = 0; ; round += 1) {
-      if (round > 0 && request.signal.aborted) throw request.signal.reason;
-      const grant = await attempt();
-      if (grant !== undefined) return grant;
-      if (round === 0 && options.reportContention !== false) request.contended();
+      if (round > 0 || !attempted) {
+        if (round > 0 && request.signal.aborted) throw request.signal.reason;
+        const grant = await attempt();
+        if (grant !== undefined) return grant;
+        if (round === 0 && options.reportContention !== false) request.contended();
+      }
       const remaining = request.deadline - monotonicNow();
       if (remaining <= 0) return undefined;
       retry ??= { ...DEFAULT_RETRY, ...options.retry };

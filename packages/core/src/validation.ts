@@ -106,11 +106,22 @@ export function normalizeAcquireOptions(
   options: AcquireOptions | TryAcquireOptions | undefined,
   context: { capabilities: LockCapabilities; defaultTtlMs: number; defaultWaitMs: number; tryOnce: boolean },
 ): NormalizedAcquireOptions {
+  return normalizeOptions(key, options, context.capabilities, context.defaultTtlMs, context.defaultWaitMs, context.tryOnce);
+}
+
+/** {@link normalizeAcquireOptions} with its context as arguments (core's acquire path builds no context object). */
+export function normalizeOptions(
+  key: string,
+  options: AcquireOptions | TryAcquireOptions | undefined,
+  capabilities: LockCapabilities,
+  defaultTtlMs: number,
+  defaultWaitMs: number,
+  tryOnce: boolean,
+): NormalizedAcquireOptions {
   if (options !== undefined && (typeof options !== 'object' || options === null)) {
     throw new LockTypeError('options', `options must be an object, got ${describe(options)}`);
   }
-  const given = readAcquireOptions(options, context.tryOnce);
-  const { capabilities } = context;
+  const given = options === undefined ? NO_OPTIONS : readAcquireOptions(options, tryOnce);
   const mode = given.mode ?? 'exclusive';
   if (mode !== 'exclusive' && mode !== 'shared') {
     throw new LockTypeError('options.mode', `options.mode must be 'exclusive' or 'shared', got ${describe(mode)}`);
@@ -129,12 +140,8 @@ export function normalizeAcquireOptions(
       throw unsupported(key, 'this provider keeps locks alive through its session and cannot turn extension off');
     }
   }
-  const ttlMs = given.ttlMs === undefined ? context.defaultTtlMs : validateTtlMs(given.ttlMs, capabilities);
-  const waitMs = context.tryOnce
-    ? 0
-    : given.waitMs === undefined
-      ? context.defaultWaitMs
-      : validateWaitMs(given.waitMs);
+  const ttlMs = given.ttlMs === undefined ? defaultTtlMs : validateTtlMs(given.ttlMs, capabilities);
+  const waitMs = tryOnce ? 0 : given.waitMs === undefined ? defaultWaitMs : validateWaitMs(given.waitMs);
   const maxHoldMs = given.maxHoldMs === undefined ? undefined : validateDurationMs(given.maxHoldMs, 'options.maxHoldMs');
   let metadata: string | undefined;
   if (given.metadata !== undefined) {
@@ -153,14 +160,30 @@ export function normalizeAcquireOptions(
 
 type GivenOptions = { -readonly [K in keyof AcquireOptions]: AcquireOptions[K] };
 
+const NO_OPTIONS: GivenOptions = Object.freeze({
+  ttlMs: undefined,
+  waitMs: undefined,
+  signal: undefined,
+  mode: undefined,
+  autoExtend: undefined,
+  maxHoldMs: undefined,
+  metadata: undefined,
+});
+
+// The option names, each with a bit for the set of names found among an object's own keys.
+const OPTION_BITS = { ttlMs: 1, waitMs: 2, signal: 4, mode: 8, autoExtend: 16, maxHoldMs: 32, metadata: 64 } as const;
+const OPTION_NAMES = Object.keys(OPTION_BITS) as (keyof typeof OPTION_BITS)[];
+
 /**
- * Reads the options in one pass over their names, refusing unknown ones. Only the options present
- * are read: reading absent properties of an object built by spread (`{ ...defaults, waitMs }`, the
- * usual way to pass options) takes V8 a slow path, more than the rest of the validation together.
- * Options that may be found elsewhere than in the own enumerable properties of a plain object (a
- * class instance's getters, a non-enumerable property) are read as properties, as before.
+ * Reads the options in one pass over their own enumerable names, refusing unknown ones. Only the
+ * options present are read: reading absent properties of an object built by spread (`{ ...defaults,
+ * waitMs }`, the usual way to pass options) takes V8 a slow path, more than the rest of the validation
+ * together. Options that may be found elsewhere than in the own enumerable properties of a plain object
+ * (a class instance's getters, a non-enumerable property) are read as properties, as before. The
+ * names are walked with `for…in` (own names kept, as `Object.keys` would give them), which needs no
+ * array of names.
  */
-function readAcquireOptions(options: AcquireOptions | undefined, tryOnce: boolean): GivenOptions {
+function readAcquireOptions(options: AcquireOptions, tryOnce: boolean): GivenOptions {
   const given: GivenOptions = {
     ttlMs: undefined,
     waitMs: undefined,
@@ -170,39 +193,44 @@ function readAcquireOptions(options: AcquireOptions | undefined, tryOnce: boolea
     maxHoldMs: undefined,
     metadata: undefined,
   };
-  if (options === undefined) return given;
-  const names = Object.keys(options);
-  for (const name of names) {
+  let found = 0;
+  for (const name in options) {
+    if (!Object.hasOwn(options, name)) continue;
     switch (name) {
       case 'ttlMs':
         given.ttlMs = options.ttlMs;
+        found |= OPTION_BITS.ttlMs;
         break;
       case 'waitMs':
         if (tryOnce) throw unknownOption(name, ' (tryAcquire never waits; use acquire)');
         given.waitMs = options.waitMs;
+        found |= OPTION_BITS.waitMs;
         break;
       case 'signal':
         given.signal = options.signal;
+        found |= OPTION_BITS.signal;
         break;
       case 'mode':
         given.mode = options.mode;
+        found |= OPTION_BITS.mode;
         break;
       case 'autoExtend':
         given.autoExtend = options.autoExtend;
+        found |= OPTION_BITS.autoExtend;
         break;
       case 'maxHoldMs':
         given.maxHoldMs = options.maxHoldMs;
+        found |= OPTION_BITS.maxHoldMs;
         break;
       case 'metadata':
         given.metadata = options.metadata;
+        found |= OPTION_BITS.metadata;
         break;
       default:
         throw unknownOption(name, '');
     }
   }
-  const prototype: unknown = Object.getPrototypeOf(options);
-  const plain = (prototype === Object.prototype || prototype === null) && Object.getOwnPropertyNames(options).length === names.length;
-  if (!plain) {
+  if (!isPlainWith(options, found)) {
     given.ttlMs = options.ttlMs;
     given.waitMs = options.waitMs;
     given.signal = options.signal;
@@ -212,6 +240,17 @@ function readAcquireOptions(options: AcquireOptions | undefined, tryOnce: boolea
     given.metadata = options.metadata;
   }
   return given;
+}
+
+// Whether every option `options` may carry is among the own enumerable ones `found`: a plain object
+// (or one without a prototype) with no other option as an own property (a non-enumerable one).
+function isPlainWith(options: object, found: number): boolean {
+  const prototype: unknown = Object.getPrototypeOf(options);
+  if (prototype !== Object.prototype && prototype !== null) return false;
+  for (const name of OPTION_NAMES) {
+    if ((found & OPTION_BITS[name]) === 0 && Object.hasOwn(options, name)) return false;
+  }
+  return true;
 }
 
 function unsupported(key: string, what: string): LockError {

@@ -26,5 +26,6 @@ export {
   type RedisLockCommands,
   type ScriptCall,
 } from './scripts/define-commands.js';
+export { ScriptRunner, isNoScriptError, scriptSha, type ScriptArgument, type ScriptCommandSender } from './scripts/script-runner.js';
 export { EVICTION_POLICY_WARNING, evictionPolicyWarning, mergeEvictionWarnings, type ServerCommand } from './eviction-check.js';
 export { LINE_TAG_LENGTH, lineMember, newLineTag, withoutLineTag } from './line-tag.js';

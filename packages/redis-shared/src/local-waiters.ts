@@ -7,6 +7,9 @@ interface Waiter {
   wake: (() => void) | undefined;
 }
 
+// Announcements remembered for waiters that register after their first attempt (see `wakeup`).
+const RECENT_ANNOUNCEMENTS = 64;
+
 /** The subscription that brings release messages, as {@link LocalWaiters} needs to know it. */
 export interface ReleaseSubscription {
   /** Whether the server has confirmed the subscription. */
@@ -29,9 +32,23 @@ export interface ReleaseSubscription {
 export class LocalWaiters {
   readonly #subscription: ReleaseSubscription;
   readonly #byKey = new Map<string, Set<Waiter>>();
+  // The last announcements (lock key and head, by sequence number modulo the size), so that a waiter
+  // registered after its first attempt still sees a release announced since that attempt was sent.
+  readonly #recentKeys: (string | undefined)[] = new Array<string | undefined>(RECENT_ANNOUNCEMENTS);
+  readonly #recentHeads: (string | undefined)[] = new Array<string | undefined>(RECENT_ANNOUNCEMENTS);
+  #announcements = 0;
 
   constructor(subscription: ReleaseSubscription) {
     this.#subscription = subscription;
+  }
+
+  /**
+   * How many announcements came so far. An acquisition reads it before its first attempt and passes
+   * it to {@link wakeup} if that attempt fails: it need not register before an attempt that most
+   * often succeeds.
+   */
+  get announcements(): number {
+    return this.#announcements;
   }
 
   /**
@@ -39,10 +56,12 @@ export class LocalWaiters {
    * announcement that comes before its first wait is kept for it); the subscription is opened by the
    * first wait, not before, so an acquire that gets the lock at once opens no connection. A wait
    * that finds the subscription not yet confirmed ends as soon as it is, so the caller tries again
-   * with the subscription in place and no release can fall in between.
+   * with the subscription in place and no release can fall in between. With `since` (a count of
+   * {@link announcements} read before the attempt that failed), an announcement since then that
+   * would have woken this waiter counts as if it had been registered.
    */
-  wakeup(lockKey: string, ownerId?: string): Wakeup {
-    const waiter: Waiter = { ownerId, notified: false, wake: undefined };
+  wakeup(lockKey: string, ownerId?: string, since?: number): Wakeup {
+    const waiter: Waiter = { ownerId, notified: since !== undefined && this.#announcedSince(lockKey, ownerId, since), wake: undefined };
     let set = this.#byKey.get(lockKey);
     if (set === undefined) {
       set = new Set();
@@ -89,6 +108,10 @@ export class LocalWaiters {
    * head named, the longest-waiting local waiter of the key, if any.
    */
   wakeOne(lockKey: string, head?: string): void {
+    const slot = this.#announcements % RECENT_ANNOUNCEMENTS;
+    this.#recentKeys[slot] = lockKey;
+    this.#recentHeads[slot] = head;
+    this.#announcements += 1;
     const waiters = this.#byKey.get(lockKey);
     if (waiters === undefined) return;
     let chosen: Waiter | undefined;
@@ -105,5 +128,18 @@ export class LocalWaiters {
     if (chosen === undefined) return;
     chosen.notified = true;
     chosen.wake?.();
+  }
+
+  // Whether an announcement since `since` would have woken a waiter of `lockKey` registered as
+  // `ownerId`; when more came than are kept, as if one had (an extra attempt is all it costs).
+  #announcedSince(lockKey: string, ownerId: string | undefined, since: number): boolean {
+    if (this.#announcements - since > RECENT_ANNOUNCEMENTS) return true;
+    for (let sequence = since; sequence < this.#announcements; sequence += 1) {
+      const slot = sequence % RECENT_ANNOUNCEMENTS;
+      if (this.#recentKeys[slot] !== lockKey) continue;
+      const head = this.#recentHeads[slot];
+      if (head === undefined || head === ownerId) return true;
+    }
+    return false;
   }
 }

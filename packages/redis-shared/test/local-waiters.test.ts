@@ -46,6 +46,41 @@ describe('LocalWaiters', () => {
   });
 });
 
+describe('LocalWaiters, a waiter registered after its first attempt', () => {
+  it('is woken at once by an announcement since that attempt that names it or no head, not by others', async () => {
+    const waiters = new LocalWaiters(subscription);
+    const since = waiters.announcements;
+    waiters.wakeOne('other-key');
+    waiters.wakeOne('k', 'owner-elsewhere');
+    waiters.wakeOne('k', 'owner-1');
+    const controller = new AbortController();
+    const late = waiters.wakeup('k', 'owner-1', since);
+    expect(await outcome(late.wait(60_000, controller.signal))).toBe('woken');
+    late.close();
+    // Only the announcements after `since` count: those for other keys and other heads do not.
+    const unrelated = waiters.wakeup('k', 'owner-2', since);
+    const wait = outcome(unrelated.wait(60_000, controller.signal));
+    controller.abort(new Error('end of test'));
+    expect(await wait).toBe('aborted');
+    unrelated.close();
+    const fresh = waiters.wakeup('k', 'owner-1', waiters.announcements);
+    const freshController = new AbortController();
+    const freshWait = outcome(fresh.wait(60_000, freshController.signal));
+    freshController.abort(new Error('end of test'));
+    expect(await freshWait).toBe('aborted');
+    fresh.close();
+  });
+
+  it('counts as woken when more announcements came than are remembered', async () => {
+    const waiters = new LocalWaiters(subscription);
+    const since = waiters.announcements;
+    for (let i = 0; i < 1_000; i += 1) waiters.wakeOne(`key-${i}`);
+    const late = waiters.wakeup('k', 'owner-1', since);
+    expect(await outcome(late.wait(60_000, new AbortController().signal))).toBe('woken');
+    late.close();
+  });
+});
+
 describe('length-prefixed announcement ids', () => {
   it('round-trip, and malformed messages are refused', () => {
     const id = 'a:b:c';

@@ -1,6 +1,7 @@
 import {
   DRIFT_FIXED_MS,
   LockErrorCode,
+  SlotList,
   backendUnavailableError,
   isLockError,
   lockLostError,
@@ -11,8 +12,8 @@ import {
   type BackendAcquireRequest,
   type BackendGrant,
   type BackendWarning,
-  type GrantObserver,
   type LockBackend,
+  type LockError,
   type LockInfo,
   type Wakeup,
 } from '@fencelock/core/adapter';
@@ -26,24 +27,20 @@ import {
   inspectScript,
   redisLockScripts,
   registerRedisLockScripts,
+  ScriptRunner,
   scriptCall,
-  variadicCommandName,
+  type ScriptArgument,
+  type ScriptCommandSender,
 } from '@fencelock/redis-shared';
 import { once } from 'node:events';
 import type { Cluster, Redis } from 'ioredis';
 import { REDIS_CAPABILITIES } from './redis-capabilities.js';
 import { closeRedisConnection, type RedisConnection } from './redis-connection.js';
+import { RedisGrant, type GrantingBackend } from './redis-grant.js';
 import { redisLockKeys, type RedisLockKeys } from './redis-keys.js';
 import type { ResolvedRedisLockOptions } from './redis-lock-options.js';
 import { ReleaseSubscriber } from './release-subscriber.js';
-
-/** A lock this backend granted and has not seen end yet: watched across reconnects. */
-interface ActiveLock {
-  readonly key: string;
-  readonly keys: RedisLockKeys;
-  readonly ownerId: string;
-  readonly observer: GrantObserver;
-}
+import { TimedCommands } from './timed-commands.js';
 
 /** What one acquisition's attempts learned so far. */
 interface AttemptState {
@@ -69,16 +66,19 @@ const KEY_CACHE_SIZE = 1_024;
  * release, a shared subscriber for release notifications, connection events mapped to the handles'
  * `uncertain` / `recovered` / `lost` states.
  */
-export class RedisLockBackend implements LockBackend {
+export class RedisLockBackend implements LockBackend, GrantingBackend {
   readonly name = 'redis';
   readonly capabilities = REDIS_CAPABILITIES;
   readonly #connection: RedisConnection;
   readonly #options: ResolvedRedisLockOptions;
   readonly #subscriber: ReleaseSubscriber;
   readonly #registrationMs: number;
-  readonly #active = new Set<ActiveLock>();
-  readonly #acquireCall: (...args: (string | number)[]) => Promise<unknown>;
-  readonly #releaseCall: (...args: (string | number)[]) => Promise<unknown>;
+  // The locks granted and not seen end yet: watched across reconnects.
+  readonly #active = new SlotList<RedisGrant>();
+  readonly #acquireScript: ScriptRunner;
+  readonly #releaseScript: ScriptRunner;
+  // On a client we opened: the scripts' commands, bounded by one shared timer (see TimedCommands).
+  readonly #timed: TimedCommands | undefined;
   readonly #extends: ExtendBatcher;
   readonly #inspectCall: (...args: (string | number)[]) => Promise<unknown>;
   readonly #keyCache = new Map<string, RedisLockKeys>();
@@ -86,10 +86,10 @@ export class RedisLockBackend implements LockBackend {
   // not a Cluster, whose own queue is not bounded): then #bounded adds no second timer.
   readonly #clientTimesOut: boolean;
   readonly #onClose = (): void => {
-    for (const lock of this.#active) lock.observer.uncertain();
+    for (const lock of this.#active.snapshot()) lock.observer.uncertain();
   };
   readonly #onReady = (): void => {
-    for (const lock of [...this.#active]) void this.#recheck(lock);
+    for (const lock of this.#active.snapshot()) void this.#recheck(lock);
   };
 
   constructor(connection: RedisConnection, options: ResolvedRedisLockOptions) {
@@ -100,8 +100,13 @@ export class RedisLockBackend implements LockBackend {
     this.#registrationMs = Math.ceil(options.retry.maxDelayMs + 2 * options.requestTimeoutMs);
     const { client } = connection;
     registerRedisLockScripts(client);
-    this.#acquireCall = scriptCall(client, variadicCommandName(redisLockScripts.acquire));
-    this.#releaseCall = scriptCall(client, variadicCommandName(redisLockScripts.release));
+    // A client we opened comes from our ioredis: its commands can be built here. A client handed in
+    // may come from another copy, whose own command methods are used.
+    const timed = connection.owned ? new TimedCommands(client, options.requestTimeoutMs) : undefined;
+    this.#timed = timed;
+    const send: ScriptCommandSender | undefined = timed === undefined ? undefined : (name, args) => timed.send(name, args);
+    this.#acquireScript = new ScriptRunner(client, redisLockScripts.acquire, send);
+    this.#releaseScript = new ScriptRunner(client, redisLockScripts.release, send);
     const extendMany = extendManyCommand(client);
     this.#extends = new ExtendBatcher(
       (keys, args) => this.#bounded(extendMany(keys, args), `extending ${keys.length / 2} lock(s)`),
@@ -116,10 +121,36 @@ export class RedisLockBackend implements LockBackend {
 
   async acquire(request: BackendAcquireRequest): Promise<BackendGrant | undefined> {
     const keys = this.#keysOf(request.key);
-    const attempts: AttemptState = { sent: monotonicNow(), indeterminate: false, heldUntil: undefined, registered: false };
+    const attempts: AttemptState = { sent: 0, indeterminate: false, heldUntil: undefined, registered: false };
+    // Counted before the first attempt is sent: a release announced between its reply and the wait
+    // registered after it is still seen (see LocalWaiters.wakeup).
+    const since = this.#subscriber.announcements;
     let grant: BackendGrant | undefined;
     try {
-      grant = await this.#acquireUntilDeadline(request, keys, attempts);
+      // The first attempt is #attempt written out here, without the waiting loop and its wake-up
+      // source: most acquisitions end with it, and every async call on the way costs a frame.
+      let failure: unknown;
+      try {
+        const args = this.#attemptArgs(request, keys, attempts);
+        let reply: unknown;
+        try {
+          try {
+            reply = await this.#boundedScript(this.#acquireScript.run(args), 'acquiring lock', request.key);
+          } catch (error) {
+            // NOSCRIPT (a restarted or flushed server): once more as EVAL, which loads the script.
+            reply = await this.#boundedScript(this.#acquireScript.runAgain(error, args), 'acquiring lock', request.key);
+          }
+        } catch (error) {
+          throw this.#attemptFailed(error, request, attempts);
+        }
+        grant = this.#outcome(reply, request, keys, attempts);
+      } catch (error) {
+        // A single try reports its failure; a waiting one retries a failed request like a held key.
+        if (request.deadline <= attempts.sent || !retryable(error)) throw error;
+        failure = error;
+      }
+      if (grant === undefined && request.deadline > monotonicNow()) grant = await this.#waitForGrant(request, keys, attempts, since, failure);
+      else if (grant === undefined && failure !== undefined) throw failure;
       return grant;
     } finally {
       // A waiter that stops waiting leaves the line, so that a free lock is not held back for it. It is
@@ -134,20 +165,22 @@ export class RedisLockBackend implements LockBackend {
       // was sent before now and expires a TTL later at the latest (a paused server applies it on
       // resuming, behind which the first release attempt is queued on the same connection).
       if (grant === undefined && attempts.indeterminate) {
-        request.releaseLater(() => this.#releaseOnce(keys, request.ownerId), monotonicNow() + request.ttlMs);
+        request.releaseLater(() => this.#releaseOnce(keys, request.ownerId, request.key), monotonicNow() + request.ttlMs);
       }
     }
   }
 
-  async #acquireUntilDeadline(
+  // After a first attempt that found the key held (or failed while the caller waits): until the
+  // deadline, a failed attempt (a reconnect, a timed-out request) is retried like a held key; only if
+  // the last attempt failed is the failure reported.
+  async #waitForGrant(
     request: BackendAcquireRequest,
     keys: RedisLockKeys,
     attempts: AttemptState,
+    since: number,
+    failure: unknown,
   ): Promise<BackendGrant | undefined> {
-    if (request.deadline <= monotonicNow()) return this.#attempt(request, keys, attempts);
-    // While waiting, a failed attempt (a reconnect, a timed-out request) is retried like a held key
-    // until the deadline; only if the last attempt failed is the failure reported.
-    let lastError: unknown;
+    let lastError = failure;
     const grant = await waitForGrant(
       request,
       async () => {
@@ -156,13 +189,18 @@ export class RedisLockBackend implements LockBackend {
           lastError = undefined;
           return granted;
         } catch (error) {
-          if (isLockError(error) && error.code !== LockErrorCode.BACKEND_UNAVAILABLE) throw error;
+          if (!retryable(error)) throw error;
           lastError = error;
           return undefined;
         }
       },
       // #attempt reports contention itself: it tells a held key from a failed request.
-      { retry: this.#options.retry, wakeup: () => this.#wakeup(keys, request.ownerId, attempts), reportContention: false },
+      {
+        retry: this.#options.retry,
+        wakeup: () => this.#wakeup(keys, request.ownerId, attempts, since),
+        reportContention: false,
+        afterFirstAttempt: true,
+      },
     );
     if (grant === undefined && lastError !== undefined) throw lastError;
     return grant;
@@ -188,7 +226,7 @@ export class RedisLockBackend implements LockBackend {
 
   async inspect(key: string): Promise<LockInfo | undefined> {
     const keys = this.#keysOf(key);
-    const reply = await this.#bounded(this.#inspectCall(keys.lock, keys.meta), `inspecting lock "${key}"`);
+    const reply = await this.#bounded(this.#inspectCall(keys.lock, keys.meta), 'inspecting lock', key);
     if (!Array.isArray(reply)) return undefined;
     const [value, pttlReply, owner, token, metadata] = reply as (string | number | null)[];
     if (typeof value !== 'string') return undefined;
@@ -218,14 +256,15 @@ export class RedisLockBackend implements LockBackend {
     this.#active.clear();
     // Core made its last attempt at every pending release before closing the backend.
     await closeRedisConnection(this.#connection, this.#options.requestTimeoutMs);
+    this.#timed?.clear();
   }
 
   /**
    * Wakes a waiter on a release notification, after the polling delay, or just after the holder's
    * TTL runs out (for locks nobody releases: a crashed holder, a foreign lock), whichever is first.
    */
-  #wakeup(keys: RedisLockKeys, ownerId: string, attempts: AttemptState): Wakeup {
-    const notified = this.#subscriber.wakeup(keys.lock, ownerId);
+  #wakeup(keys: RedisLockKeys, ownerId: string, attempts: AttemptState, since: number): Wakeup {
+    const notified = this.#subscriber.wakeup(keys.lock, ownerId, since);
     return {
       wait: (ms, signal) => {
         const untilExpiry = attempts.heldUntil === undefined ? ms : attempts.heldUntil - monotonicNow() + EXPIRY_SLACK_MS;
@@ -236,42 +275,57 @@ export class RedisLockBackend implements LockBackend {
   }
 
   /** One SET NX attempt. Resolves the grant, or `undefined` when the key is held by another owner. */
-  async #attempt(
-    request: BackendAcquireRequest,
-    keys: RedisLockKeys,
-    attempts: AttemptState,
-  ): Promise<BackendGrant | undefined> {
-    const { key, ownerId, ttlMs, metadata } = request;
+  async #attempt(request: BackendAcquireRequest, keys: RedisLockKeys, attempts: AttemptState): Promise<BackendGrant | undefined> {
+    const args = this.#attemptArgs(request, keys, attempts);
+    let reply: unknown;
+    try {
+      try {
+        reply = await this.#boundedScript(this.#acquireScript.run(args), 'acquiring lock', request.key);
+      } catch (error) {
+        // NOSCRIPT (a restarted or flushed server): once more as EVAL, which loads the script.
+        reply = await this.#boundedScript(this.#acquireScript.runAgain(error, args), 'acquiring lock', request.key);
+      }
+    } catch (error) {
+      throw this.#attemptFailed(error, request, attempts);
+    }
+    return this.#outcome(reply, request, keys, attempts);
+  }
+
+  // The acquire script's arguments for one attempt, whose send time it records.
+  #attemptArgs(request: BackendAcquireRequest, keys: RedisLockKeys, attempts: AttemptState): ScriptArgument[] {
     const sent = monotonicNow();
     attempts.sent = sent;
     // An attempt that will wait if it fails registers as a waiter until after its next attempt at the latest.
     const register = request.deadline > sent ? this.#registrationMs : 0;
     if (register > 0) attempts.registered = true;
-    const args: (string | number)[] = [
+    const args: ScriptArgument[] = [
       5,
       keys.lock,
       keys.fence,
       keys.meta,
       keys.waiters,
       keys.reserved,
-      ownerId,
-      ttlMs,
+      request.ownerId,
+      request.ttlMs,
       '1',
       register,
       this.#options.fenceCounterTtlMs,
       this.#subscriber.lineTag,
     ];
-    if (metadata !== undefined) args.push(metadata);
-    let reply: unknown;
-    try {
-      reply = await this.#bounded(this.#acquireCall(...args), `acquiring lock "${key}"`);
-    } catch (error) {
-      // Indeterminate: the server may have applied it, or may still (a paused server). A later
-      // attempt of this acquisition takes such a stray lock over (same owner id); what is left when
-      // the acquisition ends without a grant goes to core's retried release (see acquire()).
-      attempts.indeterminate = true;
-      throw backendUnavailableError(`acquiring lock "${key}" failed`, error, key);
-    }
+    if (request.metadata !== undefined) args.push(request.metadata);
+    return args;
+  }
+
+  // An attempt's request failed. Indeterminate: the server may have applied it, or may still (a
+  // paused server). A later attempt of this acquisition takes such a stray lock over (same owner id);
+  // what is left when the acquisition ends without a grant goes to core's retried release (see acquire()).
+  #attemptFailed(error: unknown, request: BackendAcquireRequest, attempts: AttemptState): LockError {
+    attempts.indeterminate = true;
+    return backendUnavailableError(`acquiring lock "${request.key}" failed`, error, request.key);
+  }
+
+  // What the acquire script answered: the grant, or `undefined` when the key is held by another owner.
+  #outcome(reply: unknown, request: BackendAcquireRequest, keys: RedisLockKeys, attempts: AttemptState): BackendGrant | undefined {
     if (reply === null || reply === undefined || Array.isArray(reply)) {
       // Held by another owner; the reply carries its remaining TTL (the server measured it before
       // answering, so it has expired by reply time + pttl at the latest).
@@ -280,19 +334,14 @@ export class RedisLockBackend implements LockBackend {
       request.contended();
       return undefined;
     }
-    const fencingToken = BigInt(String(reply));
-    const lock: ActiveLock = { key, keys, ownerId, observer: request.observer };
-    this.#active.add(lock);
-    return {
-      fencingToken,
-      validUntil: validityDeadline(sent, ttlMs, this.#options.clockDriftFactor),
-      extend: (nextTtlMs) => this.#extend(lock, nextTtlMs),
-      release: () => this.#release(lock),
-    };
+    const validUntil = validityDeadline(attempts.sent, request.ttlMs, this.#options.clockDriftFactor);
+    const grant = new RedisGrant(this, request, keys, BigInt(String(reply)), validUntil);
+    this.#active.add(grant);
+    return grant;
   }
 
-  // Extensions asked for in the same turn (core runs due renewals together) share one script call.
-  async #extend(lock: ActiveLock, ttlMs: number): Promise<number> {
+  /** Extensions asked for in the same turn (core runs due renewals together) share one script call. */
+  async extendLock(lock: RedisGrant, ttlMs: number): Promise<number> {
     let outcome;
     try {
       outcome = await this.#extends.extend({ lockKey: lock.keys.lock, metaKey: lock.keys.meta, ownerId: lock.ownerId, ttlMs });
@@ -306,21 +355,25 @@ export class RedisLockBackend implements LockBackend {
     return validityDeadline(outcome.sent, ttlMs, this.#options.clockDriftFactor);
   }
 
-  // One bounded attempt; a failure rejects, and core retries it in the background.
-  async #release(lock: ActiveLock): Promise<boolean> {
+  /** One bounded attempt; a failure rejects, and core retries it in the background. */
+  releaseLock(lock: RedisGrant): Promise<boolean> {
     this.#active.delete(lock);
-    try {
-      return await this.#releaseOnce(lock.keys, lock.ownerId);
-    } catch (error) {
-      throw backendUnavailableError(`releasing lock "${lock.key}" failed`, error, lock.key);
-    }
+    return this.#releaseOnce(lock.keys, lock.ownerId, lock.key);
   }
 
-  async #releaseOnce(keys: RedisLockKeys, ownerId: string): Promise<boolean> {
-    const reply = await this.#bounded(
-      this.#releaseCall(3, keys.lock, keys.waiters, keys.reserved, ownerId, this.#options.channel, HANDOFF_RESERVATION_MS),
-      'releasing a lock',
-    );
+  async #releaseOnce(keys: RedisLockKeys, ownerId: string, key: string): Promise<boolean> {
+    const args: ScriptArgument[] = [3, keys.lock, keys.waiters, keys.reserved, ownerId, this.#options.channel, HANDOFF_RESERVATION_MS];
+    let reply: unknown;
+    try {
+      try {
+        reply = await this.#boundedScript(this.#releaseScript.run(args), 'releasing lock', key);
+      } catch (error) {
+        // NOSCRIPT (a restarted or flushed server): once more as EVAL, which loads the script.
+        reply = await this.#boundedScript(this.#releaseScript.runAgain(error, args), 'releasing lock', key);
+      }
+    } catch (error) {
+      throw backendUnavailableError(`releasing lock "${key}" failed`, error, key);
+    }
     return Number(reply) === 1;
   }
 
@@ -330,9 +383,9 @@ export class RedisLockBackend implements LockBackend {
   }
 
   /** After a reconnect: is each lock still ours? */
-  async #recheck(lock: ActiveLock): Promise<void> {
+  async #recheck(lock: RedisGrant): Promise<void> {
     try {
-      const value = await this.#bounded(this.#connection.client.get(lock.keys.lock), `checking lock "${lock.key}"`);
+      const value = await this.#bounded(this.#connection.client.get(lock.keys.lock), 'checking lock', lock.key);
       if (!this.#active.has(lock)) return;
       if (value === lock.ownerId) {
         lock.observer.recovered();
@@ -359,19 +412,37 @@ export class RedisLockBackend implements LockBackend {
     return keys;
   }
 
+  #closed<T>(request: Promise<T>, action: string, key: string | undefined): Promise<T> {
+    request.catch(() => undefined);
+    return Promise.reject(new Error(`${describeRequest(action, key)} failed: the connection is closed`));
+  }
+
+  // A script's request: bounded already when it went through TimedCommands, else as any other.
+  #boundedScript<T>(request: Promise<T>, action: string, key: string): Promise<T> {
+    if (this.#timed === undefined) return this.#bounded(request, action, key);
+    return this.#connection.client.status === 'end' ? this.#closed(request, action, key) : request;
+  }
+
   /**
    * Bounds a request by `requestTimeoutMs` with core's per-request timeout, whatever the client's own
    * settings are (a client we opened with that very `commandTimeout` already does it: no second
-   * timer per request then).
+   * timer per request then). What it does (`action`, and the lock `key` if any) is only put into
+   * words when a message needs it.
    */
-  #bounded<T>(request: Promise<T>, what: string): Promise<T> {
+  #bounded<T>(request: Promise<T>, action: string, key?: string): Promise<T> {
     // A client closed for good (closed by its owner, or a crash simulated by disconnect()) would
     // queue the request until the timeout on a Cluster: fail at once instead.
-    if (this.#connection.client.status === 'end') {
-      request.catch(() => undefined);
-      return Promise.reject(new Error(`${what} failed: the connection is closed`));
-    }
+    if (this.#connection.client.status === 'end') return this.#closed(request, action, key);
     if (this.#clientTimesOut) return request;
-    return withRequestTimeout(request, this.#options.requestTimeoutMs, what);
+    return withRequestTimeout(request, this.#options.requestTimeoutMs, describeRequest(action, key));
   }
+}
+
+function describeRequest(action: string, key: string | undefined): string {
+  return key === undefined ? action : `${action} "${key}"`;
+}
+
+/** Whether a failed attempt is retried while waiting: anything but a LockError other than "backend unavailable". */
+function retryable(error: unknown): boolean {
+  return !isLockError(error) || error.code === LockErrorCode.BACKEND_UNAVAILABLE;
 }

@@ -42,9 +42,14 @@ export class ReleaseSubscriber {
     return this.#isSubscribed;
   }
 
+  /** How many releases were announced here so far (see {@link LocalWaiters.announcements}). */
+  get announcements(): number {
+    return this.#waiters.announcements;
+  }
+
   /** A wake-up source for `lockKey` in core's `waitForGrant` (see {@link LocalWaiters.wakeup}). */
-  wakeup(lockKey: string, ownerId: string): Wakeup {
-    return this.#waiters.wakeup(lockKey, ownerId);
+  wakeup(lockKey: string, ownerId: string, since?: number): Wakeup {
+    return this.#waiters.wakeup(lockKey, ownerId, since);
   }
 
   /** Closes the subscriber connection, if one was opened. */

@@ -256,6 +256,24 @@ describe('redis faults (dedicated servers)', () => {
     }
   }, 30_000);
 
+  it("the provider's own script calls run again as EVAL after SCRIPT FLUSH (NOSCRIPT), on a client it opened and on one handed in", async () => {
+    const given = new Redis(durable.url, { maxRetriesPerRequest: 20 });
+    clients.push(given);
+    const handed = createRedisLockProvider({ client: given });
+    open.push(handed);
+    for (const locks of [provider(durable), handed]) {
+      const name = key('noscript-provider');
+      const first = await locks.acquire(name);
+      expect(await given.script('FLUSH')).toBe('OK');
+      // The release script is unknown now: the release still deletes the lock.
+      expect(await first.release()).toBe(true);
+      expect(await given.script('FLUSH')).toBe('OK');
+      const second = await locks.acquire(name, { waitMs: 2_000 });
+      expect(second.fencingToken! > first.fencingToken!).toBe(true);
+      expect(await second.release()).toBe(true);
+    }
+  }, 30_000);
+
   it('scripts fall back to EVAL after SCRIPT FLUSH (NOSCRIPT)', async () => {
     const client = new Redis(durable.url, { maxRetriesPerRequest: 20 });
     clients.push(client);

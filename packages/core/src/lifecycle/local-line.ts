@@ -17,17 +17,24 @@ export interface LinePlace {
   leave(): void;
 }
 
-class Line {
+/** The calls waiting for one (key, mode), in arrival order. */
+export class Line {
   readonly places: Place[] = [];
+  /** Empty, and kept in its map for the next call of its key (see {@link LocalLines}). */
+  idle = false;
 }
 
-class Place implements LinePlace {
+/** One call's place in a {@link Line}. */
+export class Place implements LinePlace {
+  readonly line: Line;
+  readonly lines: LocalLines;
   #wake: ((value: true) => void) | undefined;
   #left = false;
-  constructor(
-    readonly line: Line,
-    readonly forget: (line: Line) => void,
-  ) {}
+
+  constructor(line: Line, lines: LocalLines) {
+    this.line = line;
+    this.lines = lines;
+  }
 
   get isHead(): boolean {
     return this.line.places[0] === this;
@@ -59,11 +66,16 @@ class Place implements LinePlace {
     const places = this.line.places;
     const index = places.indexOf(this);
     if (index === -1) return;
-    places.splice(index, 1);
+    // pop() for the last place (nearly always the only one): splice() returns a new array each time.
+    if (index === places.length - 1) places.pop();
+    else places.splice(index, 1);
     if (index === 0) places[0]?.wakeAsHead();
-    if (places.length === 0) this.forget(this.line);
+    if (places.length === 0) this.lines.emptied(this.line);
   }
 }
+
+// Empty lines kept for reuse before they are forgotten in bulk (and never more than the busy ones).
+const IDLE_LINES_KEPT = 64;
 
 /**
  * One backend contender per (key, mode) in a provider. Waiting acquire calls of the same key and
@@ -71,33 +83,55 @@ class Place implements LinePlace {
  * contends at the backend (one waiter key, znode or registration instead of one per call). When the
  * head leaves — granted, timed out, aborted — the next call becomes the head and contends with the
  * rest of its own deadline. A call that times out or aborts while queued costs no request at all.
+ *
+ * A line that empties stays in its map, idle, until idle lines are many: a map entry deleted and
+ * added again for every acquisition of a key rebuilds the map's table each time.
  */
 export class LocalLines {
-  readonly #lines = new Map<string, Line>();
+  readonly #exclusive = new Map<string, Line>();
+  readonly #shared = new Map<string, Line>();
+  #idle = 0;
 
   /** Joins the line of `key` in `mode`; the place is at the head when the line was empty. */
   join(key: string, mode: LockMode): LinePlace {
-    // The mode comes from a fixed set and ends at the first ':', so the map key is injective.
-    const id = `${mode}:${key}`;
-    let line = this.#lines.get(id);
+    const map = mode === 'shared' ? this.#shared : this.#exclusive;
+    let line = map.get(key);
     if (line === undefined) {
       line = new Line();
-      this.#lines.set(id, line);
+      map.set(key, line);
+    } else if (line.idle) {
+      line.idle = false;
+      this.#idle -= 1;
     }
-    const place = new Place(line, (empty) => {
-      if (this.#lines.get(id) === empty) this.#lines.delete(id);
-    });
+    const place = new Place(line, this);
     line.places.push(place);
     return place;
   }
 
   /** How many calls wait in the line of `key` in `mode`, its head included. */
   waiting(key: string, mode: LockMode): number {
-    return this.#lines.get(`${mode}:${key}`)?.places.length ?? 0;
+    return (mode === 'shared' ? this.#shared : this.#exclusive).get(key)?.places.length ?? 0;
   }
 
-  /** How many lines exist (each has one contender at most). */
+  /** How many lines have calls (each has one contender at most). */
   get size(): number {
-    return this.#lines.size;
+    return this.#exclusive.size + this.#shared.size - this.#idle;
+  }
+
+  /** Called by a place whose leaving emptied its line. */
+  emptied(line: Line): void {
+    if (line.idle) return;
+    line.idle = true;
+    this.#idle += 1;
+    if (this.#idle > IDLE_LINES_KEPT && this.#idle * 2 > this.#exclusive.size + this.#shared.size) this.#forgetIdle();
+  }
+
+  #forgetIdle(): void {
+    for (const map of [this.#exclusive, this.#shared]) {
+      map.forEach((line, key) => {
+        if (line.idle) map.delete(key);
+      });
+    }
+    this.#idle = 0;
   }
 }

@@ -1,17 +1,34 @@
 import type { GrantObserver } from '../backend.js';
 import { monotonicNow } from '../clock.js';
 import { lockLostError } from '../errors.js';
+import { DeadlineQueue, type DeadlineEntry } from '../lifecycle/deadline-queue.js';
 import type { LockHolder, LockInfo, LockMode } from '../types.js';
+import { HolderSet, type SetHolder } from './holder-set.js';
 
-/** A holder as the store keeps it. */
-interface StoredHolder {
+/** A holder as the store keeps it; its expiry waits in the store's one deadline queue. */
+class StoredHolder implements DeadlineEntry, SetHolder {
+  readonly key: string;
+  readonly state: KeyState;
   readonly ownerId: string;
   readonly mode: LockMode;
   readonly token: bigint;
   readonly metadata: string | undefined;
   readonly observer: GrantObserver;
   expiresAt: number;
-  timer: NodeJS.Timeout | undefined;
+  deadlineAt = Number.POSITIVE_INFINITY;
+  deadlineIndex = -1;
+  holderSlot = -1;
+
+  constructor(key: string, state: KeyState, request: Omit<StoreRequest, 'grant'>, token: bigint, expiresAt: number) {
+    this.key = key;
+    this.state = state;
+    this.ownerId = request.ownerId;
+    this.mode = request.mode;
+    this.token = token;
+    this.metadata = request.metadata;
+    this.observer = request.observer;
+    this.expiresAt = expiresAt;
+  }
 }
 
 /** An acquirer, as {@link MemoryLockStore.request} takes it (queued when it waits). */
@@ -28,9 +45,21 @@ export interface StoreRequest {
 type Waiter = StoreRequest;
 
 interface KeyState {
-  readonly holders: Map<string, StoredHolder>;
+  readonly holders: HolderSet<StoredHolder>;
   readonly waiters: Waiter[];
+  /** How many holders are exclusive (so that a shared request need not look at each one). */
+  exclusiveHolders: number;
+  /**
+   * No holder expires before this (monotonic ms); it may be earlier than the first real expiry (an
+   * extension moved it later), never later. Lets a sweep skip looking at each holder.
+   */
+  earliestExpiry: number;
+  /** Empty, and kept in the map for the next request of its key (see {@link MemoryLockStore}). */
+  idle: boolean;
 }
+
+// Empty key states kept for reuse before they are forgotten in bulk (never more than the busy ones).
+const IDLE_KEYS_KEPT = 64;
 
 /** What a grant from the store carries. */
 export interface StoreGrant {
@@ -43,11 +72,16 @@ export interface StoreGrant {
  * sees the same locks, like several clients of one server. Holders expire on the monotonic clock;
  * waiters are served strictly in arrival order (shared requests at the head are granted together);
  * fencing tokens come from one store-wide counter, so they increase across all keys.
+ *
+ * A key's state that empties stays in the map, idle, until idle states are many (a map entry deleted
+ * and added again for every acquisition rebuilds the map's table each time); expiries share one timer.
  */
 export class MemoryLockStore {
   // Map, not a plain object: keys such as "__proto__" must be ordinary keys.
   readonly #keys = new Map<string, KeyState>();
+  #idle = 0;
   #lastToken = 0n;
+  readonly #expiries = new DeadlineQueue<StoredHolder>((holder) => this.#expire(holder));
 
   /**
    * Grants at once if the key is free for `mode` and nobody queues before us; otherwise, when
@@ -64,7 +98,8 @@ export class MemoryLockStore {
     if (existing !== undefined) this.#sweep(key, existing);
     const state = this.#state(key);
     if (state.waiters.length === 0 && compatible(state, request.mode)) {
-      return { granted: this.#grant(key, state, { ...request, grant: () => undefined }) };
+      const holder = this.#grant(key, state, request);
+      return { granted: { token: holder.token, expiresAt: holder.expiresAt } };
     }
     if (!wait) {
       this.#forget(key, state);
@@ -95,8 +130,9 @@ export class MemoryLockStore {
     this.#sweep(key, state);
     const holder = state.holders.get(ownerId);
     if (holder === undefined) return undefined;
+    // Later than before: the key's earliest expiry stays a lower bound.
     holder.expiresAt = monotonicNow() + ttlMs;
-    this.#armExpiry(key, state, holder);
+    this.#expiries.set(holder, holder.expiresAt);
     return holder.expiresAt;
   }
 
@@ -107,8 +143,7 @@ export class MemoryLockStore {
     this.#sweep(key, state);
     const holder = state.holders.get(ownerId);
     if (holder === undefined) return false;
-    clearTimeout(holder.timer);
-    state.holders.delete(ownerId);
+    this.#removeHolder(state, holder);
     this.#drain(key, state);
     this.#forget(key, state);
     return true;
@@ -123,12 +158,9 @@ export class MemoryLockStore {
   deleteLock(key: string): number {
     const state = this.#keys.get(key);
     if (state === undefined) return 0;
-    const removed = [...state.holders.values()];
-    state.holders.clear();
-    for (const holder of removed) {
-      clearTimeout(holder.timer);
-      holder.observer.lost(lockLostError(key, 'taken-over'));
-    }
+    const removed = [...state.holders.list()];
+    for (const holder of removed) this.#removeHolder(state, holder);
+    for (const holder of removed) holder.observer.lost(lockLostError(key, 'taken-over'));
     this.#drain(key, state);
     this.#forget(key, state);
     return removed.length;
@@ -141,7 +173,7 @@ export class MemoryLockStore {
     this.#sweep(key, state);
     if (state.holders.size === 0) return undefined;
     const now = monotonicNow();
-    const holders: LockHolder[] = [...state.holders.values()].map((holder) => ({
+    const holders: LockHolder[] = state.holders.list().map((holder) => ({
       ownerId: holder.ownerId,
       mode: holder.mode,
       fencingToken: holder.token,
@@ -153,7 +185,7 @@ export class MemoryLockStore {
 
   /** How many keys have holders or waiters (lets tests check that nothing is left behind). */
   get size(): number {
-    return this.#keys.size;
+    return this.#keys.size - this.#idle;
   }
 
   /** How many acquirers wait on `key`. */
@@ -164,58 +196,74 @@ export class MemoryLockStore {
   #state(key: string): KeyState {
     let state = this.#keys.get(key);
     if (state === undefined) {
-      state = { holders: new Map(), waiters: [] };
+      state = { holders: new HolderSet(), waiters: [], exclusiveHolders: 0, earliestExpiry: Number.POSITIVE_INFINITY, idle: false };
       this.#keys.set(key, state);
+    } else if (state.idle) {
+      state.idle = false;
+      this.#idle -= 1;
     }
     return state;
   }
 
   #forget(key: string, state: KeyState): void {
-    if (state.holders.size === 0 && state.waiters.length === 0) this.#keys.delete(key);
+    if (state.idle || state.holders.size > 0 || state.waiters.length > 0 || this.#keys.get(key) !== state) return;
+    state.idle = true;
+    this.#idle += 1;
+    if (this.#idle > IDLE_KEYS_KEPT && this.#idle * 2 > this.#keys.size) {
+      this.#keys.forEach((candidate, candidateKey) => {
+        if (candidate.idle) this.#keys.delete(candidateKey);
+      });
+      this.#idle = 0;
+    }
   }
 
-  #grant(key: string, state: KeyState, waiter: Waiter): StoreGrant {
+  #grant(key: string, state: KeyState, request: Omit<StoreRequest, 'grant'>): StoredHolder {
     this.#lastToken += 1n;
-    const holder: StoredHolder = {
-      ownerId: waiter.ownerId,
-      mode: waiter.mode,
-      token: this.#lastToken,
-      metadata: waiter.metadata,
-      observer: waiter.observer,
-      expiresAt: monotonicNow() + waiter.ttlMs,
-      timer: undefined,
-    };
-    state.holders.set(holder.ownerId, holder);
-    this.#armExpiry(key, state, holder);
-    return { token: holder.token, expiresAt: holder.expiresAt };
+    const holder = new StoredHolder(key, state, request, this.#lastToken, monotonicNow() + request.ttlMs);
+    // One holder per owner id: a second grant to the same owner replaces the first (as it always did).
+    const previous = state.holders.get(holder.ownerId);
+    if (previous !== undefined) this.#removeHolder(state, previous);
+    state.holders.add(holder);
+    if (holder.mode === 'exclusive') state.exclusiveHolders += 1;
+    state.earliestExpiry = Math.min(state.earliestExpiry, holder.expiresAt);
+    // An expiry alone must not keep a process alive: the queue's timer is unref'd.
+    this.#expiries.set(holder, holder.expiresAt);
+    return holder;
   }
 
-  #armExpiry(key: string, state: KeyState, holder: StoredHolder): void {
-    clearTimeout(holder.timer);
-    holder.timer = setTimeout(() => {
-      this.#sweep(key, state);
-      if (state.holders.get(holder.ownerId) === holder) this.#armExpiry(key, state, holder);
-    }, Math.max(1, Math.ceil(holder.expiresAt - monotonicNow())));
-    // An expiry timer alone must not keep a process alive.
-    holder.timer.unref();
+  #removeHolder(state: KeyState, holder: StoredHolder): void {
+    this.#expiries.delete(holder);
+    state.holders.delete(holder);
+    if (holder.mode === 'exclusive') state.exclusiveHolders -= 1;
+    if (state.holders.size === 0) state.earliestExpiry = Number.POSITIVE_INFINITY;
+  }
+
+  // The holder's expiry came (by the clock, which the sweep reads again); a holder extended since is queued again.
+  #expire(holder: StoredHolder): void {
+    this.#sweep(holder.key, holder.state);
+    if (holder.state.holders.get(holder.ownerId) === holder) this.#expiries.set(holder, holder.expiresAt);
   }
 
   // Expiry is checked against the clock on every operation, not only by timers, so a paused
   // process sees the truth as soon as it runs again.
   #sweep(key: string, state: KeyState): void {
     const now = monotonicNow();
-    let expired = false;
-    for (const holder of state.holders.values()) {
-      if (holder.expiresAt > now) continue;
-      clearTimeout(holder.timer);
-      state.holders.delete(holder.ownerId);
-      holder.observer.lost(lockLostError(key, 'expired'));
-      expired = true;
+    if (state.earliestExpiry > now) return;
+    // Every expired holder leaves before any is told: a holder's loss handler may call back into the store.
+    let expired: StoredHolder[] | undefined;
+    let earliest = Number.POSITIVE_INFINITY;
+    const holders = state.holders.list();
+    for (let index = 0; index < holders.length; index += 1) {
+      const holder = holders[index]!;
+      if (holder.expiresAt > now) earliest = Math.min(earliest, holder.expiresAt);
+      else (expired ??= []).push(holder);
     }
-    if (expired) {
-      this.#drain(key, state);
-      this.#forget(key, state);
-    }
+    state.earliestExpiry = earliest;
+    if (expired === undefined) return;
+    for (const holder of expired) this.#removeHolder(state, holder);
+    for (const holder of expired) holder.observer.lost(lockLostError(key, 'expired'));
+    this.#drain(key, state);
+    this.#forget(key, state);
   }
 
   #drain(key: string, state: KeyState): void {
@@ -231,7 +279,5 @@ export class MemoryLockStore {
 
 function compatible(state: KeyState, mode: LockMode): boolean {
   if (state.holders.size === 0) return true;
-  if (mode === 'exclusive') return false;
-  for (const holder of state.holders.values()) if (holder.mode === 'exclusive') return false;
-  return true;
+  return mode === 'shared' && state.exclusiveHolders === 0;
 }

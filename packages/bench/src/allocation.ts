@@ -1,0 +1,197 @@
+/**
+ * Scenario 4b, allocation and client CPU per cycle: one client, acquire + release of one key (as in
+ * scenario 1), and what each cycle costs the client process (see cycle-costs.ts).
+ *
+ * CPU and bytes are measured in the bench's own process, as users run the code (inlining on): CPU in
+ * interleaved rounds of the backend's subjects (as the uncontended ops/s are, see rounds.ts: on a
+ * noisy machine one subject's quiet minute is not compared with another's busy one), bytes in one
+ * pass per subject (they do not depend on the machine's load). Who
+ * allocated them is measured in a forked process with `--no-turbo-inlining` (allocation-worker.ts):
+ * with inlining, the profile charges a callee's allocations to the function it was inlined into,
+ * fencelock's to the loop that calls it or ioredis' to fencelock. Without it, code allocates a few
+ * per cent more (less escape analysis), so the split's own total is shown next to the exact one.
+ */
+import { fork, type ChildProcess } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { fileURLToPath } from 'node:url';
+import type { SplitMessage } from './allocation-worker.js';
+import { measureBytes, measureCpu, runBounded, type AllocationSplit, type CycleCosts, type OwnerShare } from './cycle-costs.js';
+import { median } from './rounds.js';
+import { round } from './stats.js';
+import { subjectFields, type Backend, type LockSession, type Subject, type SubjectFields } from './subjects.js';
+
+/** Bounds of one allocation measurement. */
+export interface AllocationOptions {
+  /** Cycles of each measured pass per subject: the CPU rounds together, the bytes, the split. */
+  readonly cycles: number;
+  /** Most time of each pass per subject, ms. */
+  readonly maxMs: number;
+  /** Rounds the CPU pass is split into (default 1). */
+  readonly rounds?: number;
+  /** Unmeasured cycles before the passes (default min(2000, cycles)). */
+  readonly warmupCycles?: number;
+  /** Mean bytes between two heap-profile samples of the split. @default 1024 */
+  readonly samplingIntervalBytes?: number;
+}
+
+/** One subject's allocation and CPU figures. */
+export interface AllocationResult extends SubjectFields, CycleCosts {
+  /** CPU per cycle of each round, µs, in round order (index i = round i). */
+  readonly roundCpuMicrosPerCycle: readonly number[];
+  /** Who allocated, from the pass without inlining (its bytes per cycle are `split.bytesPerCycle`). */
+  readonly split: AllocationSplit;
+  /**
+   * Bytes per cycle of the implementation measured (from the split): fencelock's own, the peer
+   * library's, or the raw protocol's (written in the bench: the harness).
+   */
+  readonly ownBytesPerCycle: number;
+  /** Bytes per cycle of the client libraries under it (ioredis and its dependencies), 0 when there are none. */
+  readonly clientLibraryBytesPerCycle: number;
+}
+
+/** The backends whose subjects the bench measures this way (core alone, and every Redis baseline). */
+export const ALLOCATION_BACKENDS: readonly Backend[] = ['memory', 'redis'];
+
+/** One cycle of the measurement: acquire `key` (waiting up to 5 s) and release it. */
+export function lockCycle(session: LockSession, key: string): () => Promise<void> {
+  return async () => {
+    await (await session.lock(key, 5_000))();
+  };
+}
+
+const WORKER = fileURLToPath(new URL('./allocation-worker.ts', import.meta.url));
+const PACKAGE_DIR = fileURLToPath(new URL('..', import.meta.url));
+
+/**
+ * Measures `subjects` (give the subjects of ONE backend, so that they share the same server): CPU per
+ * cycle in interleaved rounds, bytes per cycle, then who allocated them in a forked process each.
+ * A subject that fails is reported through `onError` and left out.
+ */
+export async function runAllocationGroup(
+  subjects: readonly Subject[],
+  options: AllocationOptions,
+  onError: (subject: Subject, error: unknown) => void = () => undefined,
+): Promise<AllocationResult[]> {
+  const rounds = Math.max(1, options.rounds ?? 1);
+  const open: { subject: Subject; session: LockSession; cycle: () => Promise<void>; rounds: { cycles: number; micros: number }[] }[] = [];
+  try {
+    for (const subject of subjects) {
+      try {
+        const session = await subject.open();
+        open.push({ subject, session, cycle: lockCycle(session, `allocation:${randomUUID()}`), rounds: [] });
+      } catch (error) {
+        onError(subject, error);
+      }
+    }
+    const measured: { subject: Subject; costs: CycleCosts; roundCpu: number[] }[] = [];
+    const failed = new Set<Subject>();
+    const attempt = async (subject: Subject, step: () => Promise<void>): Promise<void> => {
+      if (failed.has(subject)) return;
+      try {
+        await step();
+      } catch (error) {
+        failed.add(subject);
+        onError(subject, error);
+      }
+    };
+    for (const entry of open) await attempt(entry.subject, async () => void (await runBounded(entry.cycle, options.warmupCycles ?? Math.min(2_000, options.cycles), options.maxMs)));
+    // Round r runs the subjects from the r-th on, so that none always comes first after a pause.
+    for (let index = 0; index < rounds; index += 1) {
+      for (let offset = 0; offset < open.length; offset += 1) {
+        const entry = open[(index + offset) % open.length]!;
+        await attempt(entry.subject, async () => {
+          const slice = await measureCpu(entry.cycle, Math.max(1, Math.floor(options.cycles / rounds)), options.maxMs / rounds);
+          entry.rounds.push({ cycles: slice.cycles, micros: slice.microsPerCycle });
+        });
+      }
+    }
+    for (const entry of open) {
+      await attempt(entry.subject, async () => {
+        const bytes = await measureBytes(entry.cycle, options.cycles, options.maxMs);
+        const roundCpu = entry.rounds.map((r) => r.micros);
+        measured.push({
+          subject: entry.subject,
+          roundCpu,
+          costs: {
+            cpuCycles: entry.rounds.reduce((total, r) => total + r.cycles, 0),
+            cpuMicrosPerCycle: round(median(roundCpu), 2),
+            allocationCycles: bytes.cycles,
+            bytesPerCycle: bytes.bytesPerCycle,
+          },
+        });
+      });
+    }
+    await Promise.all(open.splice(0).map((entry) => entry.session.close().catch(() => undefined)));
+    const results: AllocationResult[] = [];
+    for (const { subject, costs, roundCpu } of measured) {
+      try {
+        results.push(allocationResult(subject, costs, roundCpu, await forkedSplit(subject, options)));
+      } catch (error) {
+        onError(subject, error);
+      }
+    }
+    return results;
+  } finally {
+    await Promise.all(open.map((entry) => entry.session.close().catch(() => undefined)));
+  }
+}
+
+/** Measures one subject (one round); rejects on failure. */
+export async function runAllocation(subject: Subject, options: AllocationOptions): Promise<AllocationResult> {
+  let failure: unknown;
+  const [result] = await runAllocationGroup([subject], options, (_, error) => (failure ??= error));
+  if (result === undefined) throw failure instanceof Error ? failure : new Error(`allocation of ${subject.id} failed: ${String(failure)}`);
+  return result;
+}
+
+function allocationResult(subject: Subject, costs: CycleCosts, roundCpu: readonly number[], split: AllocationSplit): AllocationResult {
+  const own = subject.kind === 'fencelock' ? 'fencelock' : subject.kind === 'raw' ? 'harness' : subject.package;
+  const sum = (keep: (share: OwnerShare) => boolean): number => round(split.owners.filter(keep).reduce((total, share) => total + share.bytesPerCycle, 0), 1);
+  return {
+    ...subjectFields(subject),
+    ...costs,
+    roundCpuMicrosPerCycle: roundCpu,
+    split,
+    ownBytesPerCycle: sum((share) => share.name === own),
+    clientLibraryBytesPerCycle: sum((share) => share.group === 'library' && share.name !== own),
+  };
+}
+
+async function forkedSplit(subject: Subject, options: AllocationOptions): Promise<AllocationSplit> {
+  const child = fork(WORKER, [subject.id, String(options.cycles), String(options.maxMs), String(options.samplingIntervalBytes ?? 1_024)], {
+    cwd: PACKAGE_DIR,
+    // Loaded as the parent loads fencelock (built packages under `pnpm bench`, sources in tests).
+    execArgv: [
+      '--no-turbo-inlining',
+      ...(process.env['FENCELOCK_BENCH_BUILT'] === '1' ? [] : ['--conditions=@fencelock/source']),
+      '--import',
+      'tsx',
+    ],
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
+  try {
+    // A warm-up and a pass, each bounded by maxMs, plus starting up and opening the subject.
+    const message = await splitMessage(child, 3 * options.maxMs + 60_000);
+    if (message.type === 'failed') throw new Error(`allocation worker for ${subject.id} failed: ${message.error}`);
+    return message.split;
+  } finally {
+    if (child.exitCode === null && child.signalCode === null) child.kill();
+  }
+}
+
+function splitMessage(child: ChildProcess, timeoutMs: number): Promise<SplitMessage> {
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => finish(new Error(`allocation worker sent no result within ${timeoutMs} ms`)), timeoutMs);
+    const onMessage = (message: SplitMessage): void => finish(undefined, message);
+    const onExit = (code: number | null): void => finish(new Error(`allocation worker exited (${code}) before its result`));
+    function finish(error: Error | undefined, message?: SplitMessage): void {
+      clearTimeout(timer);
+      child.off('message', onMessage);
+      child.off('exit', onExit);
+      if (message !== undefined) resolve(message);
+      else reject(error);
+    }
+    child.on('message', onMessage);
+    child.on('exit', onExit);
+  });
+}

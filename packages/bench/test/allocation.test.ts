@@ -1,0 +1,159 @@
+/**
+ * Scenario 4b with small counts: the owner rule on hand-made profiles, then the measurement on the
+ * memory provider and on every Redis subject (real server, forked split process), and its place in
+ * the report. Shapes and that work happened, never a figure (the figures come from `pnpm bench`).
+ */
+import { describe, expect, it } from 'vitest';
+import { attribute, frameOwner, type ProfileNode } from '../src/allocation-owners.js';
+import { runAllocation, runAllocationGroup, type AllocationResult } from '../src/allocation.js';
+import { measureAllocationSplit, measureCycleCosts } from '../src/cycle-costs.js';
+import { checkTargets, computeRatios, machineInfo, renderMarkdown } from '../src/report.js';
+import { subjects } from '../src/subjects.js';
+
+const PNPM_IOREDIS = 'file:///repo/node_modules/.pnpm/ioredis@5.9.2/node_modules/ioredis/built/Command.js';
+
+describe('who allocated: the owner rule', () => {
+  it('names a frame by its script: a package under node_modules, fencelock, the harness, or nobody', () => {
+    expect(frameOwner(PNPM_IOREDIS)).toEqual({ group: 'library', name: 'ioredis' });
+    expect(frameOwner('file:///repo/node_modules/.pnpm/@ioredis+commands@1.5.0/node_modules/@ioredis/commands/built/index.js')).toEqual({
+      group: 'library',
+      name: '@ioredis/commands',
+    });
+    // fencelock as a user installs it, and as this repository runs it (sources or built).
+    expect(frameOwner('file:///app/node_modules/@fencelock/core/dist/index.js')).toMatchObject({ group: 'fencelock' });
+    expect(frameOwner('file:///repo/packages/core/src/lock-provider.ts')).toMatchObject({ group: 'fencelock' });
+    expect(frameOwner('file:///repo/packages/redis/dist/index.js')).toMatchObject({ group: 'fencelock' });
+    // The bench itself, scratch and test folders, and other files are the harness.
+    expect(frameOwner('file:///repo/packages/bench/src/allocation.ts')).toMatchObject({ group: 'harness' });
+    expect(frameOwner('file:///repo/packages/core/scratch/alloc.ts')).toMatchObject({ group: 'harness' });
+    expect(frameOwner('file:///repo/packages/core/test/helpers.ts')).toMatchObject({ group: 'harness' });
+    expect(frameOwner('file:///home/user/app.mjs')).toMatchObject({ group: 'harness' });
+    // Node's own code and V8 builtins pass the charge to their caller.
+    expect(frameOwner('node:internal/crypto/random')).toBeUndefined();
+    expect(frameOwner('')).toBeUndefined();
+  });
+
+  it('charges each sample to the innermost package frame on its stack', () => {
+    let id = 0;
+    const node = (url: string, functionName: string, children: ProfileNode[] = []): ProfileNode => ({
+      id: (id += 1),
+      callFrame: { functionName, url, lineNumber: 9 },
+      children,
+    });
+    const randomUuid = node('node:internal/crypto/random', 'randomUUID');
+    const mapDelete = node('', 'delete');
+    const toWritable = node(PNPM_IOREDIS, 'toWritable');
+    const write = node('node:net', 'write');
+    const fencelock = node('file:///repo/packages/core/src/lock-provider.ts', '#acquire', [randomUuid, mapDelete, toWritable]);
+    const ioredisCaller = node(PNPM_IOREDIS, 'sendCommand', [write]);
+    const socketRead = node('node:internal/stream_base_commons', 'onStreamRead');
+    const harness = node('file:///repo/packages/bench/src/cycle-costs.ts', 'runBounded', [fencelock, ioredisCaller]);
+    const head = node('', '(root)', [harness, socketRead]);
+    const attribution = attribute({
+      head,
+      samples: [
+        { nodeId: randomUuid.id, size: 600 },
+        { nodeId: mapDelete.id, size: 100 },
+        { nodeId: fencelock.id, size: 50 },
+        { nodeId: toWritable.id, size: 300 },
+        { nodeId: write.id, size: 40 },
+        { nodeId: harness.id, size: 7 },
+        { nodeId: socketRead.id, size: 20 },
+      ],
+    });
+    expect(attribution.totalBytes).toBe(1_117);
+    const byOwner = Object.fromEntries([...attribution.byOwner].map(([name, entry]) => [name, entry.bytes]));
+    expect(byOwner).toEqual({ fencelock: 750, ioredis: 340, harness: 7, runtime: 20 });
+    expect(attribution.byFunction[0]).toMatchObject({ frame: '#acquire (core/src/lock-provider.ts:10)', bytes: 750 });
+    expect(attribution.byFunction.map((share) => share.bytes)).toEqual([750, 300, 40, 20, 7]);
+  });
+});
+
+describe('bytes and CPU per cycle', () => {
+  it('counts what a known allocation costs, and splits it by owner', async () => {
+    const kept: unknown[] = [];
+    // 64 small arrays per cycle, each kept until the next cycle: not optimised away.
+    const cycle = async (): Promise<void> => {
+      kept.length = 0;
+      for (let i = 0; i < 64; i += 1) kept.push([i, i + 1, i + 2]);
+    };
+    const costs = await measureCycleCosts(cycle, { cycles: 300, maxMs: 10_000, warmupCycles: 50 });
+    expect(costs.cpuCycles).toBe(300);
+    expect(costs.allocationCycles).toBe(300);
+    expect(costs.cpuMicrosPerCycle).toBeGreaterThan(0);
+    // At least 64 arrays of 3 elements (a header and a backing store each) per cycle.
+    expect(costs.bytesPerCycle).toBeGreaterThan(64 * 3 * 4);
+    const split = await measureAllocationSplit(cycle, { cycles: 300, maxMs: 10_000, warmupCycles: 50, samplingIntervalBytes: 256 });
+    expect(split.cycles).toBe(300);
+    expect(split.owners[0]?.name).toBe('harness');
+    expect(split.functions[0]).toMatchObject({ owner: 'harness' });
+  });
+
+  const results: AllocationResult[] = [];
+  const measured = subjects().filter((subject) => subject.backend === 'memory' || subject.backend === 'redis');
+  const check = (result: AllocationResult, rounds: number): void => {
+    expect(result).toMatchObject({ cpuCycles: 200, allocationCycles: 200 });
+    expect(result.roundCpuMicrosPerCycle).toHaveLength(rounds);
+    expect(result.cpuMicrosPerCycle).toBeGreaterThan(0);
+    expect(result.bytesPerCycle).toBeGreaterThan(0);
+    expect(result.split.cycles).toBe(200);
+    expect(result.split.functions.length).toBeGreaterThan(0);
+    expect(result.ownBytesPerCycle).toBeGreaterThan(0);
+  };
+
+  it('measures the memory provider, its split in a forked process', async () => {
+    const subject = measured.find((s) => s.backend === 'memory')!;
+    const result = await runAllocation(subject, { cycles: 200, maxMs: 20_000, warmupCycles: 50, samplingIntervalBytes: 256 });
+    check(result, 1);
+    expect(result.split.owners.map((share) => share.name)).toContain('fencelock');
+    expect(result.clientLibraryBytesPerCycle).toBe(0);
+    results.push(result);
+  }, 120_000);
+
+  it('measures every Redis subject, CPU in interleaved rounds, each split in a forked process', async () => {
+    const group = measured.filter((s) => s.backend === 'redis');
+    const rethrow = (subject: { id: string }, error: unknown): never => {
+      throw new Error(`${subject.id} failed`, { cause: error });
+    };
+    const groupResults = await runAllocationGroup(group, { cycles: 200, maxMs: 20_000, rounds: 2, warmupCycles: 50, samplingIntervalBytes: 256 }, rethrow);
+    expect(groupResults.map((r) => r.subject)).toEqual(group.map((s) => s.id));
+    for (const result of groupResults) {
+      check(result, 2);
+      const owners = result.split.owners.map((share) => share.name);
+      expect(owners).toContain('ioredis');
+      expect(result.clientLibraryBytesPerCycle).toBeGreaterThan(0);
+      if (result.kind === 'fencelock') expect(owners).toContain('fencelock');
+      else expect(owners).not.toContain('fencelock');
+    }
+    results.unshift(...groupResults);
+  }, 240_000);
+
+  it('reports the figures: ratios, targets and section 4b', () => {
+    expect(results.map((r) => r.subject)).toEqual(measured.map((subject) => subject.id));
+    const ratios = computeRatios([], [], [], results).filter((r) => r.scenario === 'client CPU per cycle (lower is better)');
+    expect(ratios.map((r) => r.baseline)).toEqual(measured.filter((s) => s.backend === 'redis' && s.kind !== 'fencelock').map((s) => s.label));
+    const targets = checkTargets([], [], [], [], undefined, results).filter((t) => /allocated by fencelock|client CPU per cycle/.test(t.target));
+    expect(targets).toHaveLength(5);
+    for (const target of targets) {
+      expect(Number.isFinite(target.measured)).toBe(true);
+      expect(typeof target.met).toBe('boolean');
+    }
+    const markdown = renderMarkdown({
+      startedAt: new Date(0).toISOString(),
+      machine: machineInfo(),
+      settings: {},
+      uncontended: [],
+      parallelKeys: [],
+      contention: [],
+      waiters: [],
+      memory: [],
+      allocation: results,
+      ratios,
+      targets,
+      errors: {},
+    });
+    expect(markdown).toContain('## 4b. Allocation and client CPU per acquire + release cycle');
+    for (const result of results) expect(markdown).toContain(`| ${result.backend} | ${result.label} | ${result.kind} |`);
+    expect(markdown).toContain('Largest allocations of fencelock, @fencelock/core MemoryLockProvider');
+  });
+});

@@ -1,0 +1,50 @@
+import { RequestDeadlines, RequestTimeoutError } from '@fencelock/core/adapter';
+import type { ScriptArgument } from '@fencelock/redis-shared';
+import { Command, type Cluster, type Redis } from 'ioredis';
+
+const REPLY_AS_TEXT = { replyEncoding: 'utf8' } as const;
+
+// ioredis arms a timer for every command of a client with `commandTimeout`, through the command's own
+// `setTimeout`: the commands sent here have theirs replaced by this no-op (an own property, not a
+// subclass: a subclass whose name a transpiler sets, as tsx does, takes V8 off its fast path for
+// constructing it, which doubles the client's CPU per cycle).
+function boundElsewhere(): void {
+  // Bounded by the provider's RequestDeadlines.
+}
+
+/**
+ * The lock scripts' commands on a client the provider opened (so built by the same ioredis as the
+ * client), each bounded by `requestTimeoutMs` from when it is sent — queued while reconnecting
+ * included, as ioredis' `commandTimeout` bounds them — through one shared timer instead of one per
+ * command. Sent with `sendCommand`, without the argument handling of the client's command methods.
+ */
+export class TimedCommands {
+  readonly #client: Redis | Cluster;
+  readonly #deadlines: RequestDeadlines<Command>;
+
+  constructor(client: Redis | Cluster, timeoutMs: number) {
+    this.#client = client;
+    this.#deadlines = new RequestDeadlines<Command>(timeoutMs, {
+      // ioredis marks a command resolved, not one that failed (an error reply, a lost connection):
+      // such a command stays until its deadline, with the settled ones sent after it (a timeout's
+      // worth of requests at most), and failing it again then is harmless.
+      settled: (command) => command.isResolved,
+      expire: (command) => command.reject(new RequestTimeoutError(`running ${command.name}`, timeoutMs)),
+    });
+  }
+
+  /** Sends `name` (`evalsha` or `eval`) with `args` (the SHA or script, then its arguments); resolves the reply as text. */
+  send(name: string, args: [string, readonly ScriptArgument[]]): Promise<unknown> {
+    // Command flattens nested arrays (copying `args` once, as it always does).
+    const command = new Command(name, args as unknown as ScriptArgument[], REPLY_AS_TEXT);
+    command.setTimeout = boundElsewhere;
+    // Watched before it is sent: a client closed for good rejects it at once, and that is fine.
+    this.#deadlines.add(command);
+    return this.#client.sendCommand(command) as Promise<unknown>;
+  }
+
+  /** Stops watching (the provider is closing). */
+  clear(): void {
+    this.#deadlines.clear();
+  }
+}
