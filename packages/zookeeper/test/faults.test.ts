@@ -179,8 +179,13 @@ describe('zookeeper faults (dedicated ensemble)', () => {
       const waiter = provider();
       const queued = nextEvent(waiter, 'contended', (e) => e.key === key, 10_000);
       let settled = false;
+      // Kept for the failure message: a waiter that gave up and one that never woke look alike from outside.
+      let failure: unknown;
       const waiting = waiter.acquire(key, { waitMs: 60_000 }).finally(() => {
         settled = true;
+      });
+      waiting.catch((error: unknown) => {
+        failure = error;
       });
       await queued;
       // The raw client's server may lag behind the waiter's: wait until it shows both nodes.
@@ -199,7 +204,8 @@ describe('zookeeper faults (dedicated ensemble)', () => {
         what: 'the waiter to queue again from a new session',
         timeoutMs: 20_000,
         intervalMs: 50,
-        describe: () => `before: ${before.join(', ')}; now: ${now.join(', ')}`,
+        describe: () =>
+          `before: ${before.join(', ')}; now: ${now.join(', ')}; the acquire ${settled ? `settled (${failure instanceof Error ? failure.stack : String(failure)})` : 'is still waiting'}`,
       });
       expect(settled).toBe(false);
       child.stdin?.end(); // the holder releases
