@@ -50,7 +50,9 @@ const herdWaiters = Math.round(env('BENCH_HERD_WAITERS', 1_000));
 const allocationCycles = Math.round(env('BENCH_ALLOCATION_CYCLES', 20_000));
 const only = (process.env['BENCH_ONLY'] ?? '').split(',').filter((part) => part !== '');
 const pick = (list: readonly Subject[]): Subject[] => list.filter((subject) => only.length === 0 || only.some((part) => subject.id.includes(part)));
-const chosen = pick(subjects());
+// Subjects that differ only under contention run in the contention scenarios alone.
+const everything = pick(subjects());
+const chosen = everything.filter((subject) => subject.contentionOnly !== true);
 const backends = [...new Set(chosen.map((subject) => subject.backend))];
 
 const startedAt = new Date().toISOString();
@@ -94,7 +96,7 @@ for (const backend of backends) {
 
 // 2: forked client processes.
 const contention: ContentionResult[] = [];
-for (const subject of chosen.filter((s) => s.waits && s.inProcess !== true)) {
+for (const subject of everything.filter((s) => s.waits && s.inProcess !== true)) {
   running = `contention ${subject.id}`;
   try {
     const result = await runContention(subject, { clients, maxMs: seconds * 1000, maxAcquisitionsPerClient: maxCycles });
@@ -115,7 +117,7 @@ let servers: BenchServers | undefined;
 try {
   servers = countOnShared ? sharedServers() : await startDedicatedServers();
   console.log(`${elapsed()} counting on ${servers.dedicated ? 'dedicated' : 'shared'} servers`);
-  const counted = pick(subjects(servers.addresses));
+  const counted = pick(subjects(servers.addresses)).filter((subject) => subject.contentionOnly !== true);
   for (const subject of counted.filter((s) => s.waits)) {
     running = `100 waiters ${subject.id}`;
     try {

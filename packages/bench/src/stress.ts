@@ -33,9 +33,11 @@ export interface HogRun {
 /** Subjects of the contention part: fencelock on Redis and Redlock, and the peers they are compared with. */
 export const STRESS_CONTENTION_SUBJECTS: readonly string[] = [
   'redis/fencelock',
+  'redis/fencelock-barging',
   'redis/node-redlock',
   'redis/redis-semaphore-mutex',
   'redlock/fencelock',
+  'redlock/fencelock-barging',
   'redlock/node-redlock',
   'redlock/redis-semaphore-redlock-mutex',
 ];

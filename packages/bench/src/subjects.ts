@@ -6,7 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import { MemoryLockProvider, type LockProvider } from '@fencelock/core';
 import { createEtcdLockProvider } from '@fencelock/etcd';
-import { createRedisLockProvider } from '@fencelock/redis';
+import { createRedisLockProvider, type HandoffPolicy } from '@fencelock/redis';
 import { createRedlockLockProvider } from '@fencelock/redlock';
 import { createZooKeeperLockProvider } from '@fencelock/zookeeper';
 import { Etcd3 } from 'etcd3';
@@ -71,6 +71,11 @@ export interface Subject {
   readonly waits: boolean;
   /** True when locks only exclude within one process (the memory provider: no multi-process contention). */
   readonly inProcess?: boolean;
+  /**
+   * True for a fencelock option that only changes who gets a contended lock (`handoff: 'barging'`):
+   * measured in the contention scenarios only (every other scenario would measure the default again).
+   */
+  readonly contentionOnly?: boolean;
   /** Peers only: the npm package of the library measured (its allocations are its own, apart from the client's). */
   readonly package?: string;
   open(): Promise<LockSession>;
@@ -181,8 +186,9 @@ function rawZooKeeperSession(connectionString: string): Promise<LockSession> {
 export function subjects(addresses: BenchAddresses = sharedAddresses()): readonly Subject[] {
   const { redisUrl, redlockUrls, zkConnectionString, etcdEndpoints } = addresses;
   const hosts = [...etcdEndpoints];
-  const redis = (): LockProvider => createRedisLockProvider({ connection: redisUrl, keyPrefix: 'fencelock-bench:' });
-  const redlock = (): LockProvider => createRedlockLockProvider({ masters: [...redlockUrls], keyPrefix: 'fencelock-bench:' });
+  const redis = (handoff: HandoffPolicy = 'waiters-first'): LockProvider => createRedisLockProvider({ connection: redisUrl, keyPrefix: 'fencelock-bench:', handoff });
+  const redlock = (handoff: HandoffPolicy = 'waiters-first'): LockProvider =>
+    createRedlockLockProvider({ masters: [...redlockUrls], keyPrefix: 'fencelock-bench:', handoff });
   const etcd = (sessionTtlMs: number): LockProvider => createEtcdLockProvider({ connection: { hosts }, keyPrefix: 'fencelock-bench/', sessionTtlMs });
   const zooKeeper = (sessionTimeoutMs: number): LockProvider =>
     createZooKeeperLockProvider({ connectionString: zkConnectionString, sessionTimeoutMs, root: '/fencelock-bench' });
@@ -190,7 +196,11 @@ export function subjects(addresses: BenchAddresses = sharedAddresses()): readonl
     {
       id: 'redis/fencelock', backend: 'redis', kind: 'fencelock', label: '@fencelock/redis', waits: true,
       open: async () => fencelockSession(redis()),
-      openProvider: redis,
+      openProvider: () => redis(),
+    },
+    {
+      id: 'redis/fencelock-barging', backend: 'redis', kind: 'fencelock', label: "@fencelock/redis, handoff: 'barging'", waits: true, contentionOnly: true,
+      open: async () => fencelockSession(redis('barging')),
     },
     {
       id: 'redis/raw-ioredis', backend: 'redis', kind: 'raw', label: 'raw ioredis SET NX PX + Lua release', waits: false,
@@ -226,7 +236,11 @@ export function subjects(addresses: BenchAddresses = sharedAddresses()): readonl
     {
       id: 'redlock/fencelock', backend: 'redlock', kind: 'fencelock', label: `@fencelock/redlock, ${redlockUrls.length} masters`, waits: true,
       open: async () => fencelockSession(redlock()),
-      openProvider: redlock,
+      openProvider: () => redlock(),
+    },
+    {
+      id: 'redlock/fencelock-barging', backend: 'redlock', kind: 'fencelock', label: `@fencelock/redlock, ${redlockUrls.length} masters, handoff: 'barging'`, waits: true, contentionOnly: true,
+      open: async () => fencelockSession(redlock('barging')),
     },
     { id: 'redlock/node-redlock', backend: 'redlock', kind: 'peer', label: `node-redlock, ${redlockUrls.length} masters`, waits: true, package: 'redlock', open: async () => nodeRedlockSession(redlockUrls) },
     {

@@ -12,7 +12,7 @@ export { ExtendBatcher, MAX_EXTEND_BATCH, extendReplyFlags, type ExtendItem, typ
 export { LocalWaiters, type ReleaseSubscription } from './local-waiters.js';
 export { lengthPrefixed, splitLengthPrefixed } from './announcement.js';
 export { headOfLineLua } from './scripts/head-of-line-lua.js';
-export { HANDOFF_RESERVATION_MS } from './handoff.js';
+export { DEFAULT_HANDOFF, HANDOFF_RESERVATION_MS, resolveHandoff, type HandoffPolicy } from './handoff.js';
 export type { RedisLockScript } from './scripts/redis-lock-script.js';
 export {
   defineRedisLockCommands,

@@ -1,5 +1,6 @@
 export { RedisLockProvider, createRedisLockProvider } from './redis-lock-provider.js';
 export type { RedisLockProviderOptions } from './redis-lock-options.js';
+export type { HandoffPolicy } from '@fencelock/redis-shared';
 export {
   DEFAULT_CHANNEL,
   DEFAULT_CLOCK_DRIFT_FACTOR,

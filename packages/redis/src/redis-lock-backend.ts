@@ -73,6 +73,7 @@ export class RedisLockBackend implements LockBackend, GrantingBackend {
   readonly #options: ResolvedRedisLockOptions;
   readonly #subscriber: ReleaseSubscriber;
   readonly #registrationMs: number;
+  readonly #barging: boolean;
   // The locks granted and not seen end yet: watched across reconnects.
   readonly #active = new SlotList<RedisGrant>();
   readonly #acquireScript: ScriptRunner;
@@ -98,6 +99,7 @@ export class RedisLockBackend implements LockBackend, GrantingBackend {
     // A waiter tries again within its longest backoff delay (or at a notification), and each try takes
     // at most one request timeout: its registration outlives the gap between two of its attempts.
     this.#registrationMs = Math.ceil(options.retry.maxDelayMs + 2 * options.requestTimeoutMs);
+    this.#barging = options.handoff === 'barging';
     const { client } = connection;
     registerRedisLockScripts(client);
     // A client we opened comes from our ioredis: its commands can be built here. A client handed in
@@ -298,20 +300,13 @@ export class RedisLockBackend implements LockBackend, GrantingBackend {
     // An attempt that will wait if it fails registers as a waiter until after its next attempt at the latest.
     const register = request.deadline > sent ? this.#registrationMs : 0;
     if (register > 0) attempts.registered = true;
-    const args: ScriptArgument[] = [
-      5,
-      keys.lock,
-      keys.fence,
-      keys.meta,
-      keys.waiters,
-      keys.reserved,
-      request.ownerId,
-      request.ttlMs,
-      '1',
-      register,
-      this.#options.fenceCounterTtlMs,
-      this.#subscriber.lineTag,
-    ];
+    const { fenceCounterTtlMs } = this.#options;
+    const tag = this.#subscriber.lineTag;
+    // A barging provider leaves out the reservation key: the script then neither honours a
+    // reservation nor ends one (it lapses by itself). One literal each: no array growing per attempt.
+    const args: ScriptArgument[] = this.#barging
+      ? [4, keys.lock, keys.fence, keys.meta, keys.waiters, request.ownerId, request.ttlMs, '1', register, fenceCounterTtlMs, tag]
+      : [5, keys.lock, keys.fence, keys.meta, keys.waiters, keys.reserved, request.ownerId, request.ttlMs, '1', register, fenceCounterTtlMs, tag];
     if (request.metadata !== undefined) args.push(request.metadata);
     return args;
   }

@@ -11,7 +11,7 @@ import {
   type RetryOptions,
 } from '@fencelock/core/adapter';
 import type { Cluster, ClusterNode, ClusterOptions, Redis, RedisOptions } from 'ioredis';
-import { RESERVED_KEY_PATTERN } from '@fencelock/redis-shared';
+import { RESERVED_KEY_PATTERN, resolveHandoff, type HandoffPolicy } from '@fencelock/redis-shared';
 
 /** Options of {@link createRedisLockProvider}. Give exactly one of `client`, `connection`, `clusterNodes`. */
 export interface RedisLockProviderOptions extends LockProviderOptions {
@@ -60,6 +60,15 @@ export interface RedisLockProviderOptions extends LockProviderOptions {
    * 1 s. @default 7 days (604_800_000)
    */
   readonly fenceCounterTtlMs?: number;
+  /**
+   * Who gets a released lock while clients wait for it: `'waiters-first'` reserves it for a moment
+   * for the clients already waiting (a client that was not in line is turned away once), so nobody
+   * is starved; `'barging'` lets this provider's waiting attempts take a free key at once, as
+   * node-redlock and redis-semaphore do — more acquisitions per second under contention, and a
+   * client may wait until its `waitMs` runs out. See the README's "Hand-off" section for the figures.
+   * @default 'waiters-first'
+   */
+  readonly handoff?: HandoffPolicy;
 }
 
 /** The options after validation. */
@@ -71,6 +80,7 @@ export interface ResolvedRedisLockOptions {
   readonly retry: RetryOptions;
   /** 0 when counters never expire. */
   readonly fenceCounterTtlMs: number;
+  readonly handoff: HandoffPolicy;
 }
 
 /** Default of {@link RedisLockProviderOptions.fenceCounterTtlMs}: 7 days. */
@@ -107,6 +117,7 @@ const KNOWN_OPTIONS: readonly (keyof RedisLockProviderOptions & string)[] = [
   'clockDriftFactor',
   'retry',
   'fenceCounterTtlMs',
+  'handoff',
   'defaultTtlMs',
   'defaultWaitMs',
 ];
@@ -180,7 +191,8 @@ export function resolveRedisLockOptions(options: RedisLockProviderOptions): Reso
     options.fenceCounterTtlMs === Infinity
       ? 0
       : validateDurationMs(options.fenceCounterTtlMs ?? DEFAULT_FENCE_COUNTER_TTL_MS, 'options.fenceCounterTtlMs', MIN_FENCE_COUNTER_TTL_MS);
-  return { keyPrefix, channel, requestTimeoutMs, clockDriftFactor, retry: resolveRetry(options.retry), fenceCounterTtlMs };
+  const handoff = resolveHandoff(options.handoff);
+  return { keyPrefix, channel, requestTimeoutMs, clockDriftFactor, retry: resolveRetry(options.retry), fenceCounterTtlMs, handoff };
 }
 
 function resolveRetry(retry: Partial<RetryOptions> | undefined): RetryOptions {

@@ -101,6 +101,40 @@ describe('hand-off to waiting clients', () => {
     await lock.release();
   });
 
+  it("handoff 'barging': a waiting attempt takes a free key reserved for the clients in line at once, where 'waiters-first' is turned away first", async () => {
+    const key = `handoff-barging:${randomUUID()}`;
+    const { reserved } = redisLockKeys('', key);
+    await registerCrashedWaiter(key);
+    // What a release leaves while clients wait: the free key reserved for them.
+    await redisCommand(port, ['SET', reserved, '1', 'PX', '60000']);
+    const fair = provider();
+    const fairContended = nextEvent(fair, 'contended', (e) => e.key === key, 5_000);
+    const fairLock = await fair.acquire(key, { waitMs: 30_000 });
+    await fairContended;
+    // Its grant ended the reservation; the next release to a line makes one again.
+    expect(await redisCommand(port, ['EXISTS', reserved])).toBe(0);
+    expect(await fairLock.release()).toBe(true);
+    await redisCommand(port, ['SET', reserved, '1', 'PX', '60000']);
+    const barging = createRedisLockProvider({ connection: redisUrl, channel: `fencelock:test:${randomUUID()}`, handoff: 'barging' });
+    open.push(barging);
+    const contended: string[] = [];
+    const off = barging.on('contended', (e) => contended.push(e.key));
+    try {
+      const lock = await barging.acquire(key, { waitMs: 30_000 });
+      expect(contended).toEqual([]);
+      expect(await redisCommand(port, ['GET', key])).toBe(lock.ownerId);
+      // Left to lapse by itself: a barging attempt does not pass the reservation key.
+      expect(await redisCommand(port, ['EXISTS', reserved])).toBe(1);
+      expect(await lock.release()).toBe(true);
+    } finally {
+      off();
+    }
+  });
+
+  it('refuses an unknown handoff policy before connecting', () => {
+    expect(() => createRedisLockProvider({ connection: redisUrl, handoff: 'fair' as never })).toThrow(/options\.handoff must be 'waiters-first' or 'barging', got "fair"/);
+  });
+
   it('a waiter that gives up leaves the line right after its acquire settles', async () => {
     const [a, b] = [provider(), provider()];
     const key = `handoff-timeout:${randomUUID()}`;

@@ -43,6 +43,8 @@ export interface AcquireRoundInput {
   readonly registerMs: number;
   /** The provider's line tag, carried by its registrations (see redis-shared's `line-tag.ts`). */
   readonly lineTag: string;
+  /** Whether the attempt ignores a release's reservation for the clients in line (`handoff: 'barging'`). */
+  readonly barging: boolean;
 }
 
 /**
@@ -66,9 +68,9 @@ export async function acquireRound(
   stragglers?: Stragglers,
 ): Promise<AcquireRound> {
   const quorum = quorumOf(masters.length);
-  const { keys, value, ttlMs, registerMs, lineTag } = input;
+  const { keys, value, ttlMs, registerMs, lineTag, barging } = input;
   const start = monotonicNow();
-  const replies = await voteRound(masters, (master) => master.acquire(keys, value, ttlMs, registerMs, lineTag), {
+  const replies = await voteRound(masters, (master) => master.acquire(keys, value, ttlMs, registerMs, lineTag, barging), {
     timeoutMs: input.requestTimeoutMs,
     enoughYes: quorum,
     ...(stragglers === undefined ? {} : { stragglers }),

@@ -137,8 +137,8 @@ export class MasterNode {
    * (see `redlock-scripts.ts`); resolves whether this master granted it. Unbounded: the caller's
    * round bounds it.
    */
-  acquire(keys: RedlockKeys, value: string, ttlMs: number, registerMs: number, lineTag: string): Promise<boolean> {
-    return this.#scripts.acquire(keys, value, ttlMs, registerMs, lineTag);
+  acquire(keys: RedlockKeys, value: string, ttlMs: number, registerMs: number, lineTag: string, barging: boolean): Promise<boolean> {
+    return this.#scripts.acquire(keys, value, ttlMs, registerMs, lineTag, barging);
   }
 
   /**

@@ -10,6 +10,7 @@ import {
   validateWaitMs,
 } from '@fencelock/core/adapter';
 import type { Redis, RedisOptions } from 'ioredis';
+import { resolveHandoff, type HandoffPolicy } from '@fencelock/redis-shared';
 import { endpointOfUrl, normalizeEndpoint } from './endpoints.js';
 
 /**
@@ -63,6 +64,15 @@ export interface RedlockLockProviderOptions extends LockProviderOptions {
   readonly unreachableGraceMs?: number;
   /** ioredis options for the clients the provider creates (not for clients you pass in). */
   readonly redisOptions?: RedisOptions;
+  /**
+   * Who gets a released lock while clients wait for it: `'waiters-first'` reserves it on every
+   * master for a moment for the clients already waiting (a client that was not in line is turned
+   * away once), so nobody is starved; `'barging'` lets this provider's waiting attempts take a free
+   * key at once, as node-redlock and redis-semaphore do — more acquisitions per second under
+   * contention, and a client may wait until its `waitMs` runs out. See the README's "Hand-off" section.
+   * @default 'waiters-first'
+   */
+  readonly handoff?: HandoffPolicy;
 }
 
 /** The checked options; `masters` resolved to endpoints. */
@@ -75,6 +85,7 @@ export interface ResolvedRedlockOptions {
   readonly retry: Partial<RetryOptions> | undefined;
   readonly unreachableGraceMs: number;
   readonly redisOptions: RedisOptions | undefined;
+  readonly handoff: HandoffPolicy;
 }
 
 /** Per-master timeout bounds when it is derived from the TTL, in ms. */
@@ -89,7 +100,7 @@ const DEFAULT_UNREACHABLE_GRACE_MS = 1_000;
 const CORE_DEFAULT_TTL_MS = 30_000;
 const KNOWN_OPTIONS: readonly (keyof RedlockLockProviderOptions & string)[] = [
   'masters', 'keyPrefix', 'clockDriftFactor', 'requestTimeoutMs', 'requestTimeoutFactor', 'retry', 'unreachableGraceMs',
-  'redisOptions', 'defaultTtlMs', 'defaultWaitMs',
+  'redisOptions', 'handoff', 'defaultTtlMs', 'defaultWaitMs',
 ];
 // Options that are gone, with what to use instead. A count of extensions bounded holds by the TTL
 // they happened to use (1,000 extensions of a 30 s lock end it after a few hours); holds are
@@ -227,5 +238,6 @@ export function resolveRedlockOptions(options: RedlockLockProviderOptions): Reso
         ? (options.unreachableGraceMs ?? DEFAULT_UNREACHABLE_GRACE_MS)
         : validateDurationMs(options.unreachableGraceMs, 'options.unreachableGraceMs'),
     redisOptions: options.redisOptions,
+    handoff: resolveHandoff(options.handoff),
   };
 }

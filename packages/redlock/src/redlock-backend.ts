@@ -143,6 +143,7 @@ export class RedlockBackend implements LockBackend {
       requestTimeoutMs,
       registerMs: waits ? Math.ceil(this.#maxDelayMs + 2 * requestTimeoutMs) : 0,
       lineTag: this.#listener.lineTag,
+      barging: this.#options.handoff === 'barging',
     };
     let last: AcquireRound | undefined;
     let exhaustedInARow = 0;

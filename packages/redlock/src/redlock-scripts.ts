@@ -13,7 +13,9 @@ const KEY_COUNT = 3;
  * the server time, in ms to the microsecond, until which each registration lasts), KEYS[3] = its hand-off reservation
  * (see {@link RELEASE_LUA}). ARGV[1] = the lock value, ARGV[2] = TTL in ms, ARGV[3] = how long (ms) a
  * refused attempt stays registered (`'0'`: it does not wait, a try-once attempt), optional ARGV[4] =
- * the provider's line tag: the registration is then `<value>|<tag>` (see redis-shared's `line-tag.ts`).
+ * the provider's line tag: the registration is then `<value>|<tag>` (see redis-shared's `line-tag.ts`),
+ * optional ARGV[5] = `'1'` for a barging attempt (a provider whose `handoff` is `'barging'`), which
+ * neither honours a reservation nor ends one (it lapses by itself).
  *
  * Returns 1 (granted), 0 (the key holds another value) or -2 (the key is free but reserved for the
  * clients already waiting). Guarantees:
@@ -33,6 +35,7 @@ const ACQUIRE_LUA = `
 -- Redis 3.2-4.x need effects replication before a write that follows TIME; no-op since Redis 5.
 if redis.replicate_commands then redis.replicate_commands() end
 local register = tonumber(ARGV[3]) or 0
+local barging = ARGV[5] == '1'
 local member = ARGV[1]
 if ARGV[4] and ARGV[4] ~= '' then member = ARGV[1] .. '|' .. ARGV[4] end
 local function wait_in_line(reply)
@@ -49,7 +52,7 @@ local line = redis.call('EXISTS', KEYS[2]) == 1
 if line then
   local now = redis.call('TIME')
   redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now[1] * 1000 + math.floor(now[2] / 1000))
-  if register > 0 and redis.call('EXISTS', KEYS[3]) == 1 and redis.call('ZCARD', KEYS[2]) > 0
+  if register > 0 and not barging and redis.call('EXISTS', KEYS[3]) == 1 and redis.call('ZCARD', KEYS[2]) > 0
     and redis.call('ZSCORE', KEYS[2], member) == false and redis.call('EXISTS', KEYS[1]) == 0 then
     return wait_in_line(-2)
   end
@@ -60,7 +63,7 @@ if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) == false then
 end
 if line then
   redis.call('ZREM', KEYS[2], member)
-  redis.call('DEL', KEYS[3])
+  if not barging then redis.call('DEL', KEYS[3]) end
 end
 return 1
 `;
@@ -100,7 +103,7 @@ return 1
 /** The Redlock scripts on one client (ioredis sends EVALSHA and falls back to EVAL on NOSCRIPT). */
 export interface RedlockScripts {
   /** See {@link ACQUIRE_LUA}; resolves whether this master granted the key (1), not why it refused (0 or -2). */
-  acquire(keys: RedlockKeys, value: string, ttlMs: number, registerMs: number, lineTag: string): Promise<boolean>;
+  acquire(keys: RedlockKeys, value: string, ttlMs: number, registerMs: number, lineTag: string, barging: boolean): Promise<boolean>;
   /** See {@link RELEASE_LUA}; resolves whether the key held `value` and was deleted. */
   release(keys: RedlockKeys, value: string, channel: string, head: string): Promise<boolean>;
 }
@@ -142,8 +145,8 @@ export function defineRedlockScripts(client: Redis): RedlockScripts {
   const acquire = scriptRunner(client, ACQUIRE_LUA);
   const release = scriptRunner(client, RELEASE_LUA);
   return {
-    acquire: (keys, value, ttlMs, registerMs, lineTag) =>
-      acquire(keys.lock, keys.waiters, keys.reserved, value, ttlMs, registerMs, lineTag).then((reply) => Number(reply) === 1),
+    acquire: (keys, value, ttlMs, registerMs, lineTag, barging) =>
+      acquire(keys.lock, keys.waiters, keys.reserved, value, ttlMs, registerMs, lineTag, barging ? '1' : '').then((reply) => Number(reply) === 1),
     release: (keys, value, channel, head) =>
       release(keys.lock, keys.waiters, keys.reserved, value, channel, head, HANDOFF_RESERVATION_MS).then((reply) => Number(reply) === 1),
   };

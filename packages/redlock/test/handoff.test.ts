@@ -106,6 +106,39 @@ describe('hand-off to a waiting client', () => {
     expect(await lock?.release()).toBe(true);
   });
 
+  it("handoff 'barging': a waiting attempt takes a free key reserved for the clients in line at once, where 'waiters-first' is turned away first", async () => {
+    const key = `barging:${randomUUID()}`;
+    const reserved = `{w}fencelock:redlock-handoff:${key}`;
+    // What a release leaves on every master while clients wait: the free key reserved for them.
+    const reserve = async (): Promise<void> => {
+      for (const port of ports) await redisCommand(port, ['SET', reserved, '1', 'PX', '60000']);
+    };
+    await registerCrashedWaiter(key);
+    await reserve();
+    const fair = open();
+    const fairContended = nextEvent(fair, 'contended', (e) => e.key === key, 5_000);
+    const fairLock = await fair.acquire(key, { ttlMs: 10_000, waitMs: 20_000 });
+    await fairContended;
+    expect(await fairLock.release()).toBe(true);
+    await reserve();
+    const barging = open({ handoff: 'barging' });
+    const contended: string[] = [];
+    const off = barging.on('contended', (e) => contended.push(e.key));
+    try {
+      const lock = await barging.acquire(key, { ttlMs: 10_000, waitMs: 20_000 });
+      expect(contended).toEqual([]);
+      // Left to lapse by itself on the masters that granted: a barging attempt does not end it.
+      expect(await redisCommand(ports[0]!, ['EXISTS', reserved])).toBe(1);
+      expect(await lock.release()).toBe(true);
+    } finally {
+      off();
+    }
+  });
+
+  it('refuses an unknown handoff policy before connecting', () => {
+    expect(() => open({ handoff: 'fair' as never })).toThrow(/options\.handoff must be 'waiters-first' or 'barging', got "fair"/);
+  });
+
   it('right after a release to registered waiters, a waiting newcomer is turned away once, then joins the line and gets the lock', async () => {
     const [holder, newcomer] = [open(), open()];
     const key = `reserved:${randomUUID()}`;

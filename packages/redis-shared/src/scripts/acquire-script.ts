@@ -29,7 +29,8 @@ import type { RedisLockScript } from './redis-lock-script.js';
  *   otherwise: always to a try-once attempt (ARGV[4] empty or 0), and to anyone when no release just
  *   reserved it (registrations of waiters that crashed hold nobody back). A grant ends the
  *   reservation. Clients that do not pass KEYS[4] (other SET-NX locks, older versions) are not held
- *   back.
+ *   back, nor are attempts without KEYS[5] (a provider whose `handoff` is `'barging'`), which also
+ *   leave a reservation to lapse by itself.
  * - When the key already holds ARGV[1] — an earlier attempt of the same acquisition whose reply was
  *   lost (a client timeout, a dropped connection) — the attempt takes it over: `PEXPIRE` to the new
  *   TTL and a fresh token. Owner ids are unique per acquisition, so this never makes a lock
