@@ -11,10 +11,11 @@
  * fencelock's to the loop that calls it or ioredis' to fencelock. Without it, code allocates a few
  * per cent more (less escape analysis), so the split's own total is shown next to the exact one.
  */
-import { fork, type ChildProcess } from 'node:child_process';
+import { fork } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import type { SplitMessage } from './allocation-worker.js';
+import { nextChildMessage } from './child-message.js';
 import { measureBytes, measureCpu, runBounded, type AllocationSplit, type CycleCosts, type OwnerShare } from './cycle-costs.js';
 import { median } from './rounds.js';
 import { round } from './stats.js';
@@ -171,7 +172,7 @@ async function forkedSplit(subject: Subject, options: AllocationOptions): Promis
   });
   try {
     // A warm-up and a pass, each bounded by maxMs, plus starting up and opening the subject.
-    const message = await splitMessage(child, 3 * options.maxMs + 60_000);
+    const message = await nextChildMessage<SplitMessage>(child, () => true, 3 * options.maxMs + 60_000, 'the allocation worker\'s result');
     if (message.type === 'failed') throw new Error(`allocation worker for ${subject.id} failed: ${message.error}`);
     return message.split;
   } finally {
@@ -179,19 +180,3 @@ async function forkedSplit(subject: Subject, options: AllocationOptions): Promis
   }
 }
 
-function splitMessage(child: ChildProcess, timeoutMs: number): Promise<SplitMessage> {
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => finish(new Error(`allocation worker sent no result within ${timeoutMs} ms`)), timeoutMs);
-    const onMessage = (message: SplitMessage): void => finish(undefined, message);
-    const onExit = (code: number | null): void => finish(new Error(`allocation worker exited (${code}) before its result`));
-    function finish(error: Error | undefined, message?: SplitMessage): void {
-      clearTimeout(timer);
-      child.off('message', onMessage);
-      child.off('exit', onExit);
-      if (message !== undefined) resolve(message);
-      else reject(error);
-    }
-    child.on('message', onMessage);
-    child.on('exit', onExit);
-  });
-}

@@ -5,9 +5,10 @@
  * release to the acquire of a client that was already waiting), the share of acquisitions that
  * went to a different client than the last holder, and the longest wait.
  */
-import { fork, type ChildProcess } from 'node:child_process';
+import { fork } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
+import { nextChildMessage } from './child-message.js';
 import type { AcquisitionEvent, GoMessage, WorkerMessage } from './contention-worker.js';
 import { round, summarize } from './stats.js';
 import { subjectFields, type Subject, type SubjectFields } from './subjects.js';
@@ -57,24 +58,6 @@ export interface ContentionResult extends SubjectFields {
 const WORKER = fileURLToPath(new URL('./contention-worker.ts', import.meta.url));
 const PACKAGE_DIR = fileURLToPath(new URL('..', import.meta.url));
 
-function nextMessage(child: ChildProcess, type: WorkerMessage['type'], timeoutMs: number): Promise<WorkerMessage> {
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => finish(new Error(`contention worker sent no '${type}' within ${timeoutMs} ms`)), timeoutMs);
-    const onMessage = (message: WorkerMessage): void => {
-      if (message.type === type) finish(undefined, message);
-    };
-    const onExit = (code: number | null): void => finish(new Error(`contention worker exited (${code}) before '${type}'`));
-    function finish(error: Error | undefined, message?: WorkerMessage): void {
-      clearTimeout(timer);
-      child.off('message', onMessage);
-      child.off('exit', onExit);
-      if (message !== undefined) resolve(message);
-      else reject(error);
-    }
-    child.on('message', onMessage);
-    child.on('exit', onExit);
-  });
-}
 
 /** Measures `subject` with several contending processes. */
 export async function runContention(subject: Subject, options: ContentionOptions): Promise<ContentionResult> {
@@ -92,7 +75,7 @@ export async function runContention(subject: Subject, options: ContentionOptions
     }),
   );
   try {
-    await Promise.all(children.map((child) => nextMessage(child, 'ready', 30_000)));
+    await Promise.all(children.map((child) => nextChildMessage<WorkerMessage>(child, (m) => m.type === 'ready', 30_000, "a contention worker's 'ready'")));
     const startNs = process.hrtime.bigint();
     const go: GoMessage = {
       type: 'go',
@@ -101,7 +84,7 @@ export async function runContention(subject: Subject, options: ContentionOptions
       waitMs,
       holdMs: options.holdMs ?? 1,
     };
-    const done = children.map((child) => nextMessage(child, 'done', options.maxMs + waitMs + 30_000));
+    const done = children.map((child) => nextChildMessage<WorkerMessage>(child, (m) => m.type === 'done', options.maxMs + waitMs + 30_000, "a contention worker's 'done'"));
     for (const child of children) child.send(go);
     const reports = (await Promise.all(done)) as Extract<WorkerMessage, { type: 'done' }>[];
     const events = reports.flatMap((report) => report.events).sort((a, b) => compare(a.acquiredNs, b.acquiredNs));
