@@ -1,4 +1,5 @@
 import { monotonicNow } from './clock.js';
+import { WakeTimer } from './lifecycle/wake-timer.js';
 
 /** A scheduled renewal; `cancel()` is idempotent. */
 export interface RenewalTicket {
@@ -42,14 +43,13 @@ export class RenewalScheduler {
   // A binary min-heap on dueAt; cancelled entries are dropped when they reach the top.
   #heap: Entry[] = [];
   #cancelled = 0;
-  #timer: NodeJS.Timeout | undefined;
-  #timerAt = Number.POSITIVE_INFINITY;
+  readonly #timer = new WakeTimer(() => this.#fire());
 
   /** Runs `run` at `dueAt` (monotonic ms) at the latest, and possibly from `dueAt - slackMs` on. */
   schedule(dueAt: number, slackMs: number, run: () => void): RenewalTicket {
     const entry = new Entry(this, dueAt, dueAt - Math.max(0, slackMs), run);
     this.#push(entry);
-    if (dueAt < this.#timerAt) this.#arm(dueAt);
+    this.#timer.armBy(dueAt);
     return entry;
   }
 
@@ -71,22 +71,11 @@ export class RenewalScheduler {
     for (const entry of this.#heap) entry.run = undefined;
     this.#heap = [];
     this.#cancelled = 0;
-    clearTimeout(this.#timer);
-    this.#timer = undefined;
-    this.#timerAt = Number.POSITIVE_INFINITY;
+    this.#timer.clear();
   }
 
-  #arm(at: number): void {
-    clearTimeout(this.#timer);
-    this.#timerAt = at;
-    this.#timer = setTimeout(() => this.#fire(), Math.max(1, Math.ceil(at - monotonicNow())));
-    // A held lock alone does not keep the process alive (its TTL frees it on the server).
-    this.#timer.unref();
-  }
 
   #fire(): void {
-    this.#timer = undefined;
-    this.#timerAt = Number.POSITIVE_INFINITY;
     const now = monotonicNow();
     const due: (() => void)[] = [];
     // Bounded by the heap's size: each iteration removes one entry.
@@ -101,7 +90,7 @@ export class RenewalScheduler {
       }
     }
     const next = this.#heap[0];
-    if (next !== undefined) this.#arm(next.dueAt);
+    if (next !== undefined) this.#timer.arm(next.dueAt);
     for (const run of due) run();
   }
 

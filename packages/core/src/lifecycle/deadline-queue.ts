@@ -1,4 +1,5 @@
 import { monotonicNow } from '../clock.js';
+import { WakeTimer } from './wake-timer.js';
 
 /** Something with a deadline in a {@link DeadlineQueue}; the queue keeps both fields. */
 export interface DeadlineEntry {
@@ -21,9 +22,7 @@ export interface DeadlineEntry {
 export class DeadlineQueue<T extends DeadlineEntry> {
   readonly #heap: T[] = [];
   readonly #onDue: (entry: T) => void;
-  #timer: NodeJS.Timeout | undefined;
-  #timerAt = Number.POSITIVE_INFINITY;
-  readonly #fire = (): void => this.#fireDue();
+  readonly #timer = new WakeTimer(() => this.#fireDue());
 
   /** `onDue` is called once for each entry whose deadline has passed, after it left the queue. */
   constructor(onDue: (entry: T) => void) {
@@ -49,7 +48,7 @@ export class DeadlineQueue<T extends DeadlineEntry> {
       if (earlier) this.#up(index);
       else this.#down(index);
     }
-    if (deadlineAt < this.#timerAt) this.#arm(deadlineAt);
+    this.#timer.armBy(deadlineAt);
   }
 
   /** Takes `entry` out of the queue; a no-op when it is not queued. */
@@ -69,21 +68,10 @@ export class DeadlineQueue<T extends DeadlineEntry> {
   clear(): void {
     for (const entry of this.#heap) entry.deadlineIndex = -1;
     this.#heap.length = 0;
-    clearTimeout(this.#timer);
-    this.#timer = undefined;
-    this.#timerAt = Number.POSITIVE_INFINITY;
-  }
-
-  #arm(at: number): void {
-    clearTimeout(this.#timer);
-    this.#timerAt = at;
-    this.#timer = setTimeout(this.#fire, Math.max(1, Math.ceil(at - monotonicNow())));
-    this.#timer.unref();
+    this.#timer.clear();
   }
 
   #fireDue(): void {
-    this.#timer = undefined;
-    this.#timerAt = Number.POSITIVE_INFINITY;
     const now = monotonicNow();
     // Taken out first, called after: a callback may queue entries again without upsetting the loop.
     let due: T[] | undefined;
@@ -92,7 +80,7 @@ export class DeadlineQueue<T extends DeadlineEntry> {
       (due ??= []).push(top);
     }
     const next = this.#heap[0];
-    if (next !== undefined && next.deadlineAt < this.#timerAt) this.#arm(next.deadlineAt);
+    if (next !== undefined) this.#timer.armBy(next.deadlineAt);
     if (due !== undefined) for (const entry of due) this.#onDue(entry);
   }
 

@@ -1,4 +1,5 @@
 import { monotonicNow } from '../clock.js';
+import { WakeTimer } from './wake-timer.js';
 
 /** What {@link RequestDeadlines} does with the requests it watches. */
 export interface RequestDeadlineHandlers<T> {
@@ -27,9 +28,7 @@ export class RequestDeadlines<T> {
   // The oldest request's slot, and how many slots from it on are in use.
   #head = 0;
   #count = 0;
-  #timer: NodeJS.Timeout | undefined;
-  #timerAt = Number.POSITIVE_INFINITY;
-  readonly #fire = (): void => this.#expireDue();
+  readonly #timer = new WakeTimer(() => this.#expireDue());
 
   /** Every request gets `timeoutMs` from when it is added. */
   constructor(timeoutMs: number, handlers: RequestDeadlineHandlers<T>) {
@@ -51,7 +50,7 @@ export class RequestDeadlines<T> {
     this.#requests[slot] = request;
     this.#dueAt[slot] = dueAt;
     this.#count += 1;
-    if (this.#timerAt === Number.POSITIVE_INFINITY) this.#arm(dueAt);
+    if (this.#timer.at === Number.POSITIVE_INFINITY) this.#timer.arm(dueAt);
   }
 
   /** Stops watching every request (none is expired) and the timer. */
@@ -59,9 +58,7 @@ export class RequestDeadlines<T> {
     this.#requests.fill(undefined);
     this.#head = 0;
     this.#count = 0;
-    clearTimeout(this.#timer);
-    this.#timer = undefined;
-    this.#timerAt = Number.POSITIVE_INFINITY;
+    this.#timer.clear();
   }
 
   #dropSettled(): void {
@@ -94,16 +91,7 @@ export class RequestDeadlines<T> {
     this.#head = 0;
   }
 
-  #arm(at: number): void {
-    clearTimeout(this.#timer);
-    this.#timerAt = at;
-    this.#timer = setTimeout(this.#fire, Math.max(1, Math.ceil(at - monotonicNow())));
-    this.#timer.unref();
-  }
-
   #expireDue(): void {
-    this.#timer = undefined;
-    this.#timerAt = Number.POSITIVE_INFINITY;
     const now = monotonicNow();
     // Taken out first, failed after: failing a request may send (and add) another one.
     let due: T[] | undefined;
@@ -112,7 +100,7 @@ export class RequestDeadlines<T> {
       if (request !== undefined && !this.#handlers.settled(request)) (due ??= []).push(request);
     }
     this.#dropSettled();
-    if (this.#count > 0) this.#arm(this.#dueAt[this.#head]!);
+    if (this.#count > 0) this.#timer.arm(this.#dueAt[this.#head]!);
     if (due !== undefined) for (const request of due) this.#handlers.expire(request);
   }
 }
