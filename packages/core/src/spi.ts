@@ -17,6 +17,8 @@ export { BaseLockProvider, DEFAULT_TTL_MS, createLockProvider } from './lock-pro
 export { waitForGrant } from './retry.js';
 export type { Wakeup, WaitForGrantOptions } from './retry.js';
 export { DEFAULT_RETRY, backoffDelayMs } from './lifecycle/backoff.js';
+export { retryCall } from './lifecycle/retry-call.js';
+export type { RetryCallOptions } from './lifecycle/retry-call.js';
 export { sleep, waitFor } from './lifecycle/wait.js';
 export type { WaitOptions, WaitOutcome } from './lifecycle/wait.js';
 export { DRIFT_FIXED_MS, driftMarginMs, validityDeadline } from './lifecycle/drift.js';

@@ -1,4 +1,4 @@
-import { backoffDelayMs, sleep } from '@fencelock/core/adapter';
+import { retryCall } from '@fencelock/core/adapter';
 import type { IKeyValue, IWatchResponse } from 'etcd3';
 
 /**
@@ -170,33 +170,27 @@ export class HolderWatch {
     const reading = { rewatch };
     this.#reading = reading;
     try {
-      for (let attempt = 0; attempt < MAX_READS; attempt += 1) {
-        if (this.#stopped || !this.#deps.alive()) return;
-        let read: Awaited<ReturnType<HolderWatchDeps['read']>>;
-        try {
-          read = await this.#deps.read(this.#key);
-        } catch {
-          this.#readAbort ??= new AbortController();
-          await sleep(backoffDelayMs(attempt, READ_RETRY), this.#readAbort.signal).catch(() => undefined);
-          continue;
-        }
-        if (this.#stopped) return;
-        const how = keyTaken(read.kv, this.#createRevision);
-        if (how !== undefined) {
-          this.#taken(how);
-          return;
-        }
-        if (reading.rewatch) {
-          // The read covers every revision up to its own; the new watch takes over from the next one.
-          if (this.#rewatches < MAX_REWATCHES) {
-            this.#rewatches += 1;
-            this.#open(read.revision + 1n);
-          }
-          this.#events.recovered();
-        }
+      this.#readAbort ??= new AbortController();
+      const read = await retryCall(() => this.#deps.read(this.#key), {
+        attempts: MAX_READS,
+        retry: READ_RETRY,
+        signal: this.#readAbort.signal,
+        proceed: () => !this.#stopped && this.#deps.alive(),
+      });
+      if (read === undefined || this.#stopped) return;
+      const how = keyTaken(read.value.kv, this.#createRevision);
+      if (how !== undefined) {
+        this.#taken(how);
         return;
       }
-      // Still unread: the hold stays uncertain, and ends with the lease if etcd stays out of reach.
+      if (reading.rewatch) {
+        // The read covers every revision up to its own; the new watch takes over from the next one.
+        if (this.#rewatches < MAX_REWATCHES) {
+          this.#rewatches += 1;
+          this.#open(read.value.revision + 1n);
+        }
+        this.#events.recovered();
+      }
     } finally {
       this.#reading = undefined;
     }

@@ -216,12 +216,12 @@ export class RedisLockBackend implements LockBackend, GrantingBackend {
     if (servers.length === 0) throw new Error('the cluster has not connected yet');
     return mergeEvictionWarnings(
       await Promise.all(
-      servers.map((server) =>
-        evictionPolicyWarning(
-          (args) => this.#bounded(server.call(args[0]!, ...args.slice(1)), 'reading maxmemory-policy'),
-          `${server.options.host ?? 'localhost'}:${server.options.port ?? 6379}`,
+        servers.map((server) =>
+          evictionPolicyWarning(
+            (args) => this.#bounded(server.call(args[0]!, ...args.slice(1)), 'reading maxmemory-policy'),
+            `${server.options.host ?? 'localhost'}:${server.options.port ?? 6379}`,
+          ),
         ),
-      ),
       ),
     );
   }
