@@ -1,3 +1,6 @@
+import { once } from 'node:events';
+import net from 'node:net';
+import { Worker } from 'node:worker_threads';
 import { describe, expect, it } from 'vitest';
 import {
   LockError,
@@ -49,7 +52,46 @@ describe('drift', () => {
   });
 });
 
+/** A TCP echo server on loopback in a worker thread: it answers while this thread is blocked. */
+async function echoServer(): Promise<{ port: number; close: () => Promise<number> }> {
+  const worker = new Worker(
+    `const net = require('node:net');
+     const { parentPort } = require('node:worker_threads');
+     const server = net.createServer((socket) => socket.on('data', (data) => socket.write(data)));
+     server.listen(0, '127.0.0.1', () => parentPort.postMessage(server.address().port));`,
+    { eval: true },
+  );
+  const port = await new Promise<number>((resolve, reject) => {
+    worker.once('message', resolve);
+    worker.once('error', reject);
+  });
+  return { port, close: () => worker.terminate() };
+}
+
+/** Blocks this thread for `ms`, as a GC pause or a stopped process would. */
+function freezeThread(ms: number): void {
+  Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
+}
+
 describe('withRequestTimeout', () => {
+  it('a reply that arrived while the process was paused wins over the timeout that ran out meanwhile', async () => {
+    const server = await echoServer();
+    const socket = net.connect(server.port, '127.0.0.1');
+    try {
+      await once(socket, 'connect');
+      const reply = once(socket, 'data').then(([data]) => String(data));
+      socket.write('pong');
+      const bounded = withRequestTimeout(reply, 20, 'echo');
+      // The echo comes back during the pause; the 20 ms bound runs out during it too.
+      freezeThread(300);
+      await expect(bounded).resolves.toBe('pong');
+    } finally {
+      socket.destroy();
+      await server.close();
+    }
+  });
+
+
   it('rejects with RequestTimeoutError when no reply comes, and passes replies and errors through', async () => {
     await expect(withRequestTimeout(new Promise(() => undefined), 20, 'pinging')).rejects.toBeInstanceOf(RequestTimeoutError);
     await expect(withRequestTimeout(Promise.resolve(7), 20, 'x')).resolves.toBe(7);

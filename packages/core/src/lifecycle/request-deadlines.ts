@@ -1,4 +1,5 @@
 import { monotonicNow } from '../clock.js';
+import { afterPendingReplies } from './timeout.js';
 import { WakeTimer } from './wake-timer.js';
 
 /** What {@link RequestDeadlines} does with the requests it watches. */
@@ -29,6 +30,8 @@ export class RequestDeadlines<T> {
   #head = 0;
   #count = 0;
   readonly #timer = new WakeTimer(() => this.#expireDue());
+  // Counts clear() calls: expiries decided before one are dropped.
+  #cleared = 0;
 
   /** Every request gets `timeoutMs` from when it is added. */
   constructor(timeoutMs: number, handlers: RequestDeadlineHandlers<T>) {
@@ -55,6 +58,7 @@ export class RequestDeadlines<T> {
 
   /** Stops watching every request (none is expired) and the timer. */
   clear(): void {
+    this.#cleared += 1;
     this.#requests.fill(undefined);
     this.#head = 0;
     this.#count = 0;
@@ -91,6 +95,11 @@ export class RequestDeadlines<T> {
     this.#head = 0;
   }
 
+  // Requests answered in the meantime (replies read after a pause) are not failed.
+  #expire(due: readonly T[]): void {
+    for (const request of due) if (!this.#handlers.settled(request)) this.#handlers.expire(request);
+  }
+
   #expireDue(): void {
     const now = monotonicNow();
     // Taken out first, failed after: failing a request may send (and add) another one.
@@ -101,6 +110,12 @@ export class RequestDeadlines<T> {
     }
     this.#dropSettled();
     if (this.#count > 0) this.#timer.arm(this.#dueAt[this.#head]!);
-    if (due !== undefined) for (const request of due) this.#handlers.expire(request);
+    if (due !== undefined) {
+      const expiring = due;
+      const cleared = this.#cleared;
+      afterPendingReplies(() => {
+        if (this.#cleared === cleared) this.#expire(expiring);
+      });
+    }
   }
 }
