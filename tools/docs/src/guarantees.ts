@@ -1,6 +1,7 @@
 import { MemoryLockProvider, type LockCapabilities } from '@fencelock/core';
 import { renderGuaranteesTable } from '@fencelock/core/adapter';
 import { ETCD_CAPABILITIES } from '@fencelock/etcd';
+import { POSTGRES_CAPABILITIES } from '@fencelock/postgres';
 import { REDIS_CAPABILITIES } from '@fencelock/redis';
 import { REDLOCK_CAPABILITIES } from '@fencelock/redlock';
 import { ZOOKEEPER_CAPABILITIES } from '@fencelock/zookeeper';
@@ -13,6 +14,7 @@ export function shippedProviders(): { name: string; capabilities: LockCapabiliti
     { name: '`@fencelock/redlock`', capabilities: REDLOCK_CAPABILITIES },
     { name: '`@fencelock/zookeeper`', capabilities: ZOOKEEPER_CAPABILITIES },
     { name: '`@fencelock/etcd`', capabilities: ETCD_CAPABILITIES },
+    { name: '`@fencelock/postgres`', capabilities: POSTGRES_CAPABILITIES },
   ];
 }
 

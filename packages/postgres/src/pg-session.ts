@@ -1,0 +1,273 @@
+import {
+  type GrantObserver,
+  LockError,
+  LockErrorCode,
+  SessionKeeper,
+  backendUnavailableError,
+  monotonicNow,
+  withRequestTimeout,
+} from '@fencelock/core/adapter';
+import type pg from 'pg';
+import type { DedicatedConnection } from './connection-source.js';
+import { type Statements, quoteIdentifier, sessionIdentity } from './sql.js';
+
+/** What a session needs from its provider (validated there). */
+export interface PgSessionSettings {
+  readonly statements: Statements;
+  /** The token table's name, as given (for `to_regclass`). */
+  readonly table: string;
+  /** The LISTEN/NOTIFY channel of release notifications. */
+  readonly channel: string;
+  /** How long the server keeps a silent session (and so its locks): `idle_session_timeout`, in ms. */
+  readonly ttlMs: number;
+  readonly requestTimeoutMs: number;
+  /** Called with the payload (a lock id) of every release notification on the channel. */
+  readonly notified: (payload: string) => void;
+}
+
+// SQLSTATEs met while opening a session.
+const UNDEFINED_OBJECT = '42704'; // unrecognized configuration parameter (a server before 14)
+const DUPLICATE_TABLE = '42P07';
+const UNIQUE_VIOLATION = '23505'; // two sessions creating the table at once
+
+function sqlState(error: unknown): string | undefined {
+  const code = (error as { code?: unknown } | null)?.code;
+  return typeof code === 'string' ? code : undefined;
+}
+
+/**
+ * One PostgreSQL server session the provider dedicates to its locks: session advisory locks live
+ * exactly as long as it does. It carries the provider's locks, its keepalive and its LISTEN.
+ *
+ * Core's {@link SessionKeeper} keeps it: a keepalive query a third of the TTL after the last answered
+ * request, validity from the send time of the last answered request, and a loss declared by its own
+ * deadline when the socket stays silent. The server is told the same TTL (`idle_session_timeout`),
+ * so a silent client's session, and with it every lock, is ended by the server too, never before
+ * our validity runs out: the idle clock starts after the server answered our last request.
+ * The connection's error or end is the locks' end: every lock on the session hears `lost` at once.
+ */
+export class PgSession {
+  /** The server session's identity, `<pid>@<start µs>`, as stored in the token table. */
+  readonly identity: string;
+  readonly pid: number;
+  /** Whether the server enforces the TTL itself (`idle_session_timeout`, PostgreSQL 14 and later). */
+  readonly serverExpiry: boolean;
+  readonly #connection: DedicatedConnection;
+  readonly #settings: PgSessionSettings;
+  readonly #keeper: SessionKeeper;
+  // Lock ids this server session holds or may hold (an attempt in flight): advisory locks are
+  // re-entrant per session, so a second local owner must never be granted the same id.
+  readonly #ids = new Set<string>();
+  readonly #detach: () => void;
+  #closed = false;
+
+  private constructor(
+    connection: DedicatedConnection,
+    settings: PgSessionSettings,
+    identity: { pid: number; started: string | null; serverExpiry: boolean; openedAt: number },
+    detach: () => void,
+    onEnd: (session: PgSession, error: LockError | undefined) => void,
+  ) {
+    this.#connection = connection;
+    this.#settings = settings;
+    this.pid = identity.pid;
+    this.identity = sessionIdentity(identity.pid, identity.started);
+    this.serverExpiry = identity.serverExpiry;
+    this.#detach = detach;
+    this.#keeper = new SessionKeeper({
+      name: `PostgreSQL session ${identity.pid}`,
+      ttlMs: settings.ttlMs,
+      openedAt: identity.openedAt,
+      requestTimeoutMs: settings.requestTimeoutMs,
+      keepAlive: async (timeoutMs) => {
+        const rows = await this.#send<{ pid: number }>(settings.statements.keepalive, [], 'PostgreSQL keepalive', timeoutMs, false);
+        this.#checkPid(rows[0]?.pid);
+        return undefined;
+      },
+      ended: (error) => onEnd(this, error),
+    });
+  }
+
+  /**
+   * Opens a session on `connection`: reads its identity, sets `idle_session_timeout`, LISTENs on the
+   * channel and makes sure the token table exists. Each step is bounded; on failure the connection
+   * is given back.
+   */
+  static async open(connection: DedicatedConnection, settings: PgSessionSettings, onEnd: (session: PgSession, error: LockError | undefined) => void): Promise<PgSession> {
+    const { client } = connection;
+    let session: PgSession | undefined;
+    let early: LockError | undefined;
+    const gone = (cause: unknown): void => {
+      const error = new LockError(LockErrorCode.LOST, `PostgreSQL session${session ? ` ${session.pid}` : ''} was lost: ${cause instanceof Error ? cause.message : 'the connection ended'}`, {
+        reason: 'session-lost',
+        cause,
+      });
+      if (session === undefined) early = error;
+      else session.lose(error);
+    };
+    const onError = (error: Error): void => gone(error);
+    const onEndEvent = (): void => gone(undefined);
+    const onNotification = (message: pg.Notification): void => {
+      if (message.channel === settings.channel && message.payload !== undefined) settings.notified(message.payload);
+    };
+    client.on('error', onError);
+    client.on('end', onEndEvent);
+    client.on('notification', onNotification);
+    const detach = (): void => {
+      client.off('error', onError);
+      client.off('end', onEndEvent);
+      client.off('notification', onNotification);
+    };
+    const bounded = <R extends pg.QueryResultRow>(text: string, values: unknown[], what: string): Promise<R[]> =>
+      withRequestTimeout(client.query<R>(text, values), settings.requestTimeoutMs, what).then((result) => result.rows);
+    try {
+      const openedAt = monotonicNow();
+      const [who] = await bounded<{ pid: number; started: string | null }>(settings.statements.identity, [], 'reading the PostgreSQL session identity');
+      if (who === undefined) throw new Error('pg_stat_activity does not show our own session');
+      let serverExpiry = true;
+      try {
+        await bounded("SELECT set_config('idle_session_timeout', $1, false)", [`${settings.ttlMs}ms`], 'setting idle_session_timeout');
+      } catch (error) {
+        if (sqlState(error) !== UNDEFINED_OBJECT) throw error;
+        serverExpiry = false;
+      }
+      await bounded(`LISTEN ${quoteIdentifier(settings.channel)}`, [], 'LISTEN for release notifications');
+      const [table] = await bounded<{ present: boolean }>(settings.statements.tableExists, [settings.table], 'looking for the token table');
+      if (table?.present !== true) {
+        try {
+          await bounded(settings.statements.createTable, [], 'creating the token table');
+        } catch (error) {
+          if (sqlState(error) !== DUPLICATE_TABLE && sqlState(error) !== UNIQUE_VIOLATION) throw error;
+        }
+      }
+      if (early !== undefined) throw early;
+      session = new PgSession(connection, settings, { pid: who.pid, started: who.started, serverExpiry, openedAt }, detach, onEnd);
+      return session;
+    } catch (error) {
+      detach();
+      await connection.dispose();
+      throw backendUnavailableError('opening a PostgreSQL session for locks failed', error);
+    }
+  }
+
+  /** True while the session is believed alive and its validity has not run out. */
+  get alive(): boolean {
+    return this.#keeper.alive;
+  }
+
+  /** The monotonic deadline (ms) until which the session is known alive. */
+  get validUntil(): number {
+    return this.#keeper.validUntil;
+  }
+
+  /** Binds a grant to the session; returns the unbind function. */
+  join(member: GrantObserver): () => void {
+    return this.#keeper.join(member);
+  }
+
+  /** Sends a keepalive now; resolves the new deadline or rejects (`LOCK_LOST` when the session is gone). */
+  keepAlive(): Promise<number> {
+    return this.#keeper.keepAliveNow();
+  }
+
+  /** Whether this server session holds (or may hold) advisory lock `id`. */
+  holds(id: string): boolean {
+    return this.#ids.has(id);
+  }
+
+  /** Marks `id` as held or in flight on this session. */
+  reserve(id: string): void {
+    this.#ids.add(id);
+  }
+
+  /** Forgets `id` once it is known unlocked. */
+  free(id: string): void {
+    this.#ids.delete(id);
+  }
+
+  /**
+   * Sends one statement, bounded by the request timeout. An answer renews the session from the send
+   * time; a timeout leaves it uncertain until the next answer (the statement may still run later).
+   */
+  query<R extends pg.QueryResultRow>(text: string, values: unknown[], what: string): Promise<R[]> {
+    return this.#send<R>(text, values, what, this.#settings.requestTimeoutMs, true);
+  }
+
+  /** The server session answering is not ours (a transaction pooler in between): refuse and give it up. */
+  checkPid(pid: unknown): void {
+    this.#checkPid(pid);
+  }
+
+  /** Gives up the session: every lock hears `lost`, and the connection is ended so the server frees them. */
+  lose(error?: LockError): void {
+    this.#keeper.lose(error);
+  }
+
+  /**
+   * Ends the session without reporting losses (its locks were released). An owned connection is
+   * ended; a handed client is left as it was found: UNLISTEN, `idle_session_timeout` reset, and any
+   * lock id still held unlocked.
+   */
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    this.#keeper.close();
+    await this.#giveBack();
+  }
+
+  /** Called once the keeper ended the session (lost or closed). */
+  async ended(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    await this.#giveBack();
+  }
+
+  async #giveBack(): Promise<void> {
+    this.#detach();
+    // While the session is not ended, a late error must still not crash the process.
+    const ignore = (): void => undefined;
+    this.#connection.client.on('error', ignore);
+    try {
+      if (this.#connection.owned) {
+        // Bounded: ending a connection that just failed must not hang close().
+        await withRequestTimeout(this.#connection.dispose(), this.#settings.requestTimeoutMs, 'ending the PostgreSQL connection').catch(() => undefined);
+        return;
+      }
+      // A handed client outlives us: leave nothing of ours on its session. After a loss its locks
+      // may still be held (a silent socket that comes back): unlock them too.
+      const { client } = this.#connection;
+      const unlocks = [...this.#ids].map((id) => client.query(this.#settings.statements.unlock, [id]));
+      const resets = [client.query(`UNLISTEN ${quoteIdentifier(this.#settings.channel)}`), client.query('RESET idle_session_timeout')];
+      await withRequestTimeout(Promise.all([...unlocks, ...resets]), this.#settings.requestTimeoutMs, 'cleaning up the handed pg.Client').catch(() => undefined);
+    } finally {
+      this.#ids.clear();
+      this.#connection.client.off('error', ignore);
+    }
+  }
+
+  async #send<R extends pg.QueryResultRow>(text: string, values: unknown[], what: string, timeoutMs: number, suspendOnTimeout: boolean): Promise<R[]> {
+    if (this.#closed) throw new LockError(LockErrorCode.BACKEND_UNAVAILABLE, `${what}: the PostgreSQL session has ended`);
+    const sentAt = monotonicNow();
+    let result: pg.QueryResult<R>;
+    try {
+      result = await withRequestTimeout(this.#connection.client.query<R>(text, values), timeoutMs, what);
+    } catch (error) {
+      if (suspendOnTimeout && sqlState(error) === undefined) this.#keeper.suspend();
+      throw error;
+    }
+    // Any answer proves the server session was alive when the request left.
+    this.#keeper.contact(sentAt);
+    return result.rows;
+  }
+
+  #checkPid(pid: unknown): void {
+    if (pid === this.pid) return;
+    const error = new LockError(
+      LockErrorCode.BACKEND_UNAVAILABLE,
+      `the PostgreSQL connection is not a dedicated session: server process ${String(pid)} answered where ${this.pid} held our locks. ` +
+        'Session advisory locks need a session of their own: connect directly or through PgBouncer in pool_mode=session, never transaction pooling',
+    );
+    this.lose(new LockError(LockErrorCode.LOST, error.message, { reason: 'session-lost', cause: error }));
+    throw error;
+  }
+}

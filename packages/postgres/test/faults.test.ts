@@ -1,0 +1,174 @@
+import { isLockError } from '@fencelock/core';
+import pg from 'pg';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { type PostgresLockProvider, advisoryLockId, createPostgresLockProvider } from '../src/index.js';
+import { holderPids, postgresUrl, rawClient, terminateHolders } from './pg.js';
+
+const operator = rawClient();
+afterAll(async () => (await operator).end());
+
+const made: PostgresLockProvider[] = [];
+afterEach(async () => {
+  await Promise.allSettled(made.splice(0).map((provider) => provider.close()));
+});
+function provider(options: Partial<Parameters<typeof createPostgresLockProvider>[0]> = {}): PostgresLockProvider {
+  const created = createPostgresLockProvider({ connection: postgresUrl, sessionTtlMs: 3_000, ...options });
+  made.push(created);
+  return created;
+}
+
+/** Resolves the signal's reason once it aborts; rejects after `ms`. */
+function aborted(signal: AbortSignal, ms: number): Promise<unknown> {
+  if (signal.aborted) return Promise.resolve(signal.reason);
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`not aborted within ${ms} ms`)), ms);
+    signal.addEventListener('abort', () => {
+      clearTimeout(timer);
+      resolve(signal.reason);
+    }, { once: true });
+  });
+}
+
+describe('the holder connection killed (pg_terminate_backend)', () => {
+  it("aborts the holder's signal with LOCK_LOST, and the waiting contender gets the lock with a larger token", async () => {
+    const [a, b] = [provider(), provider()];
+    const key = `faults:${crypto.randomUUID()}`;
+    const lock = await a.acquire(key);
+    const pid = a.backendPid;
+    expect(await holderPids(await operator, key)).toEqual([pid]);
+    const contended = new Promise<void>((resolve) => {
+      const off = b.on('contended', (event) => {
+        if (event.key !== key) return;
+        off();
+        resolve();
+      });
+    });
+    const waiter = b.acquire(key, { waitMs: 20_000 });
+    await contended;
+    expect(await terminateHolders(await operator, key)).toBe(1);
+    const reason = await aborted(lock.signal, 5_000);
+    expect(isLockError(reason, 'LOCK_LOST')).toBe(true);
+    expect(reason).toMatchObject({ code: 'LOCK_LOST', reason: 'session-lost', key });
+    expect(lock.isHeld()).toBe(false);
+    // The server freed it with the session (no NOTIFY from a dead session): the waiter's poll finds it.
+    const next = await waiter;
+    expect(next.fencingToken! > lock.fencingToken!).toBe(true);
+    expect(await lock.release()).toBe(false);
+    await expect(lock.extend()).rejects.toMatchObject({ code: 'LOCK_LOST' });
+    expect((await a.inspect(key))?.holders.map((h) => h.ownerId)).toEqual([next.ownerId]);
+    // The killed provider opens a new session for its next lock, fenced above both.
+    await next.release();
+    const again = await a.acquire(key, { waitMs: 10_000 });
+    expect(again.fencingToken! > next.fencingToken!).toBe(true);
+    expect(a.backendPid).not.toBe(pid);
+    await again.release();
+  });
+});
+
+describe('one session, many owners', () => {
+  it('never grants a lock twice on the one session (advisory locks are re-entrant per session)', async () => {
+    const a = provider();
+    const key = `reentry:${crypto.randomUUID()}`;
+    const first = await a.acquire(key);
+    expect(await a.tryAcquire(key)).toBeUndefined();
+    expect(await first.release()).toBe(true);
+    const second = await a.tryAcquire(key);
+    expect(second?.fencingToken).toBe(first.fencingToken! + 1n);
+    await second?.release();
+    expect(await holderPids(await operator, key)).toEqual([]);
+  });
+
+  it('keys whose ids collide contend with each other (false contention), never share a hold', async () => {
+    const a = provider({ lockId: () => 42_4242n });
+    const b = provider({ lockId: () => 42_4242n });
+    const one = await a.acquire('one');
+    expect(await a.tryAcquire('two')).toBeUndefined();
+    expect(await b.tryAcquire('two')).toBeUndefined();
+    await one.release();
+    const two = await b.acquire('two');
+    expect(two.fencingToken! > one.fencingToken!).toBe(true);
+    await two.release();
+  });
+});
+
+describe('release notifications', () => {
+  it('a release NOTIFYs the channel with the lock id', async () => {
+    const listener = await rawClient();
+    try {
+      await listener.query('LISTEN fencelock_release');
+      const key = `notify:${crypto.randomUUID()}`;
+      const id = advisoryLockId(key).toString();
+      const heard = new Promise<string | undefined>((resolve) => {
+        listener.on('notification', (message) => {
+          if (message.payload === id) resolve(message.payload);
+        });
+      });
+      const lock = await provider().acquire(key);
+      await lock.release();
+      expect(await heard).toBe(id);
+    } finally {
+      await listener.end();
+    }
+  });
+});
+
+describe('connections it was handed', () => {
+  it('uses a handed pg.Client and never closes it, leaving nothing of its own on the session', async () => {
+    const client = await rawClient();
+    try {
+      const a = provider({ connection: undefined, client });
+      const lock = await a.acquire(`handed:${crypto.randomUUID()}`);
+      await lock.release();
+      await a.close();
+      const { rows } = await client.query<{ timeout: string; listening: number }>(
+        "SELECT current_setting('idle_session_timeout') AS timeout, (SELECT count(*)::int FROM pg_listening_channels()) AS listening",
+      );
+      expect(rows[0]).toEqual({ timeout: '0', listening: 0 });
+    } finally {
+      await client.end();
+    }
+  });
+
+  it('checks one client out of a handed pg.Pool and destroys it on close (never returns a used session)', async () => {
+    const pool = new pg.Pool({ connectionString: postgresUrl, max: 2 });
+    try {
+      const a = provider({ connection: undefined, pool });
+      const lock = await a.acquire(`pooled:${crypto.randomUUID()}`);
+      expect(pool.totalCount).toBe(1);
+      await lock.release();
+      await a.close();
+      expect(pool.totalCount).toBe(0);
+    } finally {
+      await pool.end();
+    }
+  });
+});
+
+describe('bad options', () => {
+  it('refuses bad options with a typed error before any connection is made', () => {
+    const bad: unknown[] = [
+      {},
+      { connection: postgresUrl, pool: {} },
+      { connection: 42 },
+      { connection: '' },
+      { client: new pg.Pool() },
+      { connection: postgresUrl, table: 'x; DROP TABLE y' },
+      { connection: postgresUrl, channel: 'a-b' },
+      { connection: postgresUrl, sessionTtlMs: 10 },
+      { connection: postgresUrl, sessionTtlMs: 3_000, requestTimeoutMs: 2_000 },
+      { connection: postgresUrl, lockId: 5 },
+      { connection: postgresUrl, lockId: () => 1n, namespace: 'x' },
+      { connection: postgresUrl, tabel: 'typo' },
+    ];
+    for (const options of bad) {
+      expect(() => createPostgresLockProvider(options as never), JSON.stringify(options)).toThrow(expect.objectContaining({ code: 'LOCK_INVALID_ARGUMENT' }));
+    }
+  });
+
+  it('refuses a lockId function that returns something other than a signed 64-bit bigint', async () => {
+    const a = provider({ lockId: () => 2n ** 63n });
+    await expect(a.tryAcquire('k')).rejects.toMatchObject({ code: 'LOCK_INVALID_ARGUMENT' });
+    const b = provider({ lockId: () => 7 as unknown as bigint });
+    await expect(b.tryAcquire('k')).rejects.toMatchObject({ code: 'LOCK_INVALID_ARGUMENT' });
+  });
+});
