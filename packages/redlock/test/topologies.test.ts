@@ -176,6 +176,8 @@ describe('F16: a master of the holder\'s majority restarts empty', () => {
       await masters[0]!.restart();
       expect(await redisCommand(masters[0]!.port, ['EXISTS', key])).toBe(1);
       expect(await open().tryAcquire(key)).toBeUndefined();
+      // Said this way so that a failure shows why the handle let go.
+      expect(first.signal.aborted ? `${first.state}: ${String(first.signal.reason)}` : first.state).not.toMatch(/lost|expired|released/);
       expect(first.isHeld()).toBe(true);
       expect(await first.release()).toBe(true);
     } finally {
