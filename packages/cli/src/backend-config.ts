@@ -1,11 +1,22 @@
-import { etcdKeyLayout, LAYOUT_SOURCES, redisKeyLayout, zooKeeperKeyLayout, type EtcdKeyLayout, type LayoutSource, type RedisKeyLayout, type ZooKeeperKeyLayout } from './key-layout.js';
+import {
+  etcdKeyLayout,
+  LAYOUT_SOURCES,
+  postgresKeyLayout,
+  redisKeyLayout,
+  zooKeeperKeyLayout,
+  type EtcdKeyLayout,
+  type LayoutSource,
+  type PostgresKeyLayout,
+  type RedisKeyLayout,
+  type ZooKeeperKeyLayout,
+} from './key-layout.js';
 import { UsageError } from './usage-error.js';
 
 /** The backends `fencelock` can lock on. */
-export type BackendName = 'redis' | 'redlock' | 'etcd' | 'zookeeper';
+export type BackendName = 'redis' | 'redlock' | 'etcd' | 'zookeeper' | 'postgres';
 
 /** Every backend, in the order help lists them. */
-export const BACKEND_NAMES: readonly BackendName[] = ['redis', 'redlock', 'etcd', 'zookeeper'];
+export const BACKEND_NAMES: readonly BackendName[] = ['redis', 'redlock', 'etcd', 'zookeeper', 'postgres'];
 
 /**
  * Where to lock: a backend, its addresses and the key layout settings that were given, checked (no
@@ -15,7 +26,8 @@ export type BackendConfig =
   | ({ readonly backend: 'redis'; readonly url: string } & RedisKeyLayout)
   | ({ readonly backend: 'redlock'; readonly urls: readonly string[] } & RedisKeyLayout)
   | ({ readonly backend: 'etcd'; readonly endpoints: readonly string[] } & EtcdKeyLayout)
-  | ({ readonly backend: 'zookeeper'; readonly connectionString: string } & ZooKeeperKeyLayout);
+  | ({ readonly backend: 'zookeeper'; readonly connectionString: string } & ZooKeeperKeyLayout)
+  | ({ readonly backend: 'postgres'; readonly url: string } & PostgresKeyLayout);
 
 /** The loopback defaults, used when neither a flag nor an environment variable gives an address. */
 export const DEFAULT_ADDRESSES = {
@@ -23,6 +35,7 @@ export const DEFAULT_ADDRESSES = {
   redlock: [7001, 7002, 7003, 7004, 7005].map((port) => `redis://127.0.0.1:${port}`).join(','),
   etcd: 'http://127.0.0.1:2379',
   zookeeper: '127.0.0.1:2181',
+  postgres: 'postgres://127.0.0.1:5432/postgres',
 } as const satisfies Record<BackendName, string>;
 
 /** The address flag of each backend, and its environment variable. */
@@ -31,6 +44,7 @@ const ADDRESS_SOURCES = {
   redlock: { flag: 'redlock-urls', env: 'FENCELOCK_REDLOCK_URLS' },
   etcd: { flag: 'etcd-endpoints', env: 'FENCELOCK_ETCD_ENDPOINTS' },
   zookeeper: { flag: 'zk-hosts', env: 'FENCELOCK_ZK_HOSTS' },
+  postgres: { flag: 'postgres-url', env: 'FENCELOCK_POSTGRES_URL' },
 } as const satisfies Record<BackendName, { flag: string; env: string }>;
 
 /** Every flag that belongs to `backend`: its address, and where it keeps its locks. */
@@ -87,6 +101,11 @@ export function resolveBackendConfig(values: Values, env: Env): BackendConfig {
     }
     case 'zookeeper':
       return { backend, connectionString: parseZooKeeperHosts(raw, origin), ...zooKeeperKeyLayout(values, env) };
+    case 'postgres': {
+      const urls = parseUrls(raw, origin, ['postgres:', 'postgresql:'], 'postgres://user@127.0.0.1:5432/db');
+      if (urls.length !== 1) throw new UsageError(`${origin} must be one PostgreSQL URL, got ${urls.length}`);
+      return { backend, url: urls[0] as string, ...postgresKeyLayout(values, env) };
+    }
   }
 }
 
@@ -101,6 +120,8 @@ export function describeBackend(config: BackendConfig): string {
       return `etcd at ${config.endpoints.map(redact).join(', ')}`;
     case 'zookeeper':
       return `zookeeper at ${config.connectionString}`;
+    case 'postgres':
+      return `postgres at ${redact(config.url)}`;
   }
 }
 
@@ -122,6 +143,9 @@ export function describeLocation(config: BackendConfig): string {
     case 'zookeeper':
       if (config.root !== undefined) settings.push(`root ${config.root}`);
       if (config.naming !== undefined) settings.push(`${config.naming} naming`);
+      break;
+    case 'postgres':
+      if (config.namespace !== undefined) settings.push(`namespace ${JSON.stringify(config.namespace)}`);
       break;
   }
   return [describeBackend(config), ...settings].join(', ');

@@ -29,17 +29,19 @@ function layoutOption(source: LayoutSource, valueName: string, description: stri
 
 /** Flags every command takes: the backend, its addresses, where it keeps its locks, and output control. */
 export const GLOBAL_OPTIONS: readonly OptionSpec[] = [
-  { name: 'backend', type: 'string', short: 'b', valueName: '<name>', env: 'FENCELOCK_BACKEND', description: 'redis, redlock, etcd or zookeeper (default: redis)' },
+  { name: 'backend', type: 'string', short: 'b', valueName: '<name>', env: 'FENCELOCK_BACKEND', description: 'redis, redlock, etcd, zookeeper or postgres (default: redis)' },
   { name: 'redis-url', type: 'string', valueName: '<url>', env: 'FENCELOCK_REDIS_URL', description: 'the Redis server (default: redis://127.0.0.1:6379)' },
   { name: 'redlock-urls', type: 'string', valueName: '<url,url,…>', env: 'FENCELOCK_REDLOCK_URLS', description: 'the independent Redlock masters, 3 or more, an odd number (default: redis://127.0.0.1:7001 … 7005)' },
   { name: 'etcd-endpoints', type: 'string', valueName: '<url,url,…>', env: 'FENCELOCK_ETCD_ENDPOINTS', description: 'the etcd cluster (default: http://127.0.0.1:2379)' },
   { name: 'zk-hosts', type: 'string', valueName: '<host:port,…[/chroot]>', env: 'FENCELOCK_ZK_HOSTS', description: 'the ZooKeeper connection string (default: 127.0.0.1:2181)' },
+  { name: 'postgres-url', type: 'string', valueName: '<url>', env: 'FENCELOCK_POSTGRES_URL', description: 'the PostgreSQL database, connected directly or through a session-mode pooler (default: postgres://127.0.0.1:5432/postgres)' },
   layoutOption(LAYOUT_SOURCES.redis.keyPrefix, '<prefix>', 'the Redis key of a lock is <prefix><key>; keep it empty to share locks with redis-py\'s Lock and node-redlock (default: "")'),
   layoutOption(LAYOUT_SOURCES.redlock.keyPrefix, '<prefix>', 'the key of a lock on every master is <prefix><key>; keep it empty to share locks with node-redlock (default: "")'),
   layoutOption(LAYOUT_SOURCES.etcd.keyPrefix, '<prefix>', 'prepended to every lock name; "" with --etcd-key-encoding as-is names locks as etcdctl lock does (default: fencelock/)'),
   layoutOption(LAYOUT_SOURCES.etcd.keyEncoding, `<${ETCD_KEY_ENCODING_NAMES.join('|')}>`, 'escape: %, / and control characters in the key become %XX; as-is: the key unchanged, as etcdctl lock and Go\'s concurrency.Mutex use it (default: escape)'),
   layoutOption(LAYOUT_SOURCES.zookeeper.root, '<path>', 'locks live at <path>/<encoded key>, inside the chroot if --zk-hosts has one (default: /fencelock)'),
   layoutOption(LAYOUT_SOURCES.zookeeper.naming, `<${ZOOKEEPER_NAMING_NAMES.join('|')}>`, 'how our lock nodes are named, so that peers see them: curator (Curator\'s InterProcessMutex; kazoo\'s Lock with extra_lock_patterns), curator-read-write (InterProcessReadWriteLock), kazoo (kazoo\'s Lock, ReadLock, WriteLock) (default: curator)'),
+  layoutOption(LAYOUT_SOURCES.postgres.namespace, '<text>', 'hashed in front of every key to make its advisory lock id; keep it equal across programs that share locks (default: fencelock:)'),
   { name: 'verbose', type: 'boolean', short: 'v', description: 'say what happens on stderr (waiting, acquired, token, released)' },
   { name: 'debug', type: 'boolean', description: 'print stack traces and causes of errors' },
   { name: 'help', type: 'boolean', short: 'h', description: 'show help (also: fencelock help <command>)' },
@@ -50,10 +52,10 @@ export const GLOBAL_OPTIONS: readonly OptionSpec[] = [
 export const HOLD_OPTIONS: readonly OptionSpec[] = [
   { name: 'wait', type: 'string', short: 'w', valueName: '<duration>', description: 'how long to wait for the lock: 10s, 500ms, 2m, 0 (try once) or forever (default: 30s)' },
   { name: 'no-wait', type: 'boolean', short: 'n', description: 'fail at once if the lock is held (same as --wait 0)' },
-  { name: 'ttl', type: 'string', short: 't', valueName: '<duration>', description: 'how long the lock outlives fencelock if it dies or hangs; the session timeout on etcd and zookeeper (default: the backend\'s, 30s; etcd 10s)' },
+  { name: 'ttl', type: 'string', short: 't', valueName: '<duration>', description: 'how long the lock outlives fencelock if it dies or hangs; the session timeout on etcd, zookeeper and postgres (default: the backend\'s, 30s; etcd and postgres 10s)' },
   { name: 'kill-grace', type: 'string', valueName: '<duration>', description: 'after SIGTERM on lock loss, wait this long before SIGKILL (default: 2s)' },
   { name: 'max-hold', type: 'string', valueName: '<duration>', description: 'release the lock and stop the command after this long (default: no limit)' },
-  { name: 'shared', type: 'boolean', short: 's', description: 'take a shared (read) lock; etcd and zookeeper only' },
+  { name: 'shared', type: 'boolean', short: 's', description: 'take a shared (read) lock; etcd, zookeeper and postgres only' },
   { name: 'metadata', type: 'string', short: 'm', valueName: '<text>', description: 'stored with the lock, shown by inspect (default: host, pid and program name)' },
   { name: 'conflict-exit-code', type: 'string', short: 'E', valueName: '<n>', description: 'exit status when the lock is not acquired (default: 75)' },
   { name: 'foreground', type: 'boolean', description: 'keep the command in fencelock\'s process group, so it can use the terminal; signals then reach only the command itself, not its children' },

@@ -9,7 +9,7 @@ import { UsageError } from './usage-error.js';
  *
  * `lifetimeMs` is how long a lock outlives a silent holder: the default TTL of each lock on the
  * per-lock backends (Redis, Redlock), the session lease or timeout on the session backends (etcd,
- * ZooKeeper). `undefined` keeps the adapter's default, as does a key layout setting (key prefix,
+ * ZooKeeper, PostgreSQL). `undefined` keeps the adapter's default, as does a key layout setting (key prefix,
  * key encoding, root, naming) that `config` leaves out. The provider owns its client and closes it
  * in `close()`.
  */
@@ -41,6 +41,15 @@ export async function connectProvider(config: BackendConfig, lifetimeMs: number 
       const sessionTimeoutMs = lifetimeMs ?? DEFAULT_SESSION_TIMEOUT_MS;
       // The adapter bounds each request by a third of the granted session timeout (5 s at most).
       return createZooKeeperLockProvider({ connectionString: config.connectionString, sessionTimeoutMs, root: config.root, naming: config.naming });
+    }
+    case 'postgres': {
+      const { createPostgresLockProvider, POSTGRES_CAPABILITIES } = await import('@fencelock/postgres');
+      checkLifetime(lifetimeMs, POSTGRES_CAPABILITIES);
+      return createPostgresLockProvider({
+        connection: config.url,
+        ...(config.namespace === undefined ? {} : { namespace: config.namespace }),
+        ...(lifetimeMs === undefined ? {} : { sessionTtlMs: lifetimeMs }),
+      });
     }
   }
 }

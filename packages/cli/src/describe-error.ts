@@ -79,7 +79,7 @@ function hintFor(error: LockError, context: ErrorContext): string | undefined {
     case LockErrorCode.QUORUM_NOT_REACHED:
       return 'fewer than a majority of the Redlock masters answered; check that most of them are running';
     case LockErrorCode.UNSUPPORTED:
-      return 'this backend cannot do that (shared locks need etcd or zookeeper); see fencelock hold --help';
+      return 'this backend cannot do that (shared locks need etcd, zookeeper or postgres); see fencelock hold --help';
     case LockErrorCode.INVALID_ARGUMENT:
       return 'check the key and the flags; see fencelock --help';
     default:

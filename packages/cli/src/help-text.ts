@@ -31,6 +31,9 @@ const HOLD_EXAMPLES = [
   '',
   '  # The lock `etcdctl lock deploy` takes: etcd\'s own lock names (no prefix, the key as it is).',
   "  fencelock hold -b etcd --etcd-key-prefix '' --etcd-key-encoding as-is deploy -- ./deploy.sh",
+  '',
+  '  # PostgreSQL: a session advisory lock, excluded by pg_advisory_lock(<id>) of other programs.',
+  '  fencelock hold -b postgres --postgres-url postgres://app@db:5432/app migrate -- ./migrate.sh',
 ];
 
 const INSPECT_EXAMPLES = [
@@ -44,7 +47,7 @@ const INSPECT_EXAMPLES = [
 const HOLD_DETAILS = [
   'The command runs directly (no shell: write `sh -c \'…\'` for one), with stdin, stdout and stderr',
   'inherited, in its own process group. While it runs, the lock is extended every third of its TTL',
-  '(on etcd and zookeeper: kept by the session and re-confirmed as often), SIGINT, SIGTERM and SIGHUP',
+  '(on etcd, zookeeper and postgres: kept by the session and re-confirmed as often), SIGINT, SIGTERM and SIGHUP',
   'sent to fencelock are passed on to it, and if the lock is lost the command gets SIGTERM, then',
   'SIGKILL after --kill-grace (exit 76). The lock is released when the command exits.',
   '',
@@ -53,7 +56,7 @@ const HOLD_DETAILS = [
   '  FENCELOCK_TOKEN     the fencing token (decimal; unset on redlock, which has none): pass it with',
   '                      every write so the resource can refuse a writer that lost the lock',
   '  FENCELOCK_OWNER_ID  this acquisition\'s owner id, as inspect shows it',
-  '  FENCELOCK_FENCING   how strong the token is: global (etcd, zookeeper), per-key (redis), none',
+  '  FENCELOCK_FENCING   how strong the token is: global (etcd, zookeeper), per-key (redis, postgres), none',
   '',
   'A waiting status line is drawn on stderr when it is a terminal; otherwise fencelock is quiet',
   'unless --verbose.',
@@ -67,7 +70,7 @@ export function helpText(command: CommandName | undefined): string {
 function globalHelp(): string[] {
   return [
     'fencelock — distributed locks from the shell: run a command while holding a lock on Redis,',
-    'Redlock, etcd or ZooKeeper (a distributed flock), and see who holds one.',
+    'Redlock, etcd, ZooKeeper or PostgreSQL (a distributed flock), and see who holds one.',
     '',
     'Usage:',
     '  fencelock hold <key> [options] -- <command> [args…]',

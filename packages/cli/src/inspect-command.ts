@@ -26,7 +26,7 @@ export interface InspectJsonHolder {
 export interface InspectJson {
   /** The key, as given. */
   readonly key: string;
-  /** The provider's name: `redis`, `redlock`, `etcd`, `zookeeper`. */
+  /** The provider's name: `redis`, `redlock`, `etcd`, `zookeeper`, `postgres`. */
   readonly backend: string;
   /** `held` when there is at least one holder. */
   readonly state: 'free' | 'held';

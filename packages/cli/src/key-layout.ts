@@ -37,6 +37,12 @@ export interface ZooKeeperKeyLayout {
   readonly naming?: ZooKeeperNaming;
 }
 
+/** The key layout settings of PostgreSQL. */
+export interface PostgresKeyLayout {
+  /** `namespace`: hashed in front of every key to make its advisory lock id. */
+  readonly namespace?: string;
+}
+
 /** A key layout setting's flag and environment variable. */
 export interface LayoutSource {
   /** The flag, without dashes. */
@@ -57,6 +63,7 @@ export const LAYOUT_SOURCES = {
     root: { flag: 'zk-root', env: 'FENCELOCK_ZK_ROOT' },
     naming: { flag: 'zk-naming', env: 'FENCELOCK_ZK_NAMING' },
   },
+  postgres: { namespace: { flag: 'postgres-namespace', env: 'FENCELOCK_POSTGRES_NAMESPACE' } },
 } as const satisfies Record<BackendName, Record<string, LayoutSource>>;
 
 // Records, not arrays: the compiler then insists that every value the adapter accepts is listed,
@@ -107,6 +114,14 @@ export function zooKeeperKeyLayout(values: Values, env: Env): ZooKeeperKeyLayout
     ...(root === undefined ? {} : { root: checkRoot(root) }),
     ...(naming === undefined ? {} : { naming: oneOf(naming, ZOOKEEPER_NAMING_NAMES) }),
   };
+}
+
+/** The namespace of PostgreSQL's lock ids, from its flag or variable (the empty namespace is a real value). */
+export function postgresKeyLayout(values: Values, env: Env): PostgresKeyLayout {
+  const namespace = given(values, env, LAYOUT_SOURCES.postgres.namespace, { emptyCounts: true });
+  if (namespace === undefined) return {};
+  checkWellFormed(namespace);
+  return { namespace: namespace.raw };
 }
 
 /** A value and where it came from (`--flag` or the variable's name), for messages. */

@@ -62,6 +62,18 @@ describe('backend and addresses', () => {
     usageError(() => resolveBackendConfig({ backend: 'zookeeper', 'zk-hosts': 'h:2181,,h:2182' }, {}));
     usageError(() => resolveBackendConfig({ backend: 'zookeeper', 'zk-hosts': 'h:99999' }, {}));
     usageError(() => resolveBackendConfig({ backend: 'etcd', 'etcd-endpoints': 'ftp://127.0.0.1:2379' }, {}));
+    usageError(() => resolveBackendConfig({ backend: 'postgres', 'postgres-url': 'mysql://127.0.0.1:3306/db' }, {}));
+    usageError(() => resolveBackendConfig({ backend: 'postgres', 'postgres-url': 'postgres://a:1/x,postgres://b:1/x' }, {}));
+    usageError(() => resolveBackendConfig({ backend: 'redis', 'postgres-url': 'postgres://127.0.0.1:5432/postgres' }, {}));
+  });
+
+  it('points postgres at FENCELOCK_POSTGRES_URL or --postgres-url, and takes its namespace (an empty one counts)', () => {
+    expect(resolveBackendConfig({ backend: 'postgres' }, {})).toEqual({ backend: 'postgres', url: 'postgres://127.0.0.1:5432/postgres' });
+    const env = { FENCELOCK_BACKEND: 'postgres', FENCELOCK_POSTGRES_URL: 'postgresql://app@127.0.0.1:15432/app' };
+    expect(resolveBackendConfig({}, env)).toEqual({ backend: 'postgres', url: 'postgresql://app@127.0.0.1:15432/app' });
+    expect(resolveBackendConfig({ 'postgres-url': 'postgres://127.0.0.1:5433/x', 'postgres-namespace': '' }, env)).toEqual({ backend: 'postgres', url: 'postgres://127.0.0.1:5433/x', namespace: '' });
+    expect(resolveBackendConfig({}, { ...env, FENCELOCK_POSTGRES_NAMESPACE: 'billing:' })).toMatchObject({ namespace: 'billing:' });
+    usageError(() => resolveBackendConfig({ 'postgres-namespace': '\uD800' }, env));
   });
 });
 
@@ -73,9 +85,9 @@ describe('where each backend keeps its locks (key prefix, key encoding, root, na
     expect(resolveBackendConfig({ backend: 'etcd' }, {})).toEqual(etcd);
     expect(resolveBackendConfig({ backend: 'zookeeper' }, {})).toEqual(zookeeper);
     // toEqual ignores undefined properties: the fields must be absent, not undefined.
-    for (const backend of ['redis', 'redlock', 'etcd', 'zookeeper']) {
+    for (const backend of ['redis', 'redlock', 'etcd', 'zookeeper', 'postgres']) {
       const config = resolveBackendConfig({ backend }, {});
-      for (const field of ['keyPrefix', 'keyEncoding', 'root', 'naming']) expect(Object.hasOwn(config, field), `${backend} ${field}`).toBe(false);
+      for (const field of ['keyPrefix', 'keyEncoding', 'root', 'naming', 'namespace']) expect(Object.hasOwn(config, field), `${backend} ${field}`).toBe(false);
     }
   });
 

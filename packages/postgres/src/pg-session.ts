@@ -9,7 +9,7 @@ import {
 } from '@fencelock/core/adapter';
 import type pg from 'pg';
 import type { DedicatedConnection } from './connection-source.js';
-import { type Statements, quoteIdentifier, sessionIdentity } from './sql.js';
+import { type AdvisoryMode, type Statements, holdersTableName, quoteIdentifier, sessionIdentity } from './sql.js';
 
 /** What a session needs from its provider (validated there). */
 export interface PgSessionSettings {
@@ -55,9 +55,12 @@ export class PgSession {
   readonly #connection: DedicatedConnection;
   readonly #settings: PgSessionSettings;
   readonly #keeper: SessionKeeper;
-  // Lock ids this server session holds or may hold (an attempt in flight): advisory locks are
-  // re-entrant per session, so a second local owner must never be granted the same id.
-  readonly #ids = new Set<string>();
+  // Per lock id, how many holds of each mode this server session has or may have (an attempt in
+  // flight). Advisory locks are re-entrant per session and a session's own shared and exclusive
+  // holds never conflict, so the server would grant a second local owner anything: these counts
+  // are what makes one provider's owners exclude each other. PostgreSQL counts re-entrant holds
+  // too, so each local hold is one server-side hold, released by its own unlock.
+  readonly #holds = new Map<string, { exclusive: number; shared: number }>();
   readonly #detach: () => void;
   #closed = false;
 
@@ -80,7 +83,7 @@ export class PgSession {
       openedAt: identity.openedAt,
       requestTimeoutMs: settings.requestTimeoutMs,
       keepAlive: async (timeoutMs) => {
-        const rows = await this.#send<{ pid: number }>(settings.statements.keepalive, [], 'PostgreSQL keepalive', timeoutMs, false);
+        const rows = await this.#send<{ pid: number }>(settings.statements.keepalive, [], 'PostgreSQL keepalive', timeoutMs, false).answer;
         this.#checkPid(rows[0]?.pid);
         return undefined;
       },
@@ -132,12 +135,14 @@ export class PgSession {
         serverExpiry = false;
       }
       await bounded(`LISTEN ${quoteIdentifier(settings.channel)}`, [], 'LISTEN for release notifications');
-      const [table] = await bounded<{ present: boolean }>(settings.statements.tableExists, [settings.table], 'looking for the token table');
-      if (table?.present !== true) {
-        try {
-          await bounded(settings.statements.createTable, [], 'creating the token table');
-        } catch (error) {
-          if (sqlState(error) !== DUPLICATE_TABLE && sqlState(error) !== UNIQUE_VIOLATION) throw error;
+      const [tables] = await bounded<{ present: boolean }>(settings.statements.tablesExist, [settings.table, holdersTableName(settings.table)], 'looking for the token tables');
+      if (tables?.present !== true) {
+        for (const create of settings.statements.createTables) {
+          try {
+            await bounded(create, [], 'creating the token tables');
+          } catch (error) {
+            if (sqlState(error) !== DUPLICATE_TABLE && sqlState(error) !== UNIQUE_VIOLATION) throw error;
+          }
         }
       }
       if (early !== undefined) throw early;
@@ -170,19 +175,29 @@ export class PgSession {
     return this.#keeper.keepAliveNow();
   }
 
-  /** Whether this server session holds (or may hold) advisory lock `id`. */
-  holds(id: string): boolean {
-    return this.#ids.has(id);
+  /**
+   * Whether a local owner may try lock `id` in `mode`: an exclusive hold excludes every other local
+   * hold of the id, shared holds exclude only exclusive ones.
+   */
+  mayTry(id: string, mode: AdvisoryMode): boolean {
+    const holds = this.#holds.get(id);
+    if (holds === undefined) return true;
+    return mode === 'shared' ? holds.exclusive === 0 : holds.exclusive === 0 && holds.shared === 0;
   }
 
-  /** Marks `id` as held or in flight on this session. */
-  reserve(id: string): void {
-    this.#ids.add(id);
+  /** Counts one hold of `id` in `mode`, held or in flight, on this session. */
+  reserve(id: string, mode: AdvisoryMode): void {
+    const holds = this.#holds.get(id) ?? { exclusive: 0, shared: 0 };
+    holds[mode] += 1;
+    this.#holds.set(id, holds);
   }
 
-  /** Forgets `id` once it is known unlocked. */
-  free(id: string): void {
-    this.#ids.delete(id);
+  /** Forgets one hold of `id` in `mode` once it is known unlocked (or never taken). */
+  free(id: string, mode: AdvisoryMode): void {
+    const holds = this.#holds.get(id);
+    if (holds === undefined || holds[mode] === 0) return;
+    holds[mode] -= 1;
+    if (holds.exclusive === 0 && holds.shared === 0) this.#holds.delete(id);
   }
 
   /**
@@ -190,6 +205,15 @@ export class PgSession {
    * time; a timeout leaves it uncertain until the next answer (the statement may still run later).
    */
   query<R extends pg.QueryResultRow>(text: string, values: unknown[], what: string): Promise<R[]> {
+    return this.#send<R>(text, values, what, this.#settings.requestTimeoutMs, true).answer;
+  }
+
+  /**
+   * Like {@link query}, and also resolves `outcome`: the statement's real result, which a request
+   * that timed out still gets later (statements on one connection run in order), or the connection's
+   * end. It is what decides how to undo an attempt whose answer did not come in time.
+   */
+  queryWithOutcome<R extends pg.QueryResultRow>(text: string, values: unknown[], what: string): { answer: Promise<R[]>; outcome: Promise<R[]> } {
     return this.#send<R>(text, values, what, this.#settings.requestTimeoutMs, true);
   }
 
@@ -236,28 +260,42 @@ export class PgSession {
       // A handed client outlives us: leave nothing of ours on its session. After a loss its locks
       // may still be held (a silent socket that comes back): unlock them too.
       const { client } = this.#connection;
-      const unlocks = [...this.#ids].map((id) => client.query(this.#settings.statements.unlock, [id]));
+      const unlocks: Promise<unknown>[] = [];
+      for (const [id, holds] of this.#holds) {
+        for (let i = 0; i < holds.exclusive; i += 1) unlocks.push(client.query(this.#settings.statements.exclusive.unlock, [id]));
+        for (let i = 0; i < holds.shared; i += 1) unlocks.push(client.query(this.#settings.statements.shared.unlock, [id]));
+      }
       const resets = [client.query(`UNLISTEN ${quoteIdentifier(this.#settings.channel)}`), client.query('RESET idle_session_timeout')];
       await withRequestTimeout(Promise.all([...unlocks, ...resets]), this.#settings.requestTimeoutMs, 'cleaning up the handed pg.Client').catch(() => undefined);
     } finally {
-      this.#ids.clear();
+      this.#holds.clear();
       this.#connection.client.off('error', ignore);
     }
   }
 
-  async #send<R extends pg.QueryResultRow>(text: string, values: unknown[], what: string, timeoutMs: number, suspendOnTimeout: boolean): Promise<R[]> {
-    if (this.#closed) throw new LockError(LockErrorCode.BACKEND_UNAVAILABLE, `${what}: the PostgreSQL session has ended`);
-    const sentAt = monotonicNow();
-    let result: pg.QueryResult<R>;
-    try {
-      result = await withRequestTimeout(this.#connection.client.query<R>(text, values), timeoutMs, what);
-    } catch (error) {
-      if (suspendOnTimeout && sqlState(error) === undefined) this.#keeper.suspend();
-      throw error;
+  #send<R extends pg.QueryResultRow>(text: string, values: unknown[], what: string, timeoutMs: number, suspendOnTimeout: boolean): { answer: Promise<R[]>; outcome: Promise<R[]> } {
+    if (this.#closed) {
+      const ended = Promise.reject(new LockError(LockErrorCode.BACKEND_UNAVAILABLE, `${what}: the PostgreSQL session has ended`));
+      ended.catch(() => undefined);
+      return { answer: ended, outcome: ended };
     }
-    // Any answer proves the server session was alive when the request left.
-    this.#keeper.contact(sentAt);
-    return result.rows;
+    const sentAt = monotonicNow();
+    const outcome = this.#connection.client.query<R>(text, values).then((result) => result.rows);
+    // Nobody may be listening to the outcome: its rejection must not go unhandled.
+    outcome.catch(() => undefined);
+    const answer = (async (): Promise<R[]> => {
+      let rows: R[];
+      try {
+        rows = await withRequestTimeout(outcome, timeoutMs, what);
+      } catch (error) {
+        if (suspendOnTimeout && sqlState(error) === undefined) this.#keeper.suspend();
+        throw error;
+      }
+      // Any answer proves the server session was alive when the request left.
+      this.#keeper.contact(sentAt);
+      return rows;
+    })();
+    return { answer, outcome };
   }
 
   #checkPid(pid: unknown): void {

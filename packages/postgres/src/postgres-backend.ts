@@ -19,7 +19,7 @@ import { type ConnectionSource, openConnection } from './connection-source.js';
 import { type LockIdFunction, checkedLockId, lockIdParts } from './lock-id.js';
 import { PgSession } from './pg-session.js';
 import { ReleaseNotifier } from './release-notifier.js';
-import { type Statements, sessionIdentity } from './sql.js';
+import type { AdvisoryMode, Statements } from './sql.js';
 
 /** What a PostgreSQL provider guarantees. */
 export const POSTGRES_CAPABILITIES: LockCapabilities = normalizeCapabilities({
@@ -34,7 +34,9 @@ export const POSTGRES_CAPABILITIES: LockCapabilities = normalizeCapabilities({
   notify: true,
   // Try-locks and polling: no order between processes.
   fifo: false,
-  readWrite: false,
+  // pg_try_advisory_lock_shared beside pg_try_advisory_lock; one session's holds are kept apart by
+  // the provider's own counts (the server never makes a session conflict with itself).
+  readWrite: true,
   expiry: 'session',
   ttlResolutionMs: 1,
   minTtlMs: 1_000,
@@ -62,11 +64,20 @@ interface AcquireRow {
 
 interface InspectRow {
   readonly pid: number;
-  readonly started: string | null;
+  readonly mode: 'exclusive' | 'shared';
   readonly owner_id: string | null;
-  readonly holder_session: string | null;
   readonly token: string | null;
   readonly metadata: Buffer | null;
+}
+
+// SQLSTATE classes raised before a statement executes (a dropped table, a missing privilege): the
+// try-lock in it never ran, so there is nothing to unlock.
+const BEFORE_EXECUTION = ['42', '0A'];
+
+function ranOnServer(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  if (typeof code !== 'string') return false;
+  return !BEFORE_EXECUTION.some((cls) => code.startsWith(cls));
 }
 
 // Waiting between try-locks when no notification comes (a holder whose session died sends none).
@@ -124,17 +135,17 @@ export class PostgresBackend implements LockBackend {
     const session = await this.#sessionFor(monotonicNow());
     const rows = await session.query<InspectRow>(this.#settings.statements.inspect, [id.toString(), classid, objid], `inspecting lock "${key}"`);
     if (rows.length === 0) return undefined;
-    const holders = rows.map((row): LockHolder => {
-      // The token row names the last fencelock holder; it is this holder only if the sessions match.
-      const ours = row.holder_session !== null && row.holder_session === sessionIdentity(row.pid, row.started);
-      return {
-        ownerId: ours && row.owner_id !== null ? row.owner_id : `postgres-pid:${row.pid}`,
-        mode: 'exclusive',
-        fencingToken: ours && row.token !== null ? BigInt(row.token) : undefined,
+    // A holder row is joined only where its session (pid and start time) holds the lock in its mode:
+    // otherwise the holder is another program's session, named by its server process.
+    const holders = rows.map(
+      (row): LockHolder => ({
+        ownerId: row.owner_id ?? `postgres-pid:${row.pid}`,
+        mode: row.mode,
+        fencingToken: row.token !== null ? BigInt(row.token) : undefined,
         remainingMs: undefined,
-        metadata: ours && row.metadata !== null ? row.metadata.toString('utf8') : undefined,
-      };
-    });
+        metadata: row.metadata !== null ? row.metadata.toString('utf8') : undefined,
+      }),
+    );
     return { key, holders };
   }
 
@@ -226,43 +237,60 @@ export class PostgresBackend implements LockBackend {
     return session;
   }
 
-  /** One try-lock: a grant, or `undefined` while another session holds the lock. */
+  /** One try-lock: a grant, or `undefined` while another session (or another local owner) holds the lock. */
   async #attempt(request: BackendAcquireRequest, id: string, since: number): Promise<BackendGrant | undefined> {
     const session = await this.#sessionFor(since);
-    // Advisory locks are re-entrant within a session: a lock this provider holds (for another owner,
-    // or for a key whose id collides) must read as held, not be granted twice.
-    if (session.holds(id)) return undefined;
-    session.reserve(id);
+    const { mode } = request;
+    // Advisory locks are re-entrant within a session and its shared and exclusive holds never
+    // conflict: a lock this provider holds (for another owner, or for a key whose id collides) must
+    // read as held whenever the modes conflict, not be granted again.
+    if (!session.mayTry(id, mode)) return undefined;
+    session.reserve(id, mode);
     const metadata = request.metadata === undefined ? null : Buffer.from(request.metadata, 'utf8');
+    const sent = session.queryWithOutcome<AcquireRow>(this.#settings.statements[mode].acquire, [id, request.ownerId, session.identity, metadata], `acquiring lock "${request.key}"`);
     let row: AcquireRow | undefined;
     try {
-      [row] = await session.query<AcquireRow>(this.#settings.statements.acquire, [id, request.ownerId, session.identity, metadata], `acquiring lock "${request.key}"`);
+      [row] = await sent.answer;
       session.checkPid(row?.pid);
     } catch (error) {
-      // The outcome is unknown (a timeout: the statement may still run; an error after the
-      // try-lock: a session lock survives the statement's rollback). An unlock sent now runs after
-      // it on the same connection and undoes it either way.
-      this.#undo(session, id);
+      this.#undo(session, id, mode, request.ownerId, sent.outcome);
       throw asLockError(error, `acquiring lock "${request.key}" failed`, request.key);
     }
     if (row?.granted !== true || row.token === null) {
-      session.free(id);
+      session.free(id, mode);
       return undefined;
     }
     return this.#grant(request, session, id, BigInt(row.token));
   }
 
-  #undo(session: PgSession, id: string): void {
-    session.query(this.#settings.statements.unlock, [id], 'undoing an uncertain acquire').then(
-      () => session.free(id),
-      // Unanswered: give the session up, so that the server ends it and frees the lock.
-      () => session.lose(),
-    );
+  /**
+   * Undoes an attempt whose answer did not come (a timeout: the statement still runs, later) or
+   * failed after its try-lock ran (a session lock survives the statement's rollback). What to undo
+   * follows the statement's real outcome: unlocking blindly could take away one of the counted
+   * holds of another local owner of the same id and mode.
+   */
+  #undo(session: PgSession, id: string, mode: AdvisoryMode, ownerId: string, outcome: Promise<AcquireRow[]>): void {
+    const { statements } = this.#settings;
+    const unlock = async (): Promise<void> => {
+      await session.query(statements[mode].unlock, [id], 'undoing an uncertain acquire');
+      await session.query(statements.forget, [ownerId, id], 'forgetting an uncertain acquire');
+    };
+    outcome
+      .then(
+        ([row]) => (row?.granted === true ? unlock() : undefined),
+        (error: unknown) => (ranOnServer(error) ? unlock() : undefined),
+      )
+      .then(
+        () => session.free(id, mode),
+        // Unanswered: give the session up, so that the server ends it and frees the lock.
+        () => session.lose(),
+      );
   }
 
   #grant(request: BackendAcquireRequest, session: PgSession, id: string, token: bigint): BackendGrant {
-    const { key, observer } = request;
-    const { statements, channel } = this.#settings;
+    const { key, observer, mode, ownerId } = request;
+    const { channel } = this.#settings;
+    const statements = this.#settings.statements[mode];
     let ended = false;
     let leave = (): void => undefined;
     const end = (): void => {
@@ -303,12 +331,12 @@ export class PostgresBackend implements LockBackend {
         }
         let released: boolean;
         try {
-          const [row] = await session.query<{ released: boolean }>(statements.release, [id, channel, id], `releasing lock "${key}"`);
+          const [row] = await session.query<{ released: boolean }>(statements.release, [id, channel, id, ownerId], `releasing lock "${key}"`);
           released = row?.released === true;
         } catch (error) {
           throw backendUnavailableError(`releasing lock "${key}" failed`, error, key);
         }
-        session.free(id);
+        session.free(id, mode);
         end();
         return released;
       },

@@ -32,7 +32,7 @@ describeLockProvider({
     extend: true,
     notify: true,
     fifo: false,
-    readWrite: false,
+    readWrite: true,
     expiry: 'session',
     ttlResolutionMs: 1,
     minTtlMs: 1_000,

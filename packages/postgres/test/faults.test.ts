@@ -91,6 +91,72 @@ describe('one session, many owners', () => {
   });
 });
 
+describe('shared and exclusive holds on one session', () => {
+  it('keeps one provider\'s shared and exclusive owners apart (the server would grant its session both)', async () => {
+    const [a, b] = [provider(), provider()];
+    const key = `rw-session:${crypto.randomUUID()}`;
+    const reader = await a.acquire(key, { mode: 'shared' });
+    // Same session: the server would grant this, so the provider must answer "held" itself.
+    expect(await a.tryAcquire(key)).toBeUndefined();
+    const reader2 = await a.tryAcquire(key, { mode: 'shared' });
+    expect(reader2?.fencingToken).toBe(reader.fencingToken! + 1n);
+    expect(await b.tryAcquire(key)).toBeUndefined();
+    const info = await b.inspect(key);
+    expect(info?.holders.map((h) => [h.ownerId, h.mode, h.fencingToken]).sort()).toEqual(
+      [
+        [reader.ownerId, 'shared', reader.fencingToken],
+        [reader2?.ownerId, 'shared', reader2?.fencingToken],
+      ].sort(),
+    );
+    // One of two counted holds released: the session still holds the shared lock.
+    expect(await reader.release()).toBe(true);
+    expect(await holderPids(await operator, key)).toEqual([a.backendPid]);
+    expect(await a.tryAcquire(key)).toBeUndefined();
+    expect(await reader2?.release()).toBe(true);
+    expect(await holderPids(await operator, key)).toEqual([]);
+    // Exclusive on the session: no local shared owner gets in, another session neither.
+    const writer = await a.acquire(key);
+    expect(writer.fencingToken! > reader2!.fencingToken!).toBe(true);
+    expect(await a.tryAcquire(key, { mode: 'shared' })).toBeUndefined();
+    expect(await b.tryAcquire(key, { mode: 'shared' })).toBeUndefined();
+    expect((await b.inspect(key))?.holders).toEqual([expect.objectContaining({ ownerId: writer.ownerId, mode: 'exclusive', fencingToken: writer.fencingToken })]);
+    await writer.release();
+    expect(await holderPids(await operator, key)).toEqual([]);
+  });
+
+  it('a local writer waiting behind local readers is woken by their release', async () => {
+    const a = provider();
+    const key = `rw-wake:${crypto.randomUUID()}`;
+    const reader = await a.acquire(key, { mode: 'shared' });
+    const contended = new Promise<void>((resolve) => {
+      const off = a.on('contended', (event) => {
+        if (event.key !== key) return;
+        off();
+        resolve();
+      });
+    });
+    const writer = a.acquire(key, { waitMs: 10_000 });
+    await contended;
+    await reader.release();
+    const held = await writer;
+    expect(held.mode).toBe('exclusive');
+    expect(held.fencingToken! > reader.fencingToken!).toBe(true);
+    await held.release();
+  });
+
+  it('a shared hold is lost with its session like an exclusive one', async () => {
+    const [a, b] = [provider(), provider()];
+    const key = `rw-lost:${crypto.randomUUID()}`;
+    const reader = await a.acquire(key, { mode: 'shared' });
+    expect(await terminateHolders(await operator, key)).toBe(1);
+    const reason = await aborted(reader.signal, 5_000);
+    expect(reason).toMatchObject({ code: 'LOCK_LOST', reason: 'session-lost' });
+    const writer = await b.acquire(key, { waitMs: 10_000 });
+    expect(writer.fencingToken! > reader.fencingToken!).toBe(true);
+    await writer.release();
+  });
+});
+
 describe('release notifications', () => {
   it('a release NOTIFYs the channel with the lock id', async () => {
     const listener = await rawClient();
