@@ -3,7 +3,7 @@ import { topology } from '@fencelock/test-infra';
 import { Redis } from 'ioredis';
 import { createRequire } from 'node:module';
 import { describe, expect, it } from 'vitest';
-import { hashSlot } from '@fencelock/redis-shared';
+import { hashSlot, type IoredisFamilyClient } from '@fencelock/redis-shared';
 import { RESERVED_KEY_PATTERN, createRedisLockProvider, type RedisLockProviderOptions } from '../src/index.js';
 import { redisLockKeys } from '../src/redis-keys.js';
 
@@ -120,7 +120,7 @@ describe('options are checked before any connection is opened', () => {
     const provider = createRedisLockProvider({ connection: redisUrl });
     await provider.acquire(`options:owned:${Math.random()}`).then((lock) => lock.release());
     await provider.close();
-    expect(provider.client.status).toBe('end');
+    expect((provider.client as IoredisFamilyClient).status).toBe('end');
   });
 });
 
