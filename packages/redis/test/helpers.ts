@@ -36,9 +36,10 @@ export function newCluster(urls: readonly string[]): Cluster {
 
 /** Drops a client's connection at once, whatever its family (ioredis `disconnect`, node-redis `destroy`). */
 export function dropClient(client: SupportedRedisClient): void {
-  const methods = client as unknown as { disconnect?: () => void; destroy?: () => void; status?: unknown };
+  const methods = client as unknown as { disconnect?: () => void; destroy?: () => void; status?: unknown; isOpen?: boolean };
   if (typeof methods.status === 'string') methods.disconnect?.();
-  else methods.destroy?.();
+  // node-redis refuses to destroy a client twice.
+  else if (methods.isOpen === true) methods.destroy?.();
 }
 
 /** Drops a provider's connection as a crashed process would: no release, no QUIT. */
