@@ -21,7 +21,13 @@ import { endpointOfUrl, normalizeEndpoint } from './endpoints.js';
  * `close()`). Each master must be an independent server — not a replica, not a Cluster, not another
  * database of the same server.
  */
-export type RedlockMaster = IoredisFamilyClient | NodeRedisFamilyClient | string | RedisOptions;
+export type RedlockMaster = IoredisFamilyClient | NodeRedisFamilyClient | string | RedlockMasterOptions;
+
+/**
+ * ioredis options for a master the provider opens. Never a client object: one that is not a
+ * supported standalone client (a cluster client, another library's) must not pass for options.
+ */
+export type RedlockMasterOptions = RedisOptions & { readonly sendCommand?: never; readonly on?: never };
 
 /** Options of {@link createRedlockLockProvider}. */
 export interface RedlockLockProviderOptions extends LockProviderOptions {

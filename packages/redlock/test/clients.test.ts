@@ -76,17 +76,19 @@ describe('one provider per client library on the same masters', () => {
 });
 
 describe('clients Redlock refuses, before any request', () => {
-  it('a node-redis cluster client, and an object that is no supported client (named in the message)', () => {
+  it('a node-redis cluster client, and an object that is no supported client (named in the message), at compile time too', () => {
     const cluster = createCluster({ rootNodes: redisClusterUrls.map((url) => ({ url })) });
-    const masters = (first: unknown): unknown[] => [first, ...redlockUrls.slice(1, 3)];
-    expect(() => createRedlockLockProvider({ masters: masters(cluster) as never })).toThrow(
+    const [second, third] = redlockUrls.slice(1, 3) as [string, string];
+    // @ts-expect-error -- a cluster client is no master
+    expect(() => createRedlockLockProvider({ masters: [cluster, second, third] })).toThrow(
       expect.objectContaining({ code: 'LOCK_INVALID_ARGUMENT', message: expect.stringContaining('Cluster') }) as Error,
     );
     class GlideClient {
       customCommand(): void {}
       on(): void {}
     }
-    expect(() => createRedlockLockProvider({ masters: masters(new GlideClient()) as never })).toThrow(
+    // @ts-expect-error -- not a supported client
+    expect(() => createRedlockLockProvider({ masters: [new GlideClient(), second, third] })).toThrow(
       expect.objectContaining({ code: 'LOCK_INVALID_ARGUMENT', message: expect.stringContaining('a GlideClient instance') }) as Error,
     );
   });

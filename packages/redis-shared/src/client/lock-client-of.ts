@@ -30,6 +30,7 @@ function isNodeRedisClient(value: Shape): boolean {
   return (
     typeof value.isOpen === 'boolean' &&
     typeof value.isReady === 'boolean' &&
+    typeof value.isWatching === 'boolean' &&
     functions(value, ['sendCommand', 'duplicate', 'connect', 'subscribe', 'pSubscribe', 'on', 'destroy'])
   );
 }

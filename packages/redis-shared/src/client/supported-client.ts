@@ -32,6 +32,8 @@ export interface IoredisFamilyClient {
 export interface NodeRedisFamilyClient {
   readonly isOpen: boolean;
   readonly isReady: boolean;
+  /** A standalone client's own (a cluster client has none): tells the two apart. */
+  readonly isWatching: boolean;
   sendCommand: AnyMethod;
   duplicate: AnyMethod;
   connect: AnyMethod;
