@@ -26,8 +26,17 @@ export type RedlockMaster = IoredisFamilyClient | NodeRedisFamilyClient | string
 /**
  * ioredis options for a master the provider opens. Never a client object: one that is not a
  * supported standalone client (a cluster client, another library's) must not pass for options.
+ * Without ioredis installed its `RedisOptions` type cannot be read (it would be `any`, and would
+ * let anything pass): the address fields stand in for it then.
  */
-export type RedlockMasterOptions = RedisOptions & { readonly sendCommand?: never; readonly on?: never };
+export type RedlockMasterOptions = (0 extends 1 & RedisOptions ? MasterAddress : RedisOptions) & { readonly sendCommand?: never; readonly on?: never };
+
+/** Where a master listens, the part of ioredis' options the provider reads itself. */
+export interface MasterAddress {
+  readonly host?: string;
+  readonly port?: number;
+  readonly path?: string;
+}
 
 /** Options of {@link createRedlockLockProvider}. */
 export interface RedlockLockProviderOptions extends LockProviderOptions {
