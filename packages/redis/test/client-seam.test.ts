@@ -9,7 +9,9 @@ import { within } from '@fencelock/conformance';
 import { ScriptRunner, isSupportedClient, lockClientOf, type LockClient, type SupportedRedisClient } from '@fencelock/redis-shared';
 import { topology } from '@fencelock/test-infra';
 import { randomUUID } from 'node:crypto';
+import { createClient } from 'redis';
 import { afterAll, describe, expect, it } from 'vitest';
+import { createRedisLockProvider } from '../src/index.js';
 import { CLIENT_FLAVOURS } from './clients.js';
 import { dropClient } from './helpers.js';
 
@@ -134,6 +136,24 @@ for (const flavour of Object.values(CLIENT_FLAVOURS)) {
     });
   }
 }
+
+describe('a node-redis client nobody connected', () => {
+  it('is connected by the provider, which then locks through it (and still never closes it)', async () => {
+    const client = createClient({ url: redisUrl });
+    client.on('error', () => undefined);
+    opened.push(client);
+    expect(client.isOpen).toBe(false);
+    const provider = createRedisLockProvider({ client });
+    try {
+      const lock = await provider.acquire(`seam:unconnected:${randomUUID()}`, { waitMs: 5_000 });
+      expect(lock.fencingToken).toBeTypeOf('bigint');
+      expect(await lock.release()).toBe(true);
+    } finally {
+      await provider.close();
+    }
+    expect(client.isOpen).toBe(true);
+  });
+});
 
 describe('what is not a supported client', () => {
   it('is refused with LOCK_INVALID_ARGUMENT naming what was passed', () => {

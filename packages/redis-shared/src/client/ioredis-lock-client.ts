@@ -83,11 +83,6 @@ export class IoredisLockClient implements LockClient {
     this.boundsCommands = requestTimeoutMs !== undefined && !client.isCluster && client.options.commandTimeout === requestTimeoutMs;
   }
 
-  /** The client as its owner knows it. */
-  get client(): IoredisInternals {
-    return this.#client;
-  }
-
   get status(): ClientStatus {
     switch (this.#client.status) {
       case 'ready':
