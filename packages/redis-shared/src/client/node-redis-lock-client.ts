@@ -167,7 +167,9 @@ export class NodeRedisLockClient extends NodeRedisSeam<NodeRedisClientInternals>
   #connection: object = {};
 
   constructor(client: NodeRedisClientInternals) {
-    super(client, 'ready', ['reconnecting', 'error']);
+    // Not 'error': a listener there would keep node-redis from raising the user's unhandled errors;
+    // a lost connection says 'reconnecting' as well.
+    super(client, 'ready', ['reconnecting']);
     client.on('connect', () => {
       this.#connection = {};
     });
