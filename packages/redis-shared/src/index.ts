@@ -1,6 +1,6 @@
 /**
- * What `@fencelock/redis` and `@fencelock/redlock` share: the Lua scripts of the Redis lock protocol
- * and their registration on an ioredis client, the batcher of owner-checked extensions, the local
+ * What `@fencelock/redis` and `@fencelock/redlock` share: the seam to the Redis client a user has
+ * (`LockClient`, one implementation per client family), the Lua scripts of the Redis lock protocol, the batcher of owner-checked extensions, the local
  * line of waiters woken by release announcements, and the key helpers both adapters need. An
  * internal building block of those two packages, released in step with them: no stable API.
  *
@@ -26,6 +26,33 @@ export {
   type RedisLockCommands,
   type ScriptCall,
 } from './scripts/define-commands.js';
-export { ScriptRunner, isNoScriptError, scriptSha, type ScriptArgument, type ScriptCommandSender } from './scripts/script-runner.js';
+export { ScriptRunner, isNoScriptError, scriptSha, type ScriptArgument, type ScriptTransport } from './scripts/script-runner.js';
+export type {
+  ClientEndpoint,
+  ClientFamily,
+  ClientStatus,
+  LockClient,
+  ServerLink,
+  SubscriberConnection,
+  SubscriberHandlers,
+  Subscriptions,
+} from './client/lock-client.js';
+export {
+  describeValue,
+  type IoredisFamilyClient,
+  type NodeRedisFamilyClient,
+  type NodeRedisFamilyCluster,
+  type SupportedRedisClient,
+} from './client/supported-client.js';
+export { IoredisLockClient, timeReplyMicros, type IoredisInternals, type IoredisLockClientOptions } from './client/ioredis-lock-client.js';
+export type { IoredisCommand, IoredisCommandClass } from './client/ioredis-timed-commands.js';
+export {
+  NodeRedisClusterLockClient,
+  NodeRedisLockClient,
+  type NodeRedisClientInternals,
+  type NodeRedisClusterInternals,
+} from './client/node-redis-lock-client.js';
+export { SUPPORTED_CLIENTS, assertSupportedClient, isSupportedClient, lockClientOf } from './client/lock-client-of.js';
+export { loadIoredis, type IoredisModule } from './client/load-ioredis.js';
 export { EVICTION_POLICY_WARNING, evictionPolicyWarning, mergeEvictionWarnings, type ServerCommand } from './eviction-check.js';
 export { LINE_TAG_LENGTH, lineMember, newLineTag, withoutLineTag } from './line-tag.js';

@@ -1,10 +1,12 @@
-import { backoffDelayMs, monotonicNow, waitFor, withRequestTimeout } from '@fencelock/core/adapter';
-import { Cluster, Redis, type ClusterOptions, type RedisOptions } from 'ioredis';
+import { backoffDelayMs } from '@fencelock/core/adapter';
+import { IoredisLockClient, loadIoredis, lockClientOf, type LockClient, type SupportedRedisClient } from '@fencelock/redis-shared';
+import type { ClusterOptions, RedisOptions } from 'ioredis';
 import type { RedisLockProviderOptions, ResolvedRedisLockOptions } from './redis-lock-options.js';
 
-/** The client a provider uses, and whether the provider opened it (and so must close it). */
+/** The client a provider uses (the user's, or the one it opened), its seam, and whether the provider must close it. */
 export interface RedisConnection {
-  readonly client: Redis | Cluster;
+  readonly client: SupportedRedisClient;
+  readonly lockClient: LockClient;
   readonly owned: boolean;
 }
 
@@ -14,9 +16,6 @@ const RECONNECT_BACKOFF = Object.freeze({ initialDelayMs: 25, maxDelayMs: 500, f
 function reconnectDelayMs(times: number): number {
   return Math.ceil(backoffDelayMs(times, RECONNECT_BACKOFF));
 }
-
-// After a hard disconnect, how long to wait for the socket's 'end' before moving on.
-const END_AFTER_DISCONNECT_MS = 100;
 
 /**
  * Settings for connections the provider opens:
@@ -36,49 +35,31 @@ function redisDefaults(resolved: ResolvedRedisLockOptions): RedisOptions {
   };
 }
 
-/** Uses the client given, or opens the one described by the options. */
+/**
+ * Uses the client given (any supported family, through its seam), or opens the one described by
+ * the options with ioredis, the default client.
+ */
 export function openRedisConnection(options: RedisLockProviderOptions, resolved: ResolvedRedisLockOptions): RedisConnection {
-  if (options.client !== undefined) return { client: options.client, owned: false };
-  let client: Redis | Cluster;
+  if (options.client !== undefined) return { client: options.client, lockClient: lockClientOf(options.client, 'options.client'), owned: false };
+  const ioredis = loadIoredis(options.clusterNodes === undefined ? 'options.connection' : 'options.clusterNodes');
+  let client;
   if (options.clusterNodes !== undefined) {
     const given: ClusterOptions = options.clusterOptions ?? {};
-    client = new Cluster([...options.clusterNodes], {
+    client = new ioredis.Cluster([...options.clusterNodes], {
       clusterRetryStrategy: reconnectDelayMs,
       ...given,
       redisOptions: { ...redisDefaults(resolved), ...given.redisOptions },
     });
   } else if (typeof options.connection === 'string') {
-    client = new Redis(options.connection, redisDefaults(resolved));
+    client = new ioredis.Redis(options.connection, redisDefaults(resolved));
   } else {
-    client = new Redis({ ...redisDefaults(resolved), ...options.connection });
+    client = new ioredis.Redis({ ...redisDefaults(resolved), ...options.connection });
   }
   // Without a listener ioredis prints every connection error; the provider reports them through
   // rejected calls and the handles' `uncertain` state instead.
   client.on('error', () => undefined);
-  return { client, owned: true };
-}
-
-/** Closes a connection the provider opened: QUIT, or a hard disconnect if the server does not answer in time. */
-export async function closeRedisConnection(connection: RedisConnection, timeoutMs: number): Promise<void> {
-  if (!connection.owned) return;
-  const { client } = connection;
-  if (client.status === 'end') return;
-  // Resolves once the socket is really closed (QUIT answered and the server hung up, or disconnect()).
-  const ended = new Promise<void>((resolve) => client.once('end', () => resolve()));
-  try {
-    await withRequestTimeout(client.quit().then(() => ended), timeoutMs, 'closing the connection');
-  } catch {
-    // No answer in time (or the QUIT failed): disconnect below.
-  } finally {
-    if ((client.status as string) !== 'end') {
-      client.disconnect();
-      await waitFor({
-        deadline: monotonicNow() + END_AFTER_DISCONNECT_MS,
-        until: (wake) => {
-          void ended.then(wake);
-          return () => undefined;
-        },
-      });
-    }
-  }
+  // A client we opened comes from the ioredis loaded here: its script commands can be built here,
+  // each carrying the request bound.
+  const lockClient = new IoredisLockClient(client, { Command: ioredis.Command, requestTimeoutMs: resolved.requestTimeoutMs });
+  return { client: client as unknown as SupportedRedisClient, lockClient, owned: true };
 }

@@ -21,26 +21,22 @@ import {
   ExtendBatcher,
   HANDOFF_RESERVATION_MS,
   evictionPolicyWarning,
-  extendManyCommand,
+  extendManyScript,
   lineMember,
   mergeEvictionWarnings,
   inspectScript,
   redisLockScripts,
-  registerRedisLockScripts,
   ScriptRunner,
-  scriptCall,
+  type ClientStatus,
+  type LockClient,
   type ScriptArgument,
-  type ScriptCommandSender,
 } from '@fencelock/redis-shared';
-import { once } from 'node:events';
-import type { Cluster, Redis } from 'ioredis';
 import { REDIS_CAPABILITIES } from './redis-capabilities.js';
-import { closeRedisConnection, type RedisConnection } from './redis-connection.js';
+import type { RedisConnection } from './redis-connection.js';
 import { RedisGrant, type GrantingBackend } from './redis-grant.js';
 import { redisLockKeys, type RedisLockKeys } from './redis-keys.js';
 import type { ResolvedRedisLockOptions } from './redis-lock-options.js';
 import { ReleaseSubscriber } from './release-subscriber.js';
-import { TimedCommands } from './timed-commands.js';
 
 /** What one acquisition's attempts learned so far. */
 interface AttemptState {
@@ -62,7 +58,8 @@ const EXPIRY_SLACK_MS = DRIFT_FIXED_MS;
 const KEY_CACHE_SIZE = 1_024;
 
 /**
- * The `LockBackend` over one ioredis `Redis` or `Cluster`: one script call per acquire / extend /
+ * The `LockBackend` over one Redis client (standalone or cluster, through its family's `LockClient`
+ * seam): one script call per acquire / extend /
  * release, a shared subscriber for release notifications, connection events mapped to the handles'
  * `uncertain` / `recovered` / `lost` states.
  */
@@ -70,6 +67,7 @@ export class RedisLockBackend implements LockBackend, GrantingBackend {
   readonly name = 'redis';
   readonly capabilities = REDIS_CAPABILITIES;
   readonly #connection: RedisConnection;
+  readonly #client: LockClient;
   readonly #options: ResolvedRedisLockOptions;
   readonly #subscriber: ReleaseSubscriber;
   readonly #registrationMs: number;
@@ -78,19 +76,21 @@ export class RedisLockBackend implements LockBackend, GrantingBackend {
   readonly #active = new SlotList<RedisGrant>();
   readonly #acquireScript: ScriptRunner;
   readonly #releaseScript: ScriptRunner;
-  // On a client we opened: the scripts' commands, bounded by one shared timer (see TimedCommands).
-  readonly #timed: TimedCommands | undefined;
+  readonly #extendManyScript: ScriptRunner;
+  readonly #inspectScript: ScriptRunner;
   readonly #extends: ExtendBatcher;
-  readonly #inspectCall: (...args: (string | number)[]) => Promise<unknown>;
   readonly #keyCache = new Map<string, RedisLockKeys>();
-  // Whether ioredis already bounds every request by requestTimeoutMs (a client we opened ourselves,
-  // not a Cluster, whose own queue is not bounded): then #bounded adds no second timer.
+  // Whether the client bounds requests by requestTimeoutMs itself (a client we opened): then
+  // #boundedScript and #bounded add no second timer.
   readonly #clientTimesOut: boolean;
-  readonly #onClose = (): void => {
-    for (const lock of this.#active.snapshot()) lock.observer.uncertain();
-  };
-  readonly #onReady = (): void => {
-    for (const lock of this.#active.snapshot()) void this.#recheck(lock);
+  readonly #scriptsTimeOut: boolean;
+  readonly #stopWatching: () => void;
+  readonly #onStatus = (status: ClientStatus): void => {
+    if (status === 'ready') {
+      for (const lock of this.#active.snapshot()) void this.#recheck(lock);
+    } else {
+      for (const lock of this.#active.snapshot()) lock.observer.uncertain();
+    }
   };
 
   constructor(connection: RedisConnection, options: ResolvedRedisLockOptions) {
@@ -100,25 +100,23 @@ export class RedisLockBackend implements LockBackend, GrantingBackend {
     // at most one request timeout: its registration outlives the gap between two of its attempts.
     this.#registrationMs = Math.ceil(options.retry.maxDelayMs + 2 * options.requestTimeoutMs);
     this.#barging = options.handoff === 'barging';
-    const { client } = connection;
-    registerRedisLockScripts(client);
-    // A client we opened comes from our ioredis: its commands can be built here. A client handed in
-    // may come from another copy, whose own command methods are used.
-    const timed = connection.owned ? new TimedCommands(client, options.requestTimeoutMs) : undefined;
-    this.#timed = timed;
-    const send: ScriptCommandSender | undefined = timed === undefined ? undefined : (name, args) => timed.send(name, args);
-    this.#acquireScript = new ScriptRunner(client, redisLockScripts.acquire, send);
-    this.#releaseScript = new ScriptRunner(client, redisLockScripts.release, send);
-    const extendMany = extendManyCommand(client);
+    const client = connection.lockClient;
+    this.#client = client;
+    this.#acquireScript = new ScriptRunner(client, redisLockScripts.acquire);
+    this.#releaseScript = new ScriptRunner(client, redisLockScripts.release);
+    this.#extendManyScript = new ScriptRunner(client, extendManyScript);
+    this.#inspectScript = new ScriptRunner(client, inspectScript);
     this.#extends = new ExtendBatcher(
-      (keys, args) => this.#bounded(extendMany(keys, args), `extending ${keys.length / 2} lock(s)`),
+      (keys, args) => this.#runScript(this.#extendManyScript, [keys.length, ...keys, ...args], `extending ${keys.length / 2} lock(s)`),
       { bySlot: client.isCluster, withMeta: true },
     );
-    this.#inspectCall = scriptCall(client, inspectScript.name);
-    this.#clientTimesOut = connection.owned && !client.isCluster && (client as Redis).options.commandTimeout === options.requestTimeoutMs;
+    this.#scriptsTimeOut = client.boundsScripts;
+    this.#clientTimesOut = client.boundsCommands;
     this.#subscriber = new ReleaseSubscriber(client, options.channel);
-    client.on('close', this.#onClose);
-    client.on('ready', this.#onReady);
+    // A client that was never connected (lazy, or a node-redis client nobody connected) would hold
+    // every request back.
+    client.connect();
+    this.#stopWatching = client.onStatus(this.#onStatus);
   }
 
   async acquire(request: BackendAcquireRequest): Promise<BackendGrant | undefined> {
@@ -209,26 +207,19 @@ export class RedisLockBackend implements LockBackend, GrantingBackend {
   }
 
   async checkConfiguration(): Promise<readonly BackendWarning[]> {
-    const { client } = this.#connection;
     // Every master of a cluster holds locks: each one's policy counts.
-    // isCluster, not instanceof: the user's client may come from another copy of ioredis.
-    const servers: Redis[] = client.isCluster ? (client as Cluster).nodes('master') : [client as Redis];
+    const servers = this.#client.masters();
     if (servers.length === 0) throw new Error('the cluster has not connected yet');
     return mergeEvictionWarnings(
       await Promise.all(
-        servers.map((server) =>
-          evictionPolicyWarning(
-            (args) => this.#bounded(server.call(args[0]!, ...args.slice(1)), 'reading maxmemory-policy'),
-            `${server.options.host ?? 'localhost'}:${server.options.port ?? 6379}`,
-          ),
-        ),
+        servers.map((server) => evictionPolicyWarning((args) => this.#bounded(server.command(args), 'reading maxmemory-policy'), server.name)),
       ),
     );
   }
 
   async inspect(key: string): Promise<LockInfo | undefined> {
     const keys = this.#keysOf(key);
-    const reply = await this.#bounded(this.#inspectCall(keys.lock, keys.meta), 'inspecting lock', key);
+    const reply = await this.#runScript(this.#inspectScript, [2, keys.lock, keys.meta], 'inspecting lock', key);
     if (!Array.isArray(reply)) return undefined;
     const [value, pttlReply, owner, token, metadata] = reply as (string | number | null)[];
     if (typeof value !== 'string') return undefined;
@@ -251,14 +242,11 @@ export class RedisLockBackend implements LockBackend, GrantingBackend {
   }
 
   async close(): Promise<void> {
-    const { client } = this.#connection;
-    client.off('close', this.#onClose);
-    client.off('ready', this.#onReady);
+    this.#stopWatching();
     this.#subscriber.close();
     this.#active.clear();
     // Core made its last attempt at every pending release before closing the backend.
-    await closeRedisConnection(this.#connection, this.#options.requestTimeoutMs);
-    this.#timed?.clear();
+    if (this.#connection.owned) await this.#client.close(this.#options.requestTimeoutMs);
   }
 
   /**
@@ -374,13 +362,13 @@ export class RedisLockBackend implements LockBackend, GrantingBackend {
 
   /** One bounded attempt to take `ownerId` out of the line of waiters; rejects on failure (core retries it). */
   async #leaveLine(keys: RedisLockKeys, ownerId: string): Promise<void> {
-    await this.#bounded(this.#connection.client.zrem(keys.waiters, lineMember(ownerId, this.#subscriber.lineTag)), 'leaving the line of waiters');
+    await this.#bounded(this.#client.command(['ZREM', keys.waiters, lineMember(ownerId, this.#subscriber.lineTag)], keys.waiters), 'leaving the line of waiters');
   }
 
   /** After a reconnect: is each lock still ours? */
   async #recheck(lock: RedisGrant): Promise<void> {
     try {
-      const value = await this.#bounded(this.#connection.client.get(lock.keys.lock), 'checking lock', lock.key);
+      const value = await this.#bounded(this.#client.command(['GET', lock.keys.lock], lock.keys.lock), 'checking lock', lock.key);
       if (!this.#active.has(lock)) return;
       if (value === lock.ownerId) {
         lock.observer.recovered();
@@ -412,10 +400,19 @@ export class RedisLockBackend implements LockBackend, GrantingBackend {
     return Promise.reject(new Error(`${describeRequest(action, key)} failed: the connection is closed`));
   }
 
-  // A script's request: bounded already when it went through TimedCommands, else as any other.
-  #boundedScript<T>(request: Promise<T>, action: string, key: string): Promise<T> {
-    if (this.#timed === undefined) return this.#bounded(request, action, key);
-    return this.#connection.client.status === 'end' ? this.#closed(request, action, key) : request;
+  // A script's request: bounded already when the client bounds its scripts, else as any other.
+  #boundedScript<T>(request: Promise<T>, action: string, key?: string): Promise<T> {
+    if (!this.#scriptsTimeOut) return this.#bounded(request, action, key);
+    return this.#client.status === 'closed' ? this.#closed(request, action, key) : request;
+  }
+
+  // A script outside the acquire and release paths, bounded, once more as EVAL after NOSCRIPT.
+  async #runScript(script: ScriptRunner, args: readonly ScriptArgument[], action: string, key?: string): Promise<unknown> {
+    try {
+      return await this.#boundedScript(script.run(args), action, key);
+    } catch (error) {
+      return this.#boundedScript(script.runAgain(error, args), action, key);
+    }
   }
 
   /**
@@ -427,7 +424,7 @@ export class RedisLockBackend implements LockBackend, GrantingBackend {
   #bounded<T>(request: Promise<T>, action: string, key?: string): Promise<T> {
     // A client closed for good (closed by its owner, or a crash simulated by disconnect()) would
     // queue the request until the timeout on a Cluster: fail at once instead.
-    if (this.#connection.client.status === 'end') return this.#closed(request, action, key);
+    if (this.#client.status === 'closed') return this.#closed(request, action, key);
     if (this.#clientTimesOut) return request;
     return withRequestTimeout(request, this.#options.requestTimeoutMs, describeRequest(action, key));
   }

@@ -10,20 +10,26 @@ import {
   type LockProviderOptions,
   type RetryOptions,
 } from '@fencelock/core/adapter';
-import type { Cluster, ClusterNode, ClusterOptions, Redis, RedisOptions } from 'ioredis';
-import { RESERVED_KEY_PATTERN, resolveHandoff, type HandoffPolicy } from '@fencelock/redis-shared';
+import type { ClusterNode, ClusterOptions, RedisOptions } from 'ioredis';
+import { RESERVED_KEY_PATTERN, assertSupportedClient, resolveHandoff, type HandoffPolicy, type SupportedRedisClient } from '@fencelock/redis-shared';
 
 /** Options of {@link createRedisLockProvider}. Give exactly one of `client`, `connection`, `clusterNodes`. */
 export interface RedisLockProviderOptions extends LockProviderOptions {
   /**
-   * An ioredis `Redis` or `Cluster` to use. The provider never closes it. It must not have ioredis'
-   * own `keyPrefix` option (use this provider's {@link keyPrefix} instead: the side keys must be
-   * placed by hash slot, which a client-side prefix would change).
+   * The Redis client to use, standalone or cluster: an ioredis 5 or 6 `Redis` / `Cluster`, an
+   * iovalkey one, or a node-redis 5 or 6 client (`createClient()` / `createCluster()` of `redis` or
+   * `@redis/client`, connected or not: the provider connects one nobody connected), RESP2 or RESP3.
+   * The provider never closes it. An ioredis client must not have ioredis' own `keyPrefix` option
+   * (use this provider's {@link keyPrefix} instead: the side keys must be placed by hash slot, which
+   * a client-side prefix would change). Anything else is refused (`LOCK_INVALID_ARGUMENT`).
    */
-  readonly client?: Redis | Cluster;
-  /** A `redis://` URL or ioredis options: the provider opens this connection and closes it in `close()`. */
+  readonly client?: SupportedRedisClient;
+  /**
+   * A `redis://` URL or ioredis options: the provider opens this connection with ioredis (which must
+   * then be installed) and closes it in `close()`.
+   */
   readonly connection?: string | RedisOptions;
-  /** Redis Cluster startup nodes: the provider opens an ioredis `Cluster` and closes it in `close()`. */
+  /** Redis Cluster startup nodes: the provider opens an ioredis `Cluster` (ioredis must be installed) and closes it in `close()`. */
   readonly clusterNodes?: readonly ClusterNode[];
   /** Extra ioredis `Cluster` options for {@link clusterNodes}. */
   readonly clusterOptions?: ClusterOptions;
@@ -213,20 +219,12 @@ function resolveRetry(retry: Partial<RetryOptions> | undefined): RetryOptions {
   return Object.freeze(merged);
 }
 
-// What the provider calls on a client. Checked by shape, never with `instanceof`: a client made by a
-// second copy of ioredis (another version in the user's tree) is just as good.
-const CLIENT_METHODS = ['defineCommand', 'evalsha', 'duplicate', 'get', 'zrem', 'on', 'off', 'once', 'quit', 'disconnect'] as const;
-
+// The family is checked by shape (see assertSupportedClient); an ioredis client's own key prefix
+// would move the side keys out of their lock key's slot.
 function checkClient(client: unknown): void {
-  const candidate = client as Record<string, unknown> & { options?: { keyPrefix?: string; redisOptions?: { keyPrefix?: string } } };
-  const missing = typeof client !== 'object' || client === null ? ['all'] : CLIENT_METHODS.filter((name) => typeof candidate[name] !== 'function');
-  if (missing.length > 0 || typeof candidate.status !== 'string' || typeof candidate.isCluster !== 'boolean') {
-    throw new LockTypeError(
-      'options.client',
-      `options.client must be an ioredis Redis or Cluster instance (with ${CLIENT_METHODS.join(', ')}, status and isCluster)`,
-    );
-  }
-  if (candidate.options?.keyPrefix || candidate.options?.redisOptions?.keyPrefix) {
+  assertSupportedClient(client, 'options.client');
+  const options = (client as { options?: { keyPrefix?: string; redisOptions?: { keyPrefix?: string } } }).options;
+  if (options?.keyPrefix || options?.redisOptions?.keyPrefix) {
     throw new LockTypeError('options.client', "options.client must not use ioredis' keyPrefix option; use the provider's options.keyPrefix");
   }
 }

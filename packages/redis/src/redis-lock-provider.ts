@@ -1,19 +1,20 @@
 import { BaseLockProvider, validateDurationMs, validateWaitMs } from '@fencelock/core/adapter';
-import type { Cluster, Redis } from 'ioredis';
+import type { SupportedRedisClient } from '@fencelock/redis-shared';
 import { REDIS_CAPABILITIES } from './redis-capabilities.js';
 import { openRedisConnection } from './redis-connection.js';
 import { RedisLockBackend } from './redis-lock-backend.js';
 import { resolveRedisLockOptions, type RedisLockProviderOptions } from './redis-lock-options.js';
 
 /**
- * Locks on a single Redis (or a Redis Cluster through an ioredis `Cluster`): `SET key owner NX PX ttl`
+ * Locks on a single Redis or a Redis Cluster, through the client you have (ioredis 5 or 6, iovalkey,
+ * node-redis 5 or 6) or one it opens with ioredis: `SET key owner NX PX ttl`
  * plus a per-key fencing token in one Lua script, owner-checked release and extend, release
  * notifications on one shared pub/sub connection, and a loss signal from the validity deadline.
  * Build it with {@link createRedisLockProvider}.
  */
 export class RedisLockProvider extends BaseLockProvider {
-  /** The ioredis client the provider uses (the one given, or the one it opened and will close). */
-  readonly client: Redis | Cluster;
+  /** The client the provider uses: the one given, or the ioredis client it opened and will close. */
+  readonly client: SupportedRedisClient;
 
   constructor(options: RedisLockProviderOptions) {
     const resolved = resolveRedisLockOptions(options);
@@ -30,7 +31,7 @@ export class RedisLockProvider extends BaseLockProvider {
  * Creates a Redis lock provider.
  *
  * ```ts
- * const locks = createRedisLockProvider({ connection: 'redis://127.0.0.1:6379' });
+ * const locks = createRedisLockProvider({ connection: 'redis://127.0.0.1:6379' }); // or { client } of any supported client
  * await using lock = await locks.acquire('orders:42', { ttlMs: 10_000 });
  * await db.write(row, { fence: lock.fencingToken });
  * ```

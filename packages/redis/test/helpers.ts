@@ -1,6 +1,7 @@
 import type { LockCapabilities, LockProvider } from '@fencelock/core';
 import { Cluster, type ClusterNode } from 'ioredis';
 import { redisCommand } from '@fencelock/test-infra';
+import type { SupportedRedisClient } from '@fencelock/redis-shared';
 import { RedisLockProvider } from '../src/index.js';
 import { redisLockKeys } from '../src/redis-keys.js';
 
@@ -33,10 +34,18 @@ export function newCluster(urls: readonly string[]): Cluster {
   return cluster;
 }
 
+/** Drops a client's connection at once, whatever its family (ioredis `disconnect`, node-redis `destroy`). */
+export function dropClient(client: SupportedRedisClient): void {
+  const methods = client as unknown as { disconnect?: () => void; destroy?: () => void; status?: unknown; isOpen?: boolean };
+  if (typeof methods.status === 'string') methods.disconnect?.();
+  // node-redis refuses to destroy a client twice.
+  else if (methods.isOpen === true) methods.destroy?.();
+}
+
 /** Drops a provider's connection as a crashed process would: no release, no QUIT. */
 export async function crashProvider(provider: LockProvider): Promise<void> {
   if (!(provider instanceof RedisLockProvider)) throw new Error('crashProvider needs a RedisLockProvider');
-  provider.client.disconnect();
+  dropClient(provider.client);
 }
 
 /** Script calls (EVAL and EVALSHA) a server has run so far, from `INFO commandstats`. */

@@ -3,7 +3,7 @@ import { topology } from '@fencelock/test-infra';
 import { Redis } from 'ioredis';
 import { createRequire } from 'node:module';
 import { describe, expect, it } from 'vitest';
-import { hashSlot } from '@fencelock/redis-shared';
+import { hashSlot, type IoredisFamilyClient } from '@fencelock/redis-shared';
 import { RESERVED_KEY_PATTERN, createRedisLockProvider, type RedisLockProviderOptions } from '../src/index.js';
 import { redisLockKeys } from '../src/redis-keys.js';
 
@@ -33,7 +33,7 @@ describe('options are checked before any connection is opened', () => {
   const bad: [string, unknown, 'TypeError' | 'RangeError'][] = [
     ['no source', {}, 'TypeError'],
     ['two sources', { connection: redisUrl, clusterNodes: [{ host: '127.0.0.1', port: 7101 }] }, 'TypeError'],
-    ['not an ioredis client', { client: {} }, 'TypeError'],
+    ['not a supported client', { client: {} }, 'TypeError'],
     ['connection of the wrong type', { connection: 42 }, 'TypeError'],
     ["ioredis' own keyPrefix", { connection: { keyPrefix: 'x:' } }, 'TypeError'],
     ['empty clusterNodes', { clusterNodes: [] }, 'TypeError'],
@@ -85,6 +85,37 @@ describe('options are checked before any connection is opened', () => {
     }
   });
 
+  it('refuses an unsupported client at compile time and, before any request, at run time, naming what was passed', () => {
+    // Another library's client (shaped like @valkey/valkey-glide's, which is not supported yet).
+    class GlideClient {
+      customCommand(): Promise<unknown> {
+        return Promise.resolve(undefined);
+      }
+      close(): void {}
+    }
+    const attempts: (() => unknown)[] = [
+      // @ts-expect-error -- not a supported client
+      () => createRedisLockProvider({ client: new GlideClient() }),
+      // @ts-expect-error -- not a supported client
+      () => createRedisLockProvider({ client: {} }),
+      // @ts-expect-error -- a URL goes in options.connection
+      () => createRedisLockProvider({ client: redisUrl }),
+    ];
+    const messages = attempts.map((attempt) => {
+      try {
+        attempt();
+      } catch (error) {
+        expect(error).toMatchObject({ code: 'LOCK_INVALID_ARGUMENT', argument: 'options.client' });
+        return (error as Error).message;
+      }
+      throw new Error('accepted');
+    });
+    expect(messages[0]).toContain('got a GlideClient instance');
+    expect(messages[1]).toContain('got a plain object');
+    expect(messages[2]).toContain('got a string');
+    expect(messages[0]).toMatch(/ioredis 5 or 6.*iovalkey.*node-redis 5 or 6/);
+  });
+
   it('takes a client from a second copy of ioredis (checked by shape, not instanceof)', async () => {
     const client = secondCopyOfIoredisClient(redisUrl);
     try {
@@ -120,7 +151,7 @@ describe('options are checked before any connection is opened', () => {
     const provider = createRedisLockProvider({ connection: redisUrl });
     await provider.acquire(`options:owned:${Math.random()}`).then((lock) => lock.release());
     await provider.close();
-    expect(provider.client.status).toBe('end');
+    expect((provider.client as IoredisFamilyClient).status).toBe('end');
   });
 });
 

@@ -1,5 +1,5 @@
 export { RedlockLockProvider, createRedlockLockProvider } from './redlock-lock-provider.js';
-export type { RedlockLockProviderOptions, RedlockMaster } from './options.js';
+export type { RedlockLockProviderOptions, RedlockMaster, RedlockMasterOptions } from './options.js';
 export type { HandoffPolicy } from '@fencelock/redis-shared';
 export { REDLOCK_CAPABILITIES } from './redlock-backend.js';
 export { NodeNotConnectedError, NodeTimeoutError } from './master-node.js';

@@ -1,6 +1,5 @@
 import { RequestTimeoutError, monotonicNow, waitFor, withRequestTimeout, type BackendWarning } from '@fencelock/core/adapter';
-import { evictionPolicyWarning, extendManyCommand, extendReplyFlags } from '@fencelock/redis-shared';
-import type { Redis } from 'ioredis';
+import { ScriptRunner, evictionPolicyWarning, extendManyScript, extendReplyFlags, type ClientStatus, type LockClient } from '@fencelock/redis-shared';
 import type { RedlockKeys } from './lock-keys.js';
 import { type RedlockScripts, defineRedlockScripts } from './redlock-scripts.js';
 
@@ -63,10 +62,10 @@ export class NodeNotConnectedError extends Error {
   override readonly name = 'NodeNotConnectedError';
 }
 
-// ioredis states in which the connection is known down: a request would only wait in the offline queue.
-const DOWN_STATES = new Set(['reconnecting', 'close', 'end']);
+// States in which the connection is known down: a request would only wait in the offline queue.
+const DOWN_STATES: ReadonlySet<ClientStatus> = new Set(['down', 'closed']);
 // States of a client that is still making its FIRST connection.
-const CONNECTING_STATES = new Set(['wait', 'connecting', 'connect']);
+const CONNECTING_STATES: ReadonlySet<ClientStatus> = new Set(['idle', 'connecting']);
 /**
  * How long a request waits for a client's first connection (TCP + ready check) before its per-node
  * timeout starts, in ms. Establishing a connection is not part of a master's answer time; without
@@ -83,23 +82,25 @@ export const FIRST_CONNECT_WAIT_MS = 2_000;
 export class MasterNode {
   /** A printable name, e.g. `127.0.0.1:7001`. */
   readonly name: string;
-  readonly client: Redis;
+  /** The master's client, through its family's seam. */
+  readonly client: LockClient;
   /** True when the provider created the client and must close it. */
   readonly owned: boolean;
   readonly #scripts: RedlockScripts;
-  readonly #extendMany: (keys: readonly string[], args: readonly (string | number)[]) => Promise<unknown>;
+  readonly #extendMany: ScriptRunner;
   #firstConnection: Promise<void> | undefined;
 
-  constructor(name: string, client: Redis, owned: boolean) {
+  constructor(name: string, client: LockClient, owned: boolean) {
     this.name = name;
     this.client = client;
     this.owned = owned;
     this.#scripts = defineRedlockScripts(client);
-    this.#extendMany = extendManyCommand(client);
+    this.#extendMany = new ScriptRunner(client, extendManyScript);
     if (CONNECTING_STATES.has(client.status)) {
       this.#firstConnection = this.#settled(FIRST_CONNECT_WAIT_MS);
-      // A lazy client (`lazyConnect`) would otherwise wait for a first command that we hold back.
-      if (client.status === 'wait') client.connect().catch(() => undefined);
+      // A lazy client (`lazyConnect`, a node-redis client nobody connected) would otherwise wait for
+      // a first command that we hold back.
+      client.connect();
     }
   }
 
@@ -107,13 +108,7 @@ export class MasterNode {
   async #settled(boundMs: number): Promise<void> {
     await waitFor({
       deadline: monotonicNow() + boundMs,
-      until: (wake) => {
-        const events = ['ready', 'close', 'end'] as const;
-        for (const event of events) this.client.on(event, wake);
-        return () => {
-          for (const event of events) this.client.off(event, wake);
-        };
-      },
+      until: (wake) => this.client.onStatus(() => wake()),
     });
     this.#firstConnection = undefined;
   }
@@ -152,7 +147,7 @@ export class MasterNode {
 
   /** Takes `value` out of the line of waiters of a lock. Unbounded: the caller's round bounds it. */
   leaveLine(waitersKey: string, value: string): Promise<boolean> {
-    return this.client.zrem(waitersKey, value).then((removed) => removed > 0);
+    return this.client.command(['ZREM', waitersKey, value], waitersKey).then((removed) => Number(removed) > 0);
   }
 
   /**
@@ -169,7 +164,16 @@ export class MasterNode {
         keys.push(lock.key);
         args.push(lock.value, lock.ttlMs);
       }
-      return extendReplyFlags(await this.#extendMany(keys, args), locks.length);
+      const call = [keys.length, ...keys, ...args];
+      let reply: unknown;
+      try {
+        reply = await this.#extendMany.run(call);
+      } catch (error) {
+        // NOSCRIPT (a restarted or flushed master): once more as EVAL. An extension is owner-checked
+        // PEXPIRE only, so sending it again can never create a lock.
+        reply = await this.#extendMany.runAgain(error, call);
+      }
+      return extendReplyFlags(reply, locks.length);
     }, timeoutMs);
   }
 
@@ -177,8 +181,8 @@ export class MasterNode {
   read(key: string, timeoutMs: number): Promise<NodeReply<{ value: string | null; pttlMs: number }>> {
     return this.#call(
       async () => {
-        const [value, pttlMs] = await Promise.all([this.client.get(key), this.client.pttl(key)]);
-        return { value, pttlMs };
+        const [value, pttlMs] = await Promise.all([this.client.command(['GET', key], key), this.client.command(['PTTL', key], key)]);
+        return { value: typeof value === 'string' ? value : null, pttlMs: Number(pttlMs) };
       },
       timeoutMs,
     );
@@ -186,7 +190,8 @@ export class MasterNode {
 
   /** This master's eviction-policy warning, if its `maxmemory-policy` is not `noeviction` (see `evictionPolicyWarning`). */
   evictionWarning(timeoutMs: number): Promise<NodeReply<BackendWarning | undefined>> {
-    return this.#call(() => evictionPolicyWarning(([command, ...args]) => this.client.call(command!, ...args), this.name), timeoutMs);
+    const [server] = this.client.masters();
+    return this.#call(() => evictionPolicyWarning((args) => (server === undefined ? Promise.reject(new Error('no server')) : server.command(args)), this.name), timeoutMs);
   }
 
   /** True while the client's connection is up and ready. */
@@ -196,11 +201,7 @@ export class MasterNode {
 
   /** Calls `listener` whenever the connection comes up or goes down; returns the unsubscribe function. */
   onConnectionChange(listener: () => void): () => void {
-    const events = ['ready', 'close', 'end'] as const;
-    for (const event of events) this.client.on(event, listener);
-    return () => {
-      for (const event of events) this.client.off(event, listener);
-    };
+    return this.client.onStatus(() => listener());
   }
 
   /** Closes the client if the provider owns it; a client it was handed is left alone. */

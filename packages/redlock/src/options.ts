@@ -9,17 +9,42 @@ import {
   validateRequestTimeoutMs,
   validateWaitMs,
 } from '@fencelock/core/adapter';
-import type { Redis, RedisOptions } from 'ioredis';
-import { resolveHandoff, type HandoffPolicy } from '@fencelock/redis-shared';
+import {
+  assertSupportedClient,
+  lockClientOf,
+  resolveHandoff,
+  type HandoffPolicy,
+  type IoredisFamilyClient,
+  type LockClient,
+  type NodeRedisFamilyClient,
+} from '@fencelock/redis-shared';
+import type { RedisOptions } from 'ioredis';
 import { endpointOfUrl, normalizeEndpoint } from './endpoints.js';
 
 /**
- * One master: an ioredis client you created (the provider uses it and never closes it), or a
- * `redis://host:port` URL / ioredis options object (the provider creates the client, owns it and
- * closes it in `close()`). Each master must be an independent server — not a replica, not a
- * Cluster, not another database of the same server.
+ * One master: a standalone client you created — ioredis 5 or 6, iovalkey, or node-redis 5 or 6
+ * (`createClient()` of `redis` / `@redis/client`), RESP2 or RESP3; the provider uses it, connects it
+ * if nobody did, and never closes it — or a `redis://host:port` URL / ioredis options object (the
+ * provider creates an ioredis client, which must then be installed, owns it and closes it in
+ * `close()`). Each master must be an independent server — not a replica, not a Cluster, not another
+ * database of the same server.
  */
-export type RedlockMaster = Redis | string | RedisOptions;
+export type RedlockMaster = IoredisFamilyClient | NodeRedisFamilyClient | string | RedlockMasterOptions;
+
+/**
+ * ioredis options for a master the provider opens. Never a client object: one that is not a
+ * supported standalone client (a cluster client, another library's) must not pass for options.
+ * Without ioredis installed its `RedisOptions` type cannot be read (it would be `any`, and would
+ * let anything pass): the address fields stand in for it then.
+ */
+export type RedlockMasterOptions = (0 extends 1 & RedisOptions ? MasterAddress : RedisOptions) & { readonly sendCommand?: never; readonly on?: never };
+
+/** Where a master listens, the part of ioredis' options the provider reads itself. */
+export interface MasterAddress {
+  readonly host?: string;
+  readonly port?: number;
+  readonly path?: string;
+}
 
 /** Options of {@link createRedlockLockProvider}. */
 export interface RedlockLockProviderOptions extends LockProviderOptions {
@@ -77,7 +102,7 @@ export interface RedlockLockProviderOptions extends LockProviderOptions {
 
 /** The checked options; `masters` resolved to endpoints. */
 export interface ResolvedRedlockOptions {
-  readonly masters: readonly { readonly endpoint: string; readonly source: RedlockMaster; readonly client: Redis | undefined }[];
+  readonly masters: readonly { readonly endpoint: string; readonly source: RedlockMaster; readonly client: LockClient | undefined }[];
   readonly keyPrefix: string;
   readonly clockDriftFactor: number;
   readonly requestTimeoutMs: number | undefined;
@@ -129,19 +154,10 @@ export function extendTimeoutFor(options: Pick<ResolvedRedlockOptions, 'requestT
   return Math.max(requestTimeoutFor(options, ttlMs), Math.ceil(ttlMs / 10));
 }
 
-// What the provider calls on a master's client. Checked by shape, never with `instanceof`: a client
-// made by a second copy of ioredis (another version in the user's tree) is just as good.
-const CLIENT_METHODS = ['defineCommand', 'evalsha', 'duplicate', 'get', 'pttl', 'zrem', 'on', 'off', 'once', 'connect', 'disconnect'] as const;
-
-/** True for an ioredis client (any copy of the package), by shape. */
-function isClient(value: unknown): value is Redis {
-  if (typeof value !== 'object' || value === null) return false;
+// Something with methods is a client (and must be a supported one); a plain object is ioredis options.
+function looksLikeClient(value: object): boolean {
   const candidate = value as Record<string, unknown>;
-  return (
-    CLIENT_METHODS.every((name) => typeof candidate[name] === 'function') &&
-    typeof candidate.status === 'string' &&
-    typeof candidate.isCluster === 'boolean'
-  );
+  return ['on', 'sendCommand', 'connect', 'duplicate'].some((name) => typeof candidate[name] === 'function');
 }
 
 function fraction(value: unknown, argument: string, fallback: number, maximum: number, allowZero: boolean): number {
@@ -153,21 +169,23 @@ function fraction(value: unknown, argument: string, fallback: number, maximum: n
   return value;
 }
 
-function resolveMaster(master: unknown, index: number): { endpoint: string; source: RedlockMaster; client: Redis | undefined } {
+function resolveMaster(master: unknown, index: number): { endpoint: string; source: RedlockMaster; client: LockClient | undefined } {
   const argument = `masters[${index}]`;
   if (typeof master === 'string') return { endpoint: endpointOfUrl(master, argument), source: master, client: undefined };
-  if (isClient(master)) {
-    if ((master as { isCluster?: unknown }).isCluster === true) {
+  if (typeof master === 'object' && master !== null && looksLikeClient(master)) {
+    assertSupportedClient(master, argument);
+    const client = lockClientOf(master, argument);
+    if (client.isCluster) {
       throw new LockTypeError(argument, `${argument} is a Redis Cluster client; Redlock needs independent masters (one client each)`);
     }
-    const { host, port, path } = master.options;
-    return { endpoint: normalizeEndpoint(host, port, path ?? undefined), source: master, client: master };
+    const { host, port, path } = client.endpoint ?? {};
+    return { endpoint: normalizeEndpoint(host, port, path), source: master as RedlockMaster, client };
   }
   if (typeof master === 'object' && master !== null && !Array.isArray(master)) {
     const { host, port, path } = master as RedisOptions;
     return { endpoint: normalizeEndpoint(host, port, path ?? undefined), source: master as RedisOptions, client: undefined };
   }
-  throw new LockTypeError(argument, `${argument} must be an ioredis client, a redis:// URL or ioredis options`);
+  throw new LockTypeError(argument, `${argument} must be a Redis client (ioredis, iovalkey, node-redis), a redis:// URL or ioredis options`);
 }
 
 /**
@@ -197,7 +215,7 @@ export function resolveRedlockOptions(options: RedlockLockProviderOptions): Reso
     }
     seen.set(m.endpoint, i);
   });
-  const clients = masters.flatMap((m) => (m.client === undefined ? [] : [m.client]));
+  const clients = masters.flatMap((m) => (m.client === undefined ? [] : [m.source]));
   if (new Set(clients).size !== clients.length) throw new LockRangeError('options.masters', 'the same client is given twice');
 
   const keyPrefix = options.keyPrefix ?? '';

@@ -1,5 +1,6 @@
 import { BaseLockProvider } from '@fencelock/core/adapter';
-import { Redis as RedisClient, type RedisOptions } from 'ioredis';
+import { IoredisLockClient, loadIoredis } from '@fencelock/redis-shared';
+import type { RedisOptions } from 'ioredis';
 import { MasterNode } from './master-node.js';
 import { type RedlockLockProviderOptions, type ResolvedRedlockOptions, resolveRedlockOptions } from './options.js';
 import { quorumOf } from './quorum.js';
@@ -23,11 +24,12 @@ const OWNED_CLIENT_DEFAULTS: RedisOptions = {
 function createMasters(options: ResolvedRedlockOptions): MasterNode[] {
   return options.masters.map(({ endpoint, source, client }) => {
     if (client !== undefined) return new MasterNode(endpoint, client, false);
+    const { Redis } = loadIoredis('options.masters');
     const settings = { ...OWNED_CLIENT_DEFAULTS, ...options.redisOptions };
-    const created = typeof source === 'string' ? new RedisClient(source, settings) : new RedisClient({ ...settings, ...(source as RedisOptions) });
+    const created = typeof source === 'string' ? new Redis(source, settings) : new Redis({ ...settings, ...(source as RedisOptions) });
     // Connection errors are reported per request (in LockError.nodes); without a listener ioredis prints them.
     created.on('error', () => undefined);
-    return new MasterNode(endpoint, created, true);
+    return new MasterNode(endpoint, new IoredisLockClient(created), true);
   });
 }
 

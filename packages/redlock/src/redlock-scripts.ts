@@ -1,6 +1,4 @@
-import { HANDOFF_RESERVATION_MS, headOfLineLua, lengthPrefixed, splitLengthPrefixed } from '@fencelock/redis-shared';
-import { createHash } from 'node:crypto';
-import type { Redis } from 'ioredis';
+import { HANDOFF_RESERVATION_MS, headOfLineLua, isNoScriptError, lengthPrefixed, scriptSha, splitLengthPrefixed, type LockClient } from '@fencelock/redis-shared';
 import type { RedlockKeys } from './lock-keys.js';
 
 // Both scripts take the lock key, its waiter registry and its hand-off reservation.
@@ -100,7 +98,7 @@ redis.call('SET', KEYS[3], '1', 'PX', ARGV[4])
 return 1
 `;
 
-/** The Redlock scripts on one client (ioredis sends EVALSHA and falls back to EVAL on NOSCRIPT). */
+/** The Redlock scripts on one client (EVALSHA once the connection has the script; see {@link scriptRunner}). */
 export interface RedlockScripts {
   /** See {@link ACQUIRE_LUA}; resolves whether this master granted the key (1), not why it refused (0 or -2). */
   acquire(keys: RedlockKeys, value: string, ttlMs: number, registerMs: number, lineTag: string, barging: boolean): Promise<boolean>;
@@ -115,33 +113,29 @@ export interface RedlockScripts {
  * that call — never a resend: a resent acquire could land after this round's release on the same
  * connection and leave a lock no one owns — and the next call sends the whole script again.
  */
-function scriptRunner(client: Redis, lua: string): (...args: (string | number)[]) => Promise<unknown> {
+function scriptRunner(client: LockClient, lua: string): (...args: (string | number)[]) => Promise<unknown> {
   const sha = scriptSha(lua);
-  // The connections (sockets) that were sent the whole script; a reconnect makes a new socket.
+  // The connections that were sent the whole script; a reconnect makes a new one.
   const loadedOn = new WeakSet<object>();
   return (...args) => {
-    const socket = client.stream as object | undefined;
-    if (socket === undefined || !loadedOn.has(socket)) {
-      if (socket !== undefined) loadedOn.add(socket);
-      return client.eval(lua, KEY_COUNT, ...args);
+    const connection = client.scriptScope();
+    args.unshift(KEY_COUNT);
+    if (connection === undefined || !loadedOn.has(connection)) {
+      if (connection !== undefined) loadedOn.add(connection);
+      return client.sendScript('eval', lua, args);
     }
-    return client.evalsha(sha, KEY_COUNT, ...args).catch((error: unknown) => {
-      if (error instanceof Error && error.message.startsWith('NOSCRIPT')) loadedOn.delete(socket);
+    return client.sendScript('evalsha', sha, args).catch((error: unknown) => {
+      if (isNoScriptError(error)) loadedOn.delete(connection);
       throw error;
     });
   };
-}
-
-/** The SHA1 under which a master caches a script. */
-function scriptSha(lua: string): string {
-  return createHash('sha1').update(lua).digest('hex');
 }
 
 /** The SHAs of the acquire and release scripts (to look them up in a master's script cache). */
 export const REDLOCK_SCRIPT_SHAS: readonly string[] = [scriptSha(ACQUIRE_LUA), scriptSha(RELEASE_LUA)];
 
 /** The Redlock scripts as calls on `client`. */
-export function defineRedlockScripts(client: Redis): RedlockScripts {
+export function defineRedlockScripts(client: LockClient): RedlockScripts {
   const acquire = scriptRunner(client, ACQUIRE_LUA);
   const release = scriptRunner(client, RELEASE_LUA);
   return {

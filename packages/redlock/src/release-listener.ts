@@ -1,6 +1,5 @@
 import type { Wakeup } from '@fencelock/core/adapter';
-import { LocalWaiters, newLineTag, withoutLineTag } from '@fencelock/redis-shared';
-import type { Redis } from 'ioredis';
+import { LocalWaiters, newLineTag, withoutLineTag, type SubscriberConnection } from '@fencelock/redis-shared';
 import { RELEASE_CHANNEL } from './lock-keys.js';
 import type { MasterNode } from './master-node.js';
 import { quorumOf } from './quorum.js';
@@ -11,8 +10,8 @@ import { parseAnnouncement } from './redlock-scripts.js';
 const REMEMBERED_RELEASES = 1_024;
 
 /**
- * The release announcements of a provider's masters: one subscriber connection per master (a
- * `duplicate()` of its client), opened on the first wait and closed with the provider, listening on
+ * The release announcements of a provider's masters: one subscriber connection per master (the
+ * client seam's subscriber, a duplicate of its client), opened on the first wait and closed with the provider, listening on
  * the shared channel and on the provider's own (`<channel>:<line tag>`), where the masters announce
  * a head of the line that is one of this provider's waiters. Each release
  * is announced by every master that had waiters. The copy that makes a majority — when a majority of
@@ -31,7 +30,7 @@ export class ReleaseListener {
   // Release id → copies of its announcement seen.
   readonly #recent = new Map<string, number>();
   readonly #quorum: number;
-  #connections: Redis[] | undefined;
+  #connections: SubscriberConnection[] | undefined;
   #subscribed: Promise<void> | undefined;
   #isSubscribed = false;
   #closed = false;
@@ -56,7 +55,7 @@ export class ReleaseListener {
   /** Closes the subscriber connections, if they were opened. */
   close(): void {
     this.#closed = true;
-    for (const connection of this.#connections ?? []) connection.disconnect();
+    for (const connection of this.#connections ?? []) connection.close();
     this.#connections = undefined;
     this.#isSubscribed = false;
   }
@@ -73,20 +72,20 @@ export class ReleaseListener {
       this.#isSubscribed = true;
       confirm();
     };
-    this.#connections = this.#masters.map((master) => {
-      // Unlike the request connections (which fail fast while a master is down), a subscriber keeps
-      // reconnecting; it subscribes on every `ready` itself, because ioredis's own re-subscription
-      // after a reconnect leaves a rejected promise unhandled when the connection closes again.
-      const connection = master.client.duplicate({ autoResubscribe: false, lazyConnect: false });
-      connection.on('error', () => undefined);
-      connection.on('ready', () => {
-        connection.subscribe(RELEASE_CHANNEL, this.#ownChannel).then(onConfirmed, () => undefined);
-      });
-      connection.on('message', (channel: string, message: string) => {
-        if (channel === RELEASE_CHANNEL || channel === this.#ownChannel) this.#announced(message);
-      });
-      return connection;
-    });
+    // Unlike the request connections (which fail fast while a master is down), a subscriber keeps
+    // reconnecting and subscribing again (the seam does it for every client family).
+    this.#connections = this.#masters.map((master) =>
+      master.client.subscriber(
+        { channels: [RELEASE_CHANNEL, this.#ownChannel] },
+        {
+          message: (channel, message) => {
+            if (channel === RELEASE_CHANNEL || channel === this.#ownChannel) this.#announced(message);
+          },
+          confirmed: onConfirmed,
+          lost: () => undefined,
+        },
+      ),
+    );
     return this.#subscribed;
   }
 

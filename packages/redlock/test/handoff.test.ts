@@ -9,7 +9,7 @@ import { redisCommand } from '@fencelock/test-infra';
 import { Redis } from 'ioredis';
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it, vi } from 'vitest';
-import { LocalWaiters } from '@fencelock/redis-shared';
+import { IoredisLockClient, LocalWaiters } from '@fencelock/redis-shared';
 import { RELEASE_CHANNEL } from '../src/lock-keys.js';
 import { MasterNode } from '../src/master-node.js';
 import { ReleaseListener } from '../src/release-listener.js';
@@ -231,7 +231,7 @@ describe('hand-off to a waiting client', () => {
 
 describe('release announcements', () => {
   it('wake the head of the line once a majority of masters announced the release, not at the first copy', async () => {
-    const masters = redlockUrls.map((url) => new MasterNode(url, new Redis(url), true));
+    const masters = redlockUrls.map((url) => new MasterNode(url, new IoredisLockClient(new Redis(url)), true));
     const listener = new ReleaseListener(masters);
     const woken: string[] = [];
     const wakeOne = vi.spyOn(LocalWaiters.prototype, 'wakeOne').mockImplementation((lockKey: string) => {

@@ -191,9 +191,9 @@ describe('the algorithm', () => {
     expect(await lock.release()).toBe(true);
   });
 
-  it('a batched extension answered with something else than its results fails (the lock is kept), never reports it lost', async () => {
+  it('clients shared with code that registered its own scripts: the provider registers no command names, so extensions work', async () => {
     // Clients shared with another copy of the library that registered a different script under the
-    // batched extension's command name: every master answers that script's reply instead.
+    // batched extension's former command name (malformed replies: see the batcher's own test).
     const clients = redlockUrls.slice(0, 3).map((url) => {
       const client = new Redis(url, { maxRetriesPerRequest: 0 });
       client.defineCommand('fencelockExtendManyVariadic', { lua: "return redis.status_reply('OK')" });
@@ -202,8 +202,7 @@ describe('the algorithm', () => {
     try {
       const provider = open({ masters: clients });
       const lock = await provider.acquire(`extend-malformed:${randomUUID()}`, { ttlMs: 10_000, autoExtend: false });
-      const error = await lock.extend().catch((e: unknown) => e);
-      expect(isLockError(error, 'LOCK_QUORUM_NOT_REACHED')).toBe(true);
+      await lock.extend();
       expect(lock.isHeld()).toBe(true);
       expect(lock.signal.aborted).toBe(false);
       expect(await lock.release()).toBe(true);

@@ -1,51 +1,48 @@
 import { createHash } from 'node:crypto';
-import type { Cluster, Redis } from 'ioredis';
 import type { RedisLockScript } from './redis-lock-script.js';
 
 /** Arguments of a script call: the number of keys first, then the keys, then ARGV. */
 export type ScriptArgument = string | number;
 
-/**
- * Sends `evalsha` or `eval` with `args` — the SHA or the script, then the call's arguments as one
- * array, which ioredis flattens (arguments may be arrays) — and resolves the reply as text: a way
- * for an adapter to send the commands itself (with its own timeouts). Without one, the client's
- * `evalsha` and `eval` methods are used, with the same arguments.
- */
-export type ScriptCommandSender = (name: 'evalsha' | 'eval', args: [string, readonly ScriptArgument[]]) => Promise<unknown>;
+/** What a {@link ScriptRunner} needs of a client: the two script commands, and where a loaded script is known. */
+export interface ScriptTransport {
+  /** `EVAL` with the script or `EVALSHA` with its SHA, then `args` (see `LockClient.sendScript`). */
+  sendScript(command: 'eval' | 'evalsha', body: string, args: readonly ScriptArgument[]): Promise<unknown>;
+  /** The connection a script loaded now is known on; `undefined` while there is none (see `LockClient.scriptScope`). */
+  scriptScope(): object | undefined;
+}
 
 /**
- * One script on one client, as ioredis' `defineCommand` runs it: the script itself (EVAL, which loads
- * it) until a call on the current connection succeeded, then EVALSHA. When a call fails, `runAgain`
- * sends it again as EVAL if the server did not know the script (NOSCRIPT: a restarted or flushed
- * server, a cluster node that never ran it) and rejects with the failure otherwise.
+ * One script on one client: the script itself (EVAL, which loads it) until a call on the current
+ * connection succeeded, then EVALSHA. When a call fails, `runAgain` sends it again as EVAL if the
+ * server did not know the script (NOSCRIPT: a restarted or flushed server, a cluster node that never
+ * ran it) and rejects with the failure otherwise.
  *
- * `defineCommand` costs a large share of an uncontended acquire on each call: the arguments copied
- * three times, a promise and two closures for its NOSCRIPT handling whether or not it is needed. Here
- * the fallback lives in the caller's own failure path, which it has anyway.
+ * ioredis' `defineCommand` costs a large share of an uncontended acquire on each call: the arguments
+ * copied three times, a promise and two closures for its NOSCRIPT handling whether or not it is
+ * needed. Here the fallback lives in the caller's own failure path, which it has anyway.
  */
 export class ScriptRunner {
   /** The script's SHA-1, as EVALSHA names it. */
   readonly sha: string;
-  readonly #client: Redis | Cluster;
+  readonly #client: ScriptTransport;
   readonly #lua: string;
-  readonly #send: ScriptCommandSender | undefined;
   // The connection on which a call last succeeded (the cluster client as a whole): EVALSHA there.
   #loadedOn: object | undefined;
 
-  constructor(client: Redis | Cluster, script: RedisLockScript, send?: ScriptCommandSender) {
+  constructor(client: ScriptTransport, script: Pick<RedisLockScript, 'lua'>) {
     this.#client = client;
     this.#lua = script.lua;
-    this.#send = send;
     this.sha = scriptSha(script.lua);
   }
 
   /** Runs the script with `args` (number of keys first). */
   run(args: readonly ScriptArgument[]): Promise<unknown> {
-    const connection = connectionOf(this.#client);
-    if (connection !== undefined && connection === this.#loadedOn) return this.#evalsha(args);
+    const connection = this.#client.scriptScope();
+    if (connection !== undefined && connection === this.#loadedOn) return this.#client.sendScript('evalsha', this.sha, args);
     // A connection that may not know the script yet (a new one, or a paused server whose EVALSHA
     // would time out and later fail): the script itself, so that the call runs whenever it arrives.
-    return this.#eval(args).then((reply) => {
+    return this.#client.sendScript('eval', this.#lua, args).then((reply) => {
       this.#loadedOn = connection;
       return reply;
     });
@@ -57,28 +54,6 @@ export class ScriptRunner {
     this.#loadedOn = undefined;
     return this.run(args);
   }
-
-  // The arguments travel as one array after the SHA (or script): ioredis flattens it once, into the
-  // command, where spreading them would copy them once more on the way.
-  #evalsha(args: readonly ScriptArgument[]): Promise<unknown> {
-    if (this.#send !== undefined) return this.#send('evalsha', [this.sha, args]);
-    return (this.#client.evalsha as unknown as ArrayCommand).call(this.#client, this.sha, args);
-  }
-
-  #eval(args: readonly ScriptArgument[]): Promise<unknown> {
-    if (this.#send !== undefined) return this.#send('eval', [this.#lua, args]);
-    return (this.#client.eval as unknown as ArrayCommand).call(this.#client, this.#lua, args);
-  }
-}
-
-// A command method called with its arguments as one array (its typings list them one by one).
-type ArrayCommand = (first: string, args: readonly ScriptArgument[]) => Promise<unknown>;
-
-// What a loaded script is known on: the socket of a `Redis` (a reconnect may reach a restarted
-// server), the `Cluster` as a whole (a node without the script answers NOSCRIPT, handled by `runAgain`).
-function connectionOf(client: Redis | Cluster): object | undefined {
-  if (client.isCluster) return client;
-  return (client as Redis).stream ?? undefined;
 }
 
 const shas = new Map<string, string>();

@@ -1,6 +1,16 @@
 import { RequestDeadlines, RequestTimeoutError } from '@fencelock/core/adapter';
-import type { ScriptArgument } from '@fencelock/redis-shared';
-import { Command, type Cluster, type Redis } from 'ioredis';
+import type { ScriptArgument } from '../scripts/script-runner.js';
+
+/** The members of an ioredis `Command` used here (ioredis 5 and 6, iovalkey). */
+export interface IoredisCommand {
+  readonly name: string;
+  readonly isResolved: boolean;
+  reject(error: Error): void;
+  setTimeout: (timeout: number) => void;
+}
+
+/** ioredis' `Command` class, from the same copy of the package as the client it is sent on. */
+export type IoredisCommandClass = new (name: string, args: ScriptArgument[], options: { replyEncoding: 'utf8' }) => IoredisCommand;
 
 const REPLY_AS_TEXT = { replyEncoding: 'utf8' } as const;
 
@@ -13,18 +23,21 @@ function boundElsewhere(): void {
 }
 
 /**
- * The lock scripts' commands on a client the provider opened (so built by the same ioredis as the
+ * Script commands on an ioredis client the provider opened (so built by the same ioredis as the
  * client), each bounded by `requestTimeoutMs` from when it is sent — queued while reconnecting
- * included, as ioredis' `commandTimeout` bounds them — through one shared timer instead of one per
- * command. Sent with `sendCommand`, without the argument handling of the client's command methods.
+ * included, as ioredis' `commandTimeout` bounds them — through one shared timer (core's
+ * `RequestDeadlines`) instead of one per command. Sent with `sendCommand`, without the argument
+ * handling of the client's command methods.
  */
-export class TimedCommands {
-  readonly #client: Redis | Cluster;
-  readonly #deadlines: RequestDeadlines<Command>;
+export class IoredisTimedCommands {
+  readonly #send: (command: IoredisCommand) => Promise<unknown>;
+  readonly #Command: IoredisCommandClass;
+  readonly #deadlines: RequestDeadlines<IoredisCommand>;
 
-  constructor(client: Redis | Cluster, timeoutMs: number) {
-    this.#client = client;
-    this.#deadlines = new RequestDeadlines<Command>(timeoutMs, {
+  constructor(send: (command: IoredisCommand) => Promise<unknown>, Command: IoredisCommandClass, timeoutMs: number) {
+    this.#send = send;
+    this.#Command = Command;
+    this.#deadlines = new RequestDeadlines<IoredisCommand>(timeoutMs, {
       // ioredis marks a command resolved, not one that failed (an error reply, a lost connection):
       // such a command stays until its deadline, with the settled ones sent after it (a timeout's
       // worth of requests at most), and failing it again then is harmless.
@@ -36,11 +49,11 @@ export class TimedCommands {
   /** Sends `name` (`evalsha` or `eval`) with `args` (the SHA or script, then its arguments); resolves the reply as text. */
   send(name: string, args: [string, readonly ScriptArgument[]]): Promise<unknown> {
     // Command flattens nested arrays (copying `args` once, as it always does).
-    const command = new Command(name, args as unknown as ScriptArgument[], REPLY_AS_TEXT);
+    const command = new this.#Command(name, args as unknown as ScriptArgument[], REPLY_AS_TEXT);
     command.setTimeout = boundElsewhere;
     // Watched before it is sent: a client closed for good rejects it at once, and that is fine.
     this.#deadlines.add(command);
-    return this.#client.sendCommand(command) as Promise<unknown>;
+    return this.#send(command);
   }
 
   /** Stops watching (the provider is closing). */

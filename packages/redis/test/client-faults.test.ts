@@ -1,0 +1,75 @@
+/**
+ * Connection faults through each client library besides ioredis 5 (which faults.test.ts covers), on
+ * a dedicated server with AOF (appendfsync always): the client's own connection events must reach
+ * the handles (`uncertain` on a reset link, then `recovered` or `lost` after reconnecting), and a
+ * restarted server that forgot the scripts must still run them (NOSCRIPT, then the script itself).
+ */
+import { abortedWithin, nextEvent } from '@fencelock/conformance';
+import type { LockProvider } from '@fencelock/core';
+import { redisCommand, startRedisServer, startTcpProxy, type RedisServer, type TcpProxy } from '@fencelock/test-infra';
+import { randomUUID } from 'node:crypto';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { redisLockKeys } from '../src/redis-keys.js';
+import { CLIENT_FLAVOURS, handedClients } from './clients.js';
+
+let durable: RedisServer;
+let proxy: TcpProxy;
+beforeAll(async () => {
+  durable = await startRedisServer({ persistence: true });
+  proxy = await startTcpProxy({ targetPort: durable.port });
+}, 60_000);
+afterAll(async () => {
+  await proxy?.close();
+  await durable?.stop();
+});
+
+const open: LockProvider[] = [];
+afterEach(async () => {
+  proxy.setMode('pass');
+  await Promise.all(open.splice(0).map((provider) => provider.close()));
+});
+
+const { ioredis6Resp3, iovalkey, nodeRedis6Resp3, nodeRedis5Resp2 } = CLIENT_FLAVOURS;
+for (const flavour of [ioredis6Resp3, iovalkey, nodeRedis6Resp3, nodeRedis5Resp2]) {
+  describe(`connection faults through ${flavour.name}`, () => {
+    const providerOn = async (url: string): Promise<LockProvider> => {
+      const provider = await handedClients(() => flavour.standalone(url), { defaultTtlMs: 10_000, requestTimeoutMs: 500 }).createProvider();
+      open.push(provider);
+      return provider;
+    };
+
+    it('a reset link marks the handle uncertain; after reconnecting it recovers (the key is there) or is lost (it is not)', async () => {
+      const through = await providerOn(`redis://127.0.0.1:${proxy.port}`);
+      const [kept, taken] = [`faults:kept:${randomUUID()}`, `faults:taken:${randomUUID()}`];
+      const keptLock = await through.acquire(kept);
+      const takenLock = await through.acquire(taken);
+      const uncertain = nextEvent(through, 'uncertain', (e) => e.ownerId === keptLock.ownerId, 5_000);
+      const recovered = nextEvent(through, 'recovered', (e) => e.ownerId === keptLock.ownerId, 10_000);
+      proxy.setMode('reset');
+      await uncertain;
+      expect(keptLock.state).toBe('uncertain');
+      // While this client is cut off, the second lock is deleted behind its back (as an expiry would).
+      expect(await redisCommand(durable.port, ['DEL', redisLockKeys('', taken).lock])).toBe(1);
+      proxy.setMode('pass');
+      await recovered;
+      expect(keptLock.state).toBe('held');
+      const reason = await abortedWithin(takenLock.signal, 10_000, 'the loss found at reconnect');
+      expect(reason).toMatchObject({ code: 'LOCK_LOST', reason: 'taken-over' });
+      expect(await keptLock.release()).toBe(true);
+    }, 30_000);
+
+    it('a server restarted on its AOF keeps the lock, and the scripts it forgot are sent again', async () => {
+      const locks = await providerOn(durable.url);
+      const name = `faults:restart:${randomUUID()}`;
+      const first = await locks.acquire(name);
+      const recovered = nextEvent(locks, 'recovered', (e) => e.ownerId === first.ownerId, 15_000);
+      await durable.restart();
+      await recovered;
+      // The release script is unknown to the restarted server: NOSCRIPT, then the script itself.
+      expect(await first.release()).toBe(true);
+      const second = await locks.acquire(name, { waitMs: 5_000 });
+      expect(second.fencingToken! > first.fencingToken!).toBe(true);
+      expect(await second.release()).toBe(true);
+    }, 30_000);
+  });
+}
