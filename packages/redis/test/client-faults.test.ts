@@ -4,13 +4,13 @@
  * the handles (`uncertain` on a reset link, then `recovered` or `lost` after reconnecting), and a
  * restarted server that forgot the scripts must still run them (NOSCRIPT, then the script itself).
  */
-import { abortedWithin, nextEvent } from '@fencelock/conformance';
+import { nextEvent } from '@fencelock/conformance';
 import type { LockProvider } from '@fencelock/core';
-import { redisCommand, startRedisServer, startTcpProxy, type RedisServer, type TcpProxy } from '@fencelock/test-infra';
+import { startRedisServer, startTcpProxy, type RedisServer, type TcpProxy } from '@fencelock/test-infra';
 import { randomUUID } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { redisLockKeys } from '../src/redis-keys.js';
 import { CLIENT_FLAVOURS, handedClients } from './clients.js';
+import { expectResetRecoversOrLoses } from './helpers.js';
 
 let durable: RedisServer;
 let proxy: TcpProxy;
@@ -40,22 +40,7 @@ for (const flavour of [ioredis6Resp3, iovalkey, nodeRedis6Resp3, nodeRedis5Resp2
 
     it('a reset link marks the handle uncertain; after reconnecting it recovers (the key is there) or is lost (it is not)', async () => {
       const through = await providerOn(`redis://127.0.0.1:${proxy.port}`);
-      const [kept, taken] = [`faults:kept:${randomUUID()}`, `faults:taken:${randomUUID()}`];
-      const keptLock = await through.acquire(kept);
-      const takenLock = await through.acquire(taken);
-      const uncertain = nextEvent(through, 'uncertain', (e) => e.ownerId === keptLock.ownerId, 5_000);
-      const recovered = nextEvent(through, 'recovered', (e) => e.ownerId === keptLock.ownerId, 10_000);
-      proxy.setMode('reset');
-      await uncertain;
-      expect(keptLock.state).toBe('uncertain');
-      // While this client is cut off, the second lock is deleted behind its back (as an expiry would).
-      expect(await redisCommand(durable.port, ['DEL', redisLockKeys('', taken).lock])).toBe(1);
-      proxy.setMode('pass');
-      await recovered;
-      expect(keptLock.state).toBe('held');
-      const reason = await abortedWithin(takenLock.signal, 10_000, 'the loss found at reconnect');
-      expect(reason).toMatchObject({ code: 'LOCK_LOST', reason: 'taken-over' });
-      expect(await keptLock.release()).toBe(true);
+      await expectResetRecoversOrLoses(through, proxy, durable.port, [`faults:kept:${randomUUID()}`, `faults:taken:${randomUUID()}`]);
     }, 30_000);
 
     it('a server restarted on its AOF keeps the lock, and the scripts it forgot are sent again', async () => {

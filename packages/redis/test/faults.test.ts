@@ -7,7 +7,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { defineRedisLockCommands } from '@fencelock/redis-shared';
 import { createRedisLockProvider } from '../src/index.js';
 import { redisLockKeys } from '../src/redis-keys.js';
-import { EXPECTED_CAPABILITIES, backendWaiters, crashProvider, onServer } from './helpers.js';
+import { EXPECTED_CAPABILITIES, backendWaiters, crashProvider, expectResetRecoversOrLoses, onServer } from './helpers.js';
 
 // Two dedicated servers for the whole file: one with AOF + appendfsync always (the configuration the
 // README asks for), one without any persistence (the F10 fault: a restart forgets everything).
@@ -235,22 +235,7 @@ describe('redis faults (dedicated servers)', () => {
     try {
       const through = createRedisLockProvider({ connection: `redis://127.0.0.1:${proxy.port}`, defaultTtlMs: 10_000, requestTimeoutMs: 500 });
       open.push(through);
-      const [kept, taken] = [key('reset-kept'), key('reset-taken')];
-      const keptLock = await through.acquire(kept);
-      const takenLock = await through.acquire(taken);
-      const uncertain = nextEvent(through, 'uncertain', (e) => e.ownerId === keptLock.ownerId, 5_000);
-      const recovered = nextEvent(through, 'recovered', (e) => e.ownerId === keptLock.ownerId, 10_000);
-      proxy.setMode('reset');
-      await uncertain;
-      expect(keptLock.state).toBe('uncertain');
-      // While this client is cut off, the second lock is deleted behind its back (as an expiry would).
-      expect(await redisCommand(durable.port, ['DEL', redisLockKeys('', taken).lock])).toBe(1);
-      proxy.setMode('pass');
-      await recovered;
-      expect(keptLock.state).toBe('held');
-      const reason = await abortedWithin(takenLock.signal, 10_000, 'the loss found at reconnect');
-      expect(reason).toMatchObject({ code: 'LOCK_LOST', reason: 'taken-over' });
-      expect(await keptLock.release()).toBe(true);
+      await expectResetRecoversOrLoses(through, proxy, durable.port, [key('reset-kept'), key('reset-taken')]);
     } finally {
       await proxy.close();
     }

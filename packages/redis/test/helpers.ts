@@ -1,6 +1,8 @@
 import type { LockCapabilities, LockProvider } from '@fencelock/core';
 import { Cluster, type ClusterNode } from 'ioredis';
-import { redisCommand } from '@fencelock/test-infra';
+import { abortedWithin, nextEvent } from '@fencelock/conformance';
+import { redisCommand, type TcpProxy } from '@fencelock/test-infra';
+import { expect } from 'vitest';
 import type { SupportedRedisClient } from '@fencelock/redis-shared';
 import { RedisLockProvider } from '../src/index.js';
 import { redisLockKeys } from '../src/redis-keys.js';
@@ -90,4 +92,32 @@ export function onServer(port: number): RunCommand {
 /** A {@link RunCommand} on a cluster, through an ioredis `Cluster` (which routes by the key's slot). */
 export function onCluster(cluster: Cluster): RunCommand {
   return ([command, ...args]) => cluster.call(String(command), ...args);
+}
+
+/**
+ * The connection-reset fault on `through` (a provider connected through `proxy` to the server on
+ * `serverPort`): both its locks turn uncertain; one is deleted while it is cut off. After the reset
+ * the kept lock recovers and the deleted one is lost (`taken-over`).
+ */
+export async function expectResetRecoversOrLoses(
+  through: LockProvider,
+  proxy: Pick<TcpProxy, 'setMode'>,
+  serverPort: number,
+  [kept, taken]: readonly [string, string],
+): Promise<void> {
+  const keptLock = await through.acquire(kept);
+  const takenLock = await through.acquire(taken);
+  const uncertain = nextEvent(through, 'uncertain', (e) => e.ownerId === keptLock.ownerId, 5_000);
+  const recovered = nextEvent(through, 'recovered', (e) => e.ownerId === keptLock.ownerId, 10_000);
+  proxy.setMode('reset');
+  await uncertain;
+  expect(keptLock.state).toBe('uncertain');
+  // While this client is cut off, the second lock is deleted behind its back (as an expiry would).
+  expect(await redisCommand(serverPort, ['DEL', redisLockKeys('', taken).lock])).toBe(1);
+  proxy.setMode('pass');
+  await recovered;
+  expect(keptLock.state).toBe('held');
+  const reason = await abortedWithin(takenLock.signal, 10_000, 'the loss found at reconnect');
+  expect(reason).toMatchObject({ code: 'LOCK_LOST', reason: 'taken-over' });
+  expect(await keptLock.release()).toBe(true);
 }
