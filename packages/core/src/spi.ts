@@ -1,4 +1,5 @@
 /** The adapter-only exports (see `adapter.ts`). */
+export { tlsCertificateProblem } from './tls-refusal.js';
 export { asLockError, backendUnavailableError, forbiddenError, lockAbortedError, lockLostError } from './errors.js';
 export { CAPABILITY_NAMES, normalizeCapabilities, renderGuaranteesTable } from './capabilities.js';
 export type { LockCapabilitiesInit } from './capabilities.js';
