@@ -73,7 +73,7 @@ describe('etcd least privilege: the lock user', () => {
     const elsewhere = provider(users.locker, { keyPrefix: SECURE_ETCD_OTHER_PREFIX });
     expectForbidden(await rejection(elsewhere.acquire('outside', { waitMs: 600_000 })), /^etcd refused queueing for the lock.*permission denied/);
     expectForbidden(await rejection(elsewhere.inspect('outside')), /^etcd refused reading the lock's keys: permission denied/);
-    const error = await rejection(raw(users.locker).put(`${SECURE_ETCD_OTHER_PREFIX}x`).value('1'));
+    const error = await rejection(raw(users.locker).put(`${SECURE_ETCD_OTHER_PREFIX}x`).value('1').exec());
     expect((error as Error).constructor.name).toBe('EtcdPermissionDeniedError');
   });
 });
