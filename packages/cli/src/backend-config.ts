@@ -10,6 +10,7 @@ import {
   type RedisKeyLayout,
   type ZooKeeperKeyLayout,
 } from './key-layout.js';
+import { type Access, resolveAccess } from './access.js';
 import { UsageError } from './usage-error.js';
 
 /** The backends `fencelock` can lock on. */
@@ -25,8 +26,8 @@ export const BACKEND_NAMES: readonly BackendName[] = ['redis', 'redlock', 'etcd'
 export type BackendConfig =
   | ({ readonly backend: 'redis'; readonly url: string } & RedisKeyLayout)
   | ({ readonly backend: 'redlock'; readonly urls: readonly string[] } & RedisKeyLayout)
-  | ({ readonly backend: 'etcd'; readonly endpoints: readonly string[] } & EtcdKeyLayout)
-  | ({ readonly backend: 'zookeeper'; readonly connectionString: string } & ZooKeeperKeyLayout)
+  | ({ readonly backend: 'etcd'; readonly endpoints: readonly string[]; readonly access?: Access } & EtcdKeyLayout)
+  | ({ readonly backend: 'zookeeper'; readonly connectionString: string; readonly access?: Access } & ZooKeeperKeyLayout)
   | ({ readonly backend: 'postgres'; readonly url: string } & PostgresKeyLayout);
 
 /** The loopback defaults, used when neither a flag nor an environment variable gives an address. */
@@ -76,6 +77,7 @@ export function resolveBackendConfig(values: Values, env: Env): BackendConfig {
     const foreign = name === backend ? undefined : backendFlags(name).find((flag) => values[flag] !== undefined);
     if (foreign !== undefined) throw new UsageError(`--${foreign} is for --backend ${name}, but the backend is ${backend}`);
   }
+  const access = resolveAccess(backend, values, env);
   const { flag, env: variable } = ADDRESS_SOURCES[backend];
   const given = stringValue(values[flag]);
   const raw = given ?? nonEmpty(env[variable]) ?? DEFAULT_ADDRESSES[backend];
@@ -97,10 +99,13 @@ export function resolveBackendConfig(values: Values, env: Env): BackendConfig {
       // etcd endpoints are often written without a scheme; etcd's own default is plain http.
       const withScheme = splitList(raw, origin).map((item) => (/^[a-z][a-z0-9+.-]*:\/\//i.test(item) ? item : `http://${item}`));
       const endpoints = parseUrls(withScheme.join(','), origin, ['http:', 'https:'], 'http://127.0.0.1:2379');
-      return { backend, endpoints, ...etcdKeyLayout(values, env) };
+      if (access?.tls !== undefined && endpoints.some((endpoint) => endpoint.startsWith('http:'))) {
+        throw new UsageError(`${origin}: TLS material was given, so every endpoint must be https://`);
+      }
+      return { backend, endpoints, ...etcdKeyLayout(values, env), ...(access === undefined ? {} : { access }) };
     }
     case 'zookeeper':
-      return { backend, connectionString: parseZooKeeperHosts(raw, origin), ...zooKeeperKeyLayout(values, env) };
+      return { backend, connectionString: parseZooKeeperHosts(raw, origin), ...zooKeeperKeyLayout(values, env), ...(access === undefined ? {} : { access }) };
     case 'postgres': {
       const urls = parseUrls(raw, origin, ['postgres:', 'postgresql:'], 'postgres://user@127.0.0.1:5432/db');
       if (urls.length !== 1) throw new UsageError(`${origin} must be one PostgreSQL URL, got ${urls.length}`);

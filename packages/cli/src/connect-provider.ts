@@ -28,8 +28,14 @@ export async function connectProvider(config: BackendConfig, lifetimeMs: number 
     case 'etcd': {
       const { createEtcdLockProvider, ETCD_CAPABILITIES } = await import('@fencelock/etcd');
       checkLifetime(lifetimeMs, ETCD_CAPABILITIES);
+      const { access } = config;
+      const tls = access?.tls;
       return createEtcdLockProvider({
-        connection: { hosts: [...config.endpoints] },
+        connection: {
+          hosts: [...config.endpoints],
+          ...(tls === undefined ? {} : { credentials: { rootCertificate: tls.ca, ...(tls.cert === undefined ? {} : { certChain: tls.cert, privateKey: tls.key }) } }),
+          ...(access?.user === undefined ? {} : { auth: { username: access.user, password: access.password ?? '' } }),
+        },
         keyPrefix: config.keyPrefix,
         keyEncoding: config.keyEncoding,
         ...(lifetimeMs === undefined ? {} : { sessionTtlMs: lifetimeMs }),
@@ -40,7 +46,14 @@ export async function connectProvider(config: BackendConfig, lifetimeMs: number 
       checkLifetime(lifetimeMs, ZOOKEEPER_CAPABILITIES);
       const sessionTimeoutMs = lifetimeMs ?? DEFAULT_SESSION_TIMEOUT_MS;
       // The adapter bounds each request by a third of the granted session timeout (5 s at most).
-      return createZooKeeperLockProvider({ connectionString: config.connectionString, sessionTimeoutMs, root: config.root, naming: config.naming });
+      const { user, password } = config.access ?? {};
+      return createZooKeeperLockProvider({
+        connectionString: config.connectionString,
+        sessionTimeoutMs,
+        root: config.root,
+        naming: config.naming,
+        ...(user === undefined ? {} : { auth: { scheme: 'digest' as const, credentials: `${user}:${password ?? ''}` } }),
+      });
     }
     case 'postgres': {
       const { createPostgresLockProvider, POSTGRES_CAPABILITIES } = await import('@fencelock/postgres');
