@@ -5,11 +5,10 @@
  */
 import { readFileSync } from 'node:fs';
 import { describeLockProvider } from '@fencelock/conformance';
-import type { LockProvider } from '@fencelock/core';
 import { SECURE_ETCD_LOCK_PREFIX, startSecureEtcd } from '@fencelock/test-infra';
 import { Etcd3, type IOptions } from 'etcd3';
 import { afterAll } from 'vitest';
-import { EtcdLockProvider } from '../src/index.js';
+import { OwnClientProvider } from './own-client-provider.js';
 import { backendWaiters, deleteLock } from './backend-waiters.js';
 
 const secure = await startSecureEtcd();
@@ -29,37 +28,18 @@ afterAll(async () => {
   await secure.stop();
 });
 
-const clients = new WeakMap<LockProvider, Etcd3>();
-
-class LockerProvider extends EtcdLockProvider {
-  readonly #client: Etcd3;
-  constructor(client: Etcd3) {
-    super({ client, sessionTtlMs: 3_000 });
-    this.#client = client;
-  }
-  override async close(): Promise<void> {
-    try {
-      await super.close();
-    } finally {
-      this.#client.close();
-    }
-  }
-}
 
 describeLockProvider({
   name: 'etcd over TLS as a user limited to the lock prefix',
   createProvider: () => {
-    const client = new Etcd3(connection(users.locker));
-    const provider = new LockerProvider(client);
-    clients.set(provider, client);
-    return provider;
+    return new OwnClientProvider(new Etcd3(connection(users.locker)), { sessionTtlMs: 3_000 });
   },
   expectCapabilities: { fencing: 'global', lossDetection: true, notify: true, fifo: true, readWrite: true, deletionNotice: 'watch' },
   harness: {
     backendWaiters: backendWaiters(root, SECURE_ETCD_LOCK_PREFIX),
     deleteLock: deleteLock(root, SECURE_ETCD_LOCK_PREFIX),
     crashProvider: async (provider) => {
-      clients.get(provider)?.close();
+      if (provider instanceof OwnClientProvider) provider.client.close();
     },
   },
 });
