@@ -1,3 +1,5 @@
+import type { LockEventMap, LockProvider } from '@fencelock/core';
+
 /**
  * For the "secrets never leak" checks of an adapter's security tests: everything a provider reported
  * (errors with their causes, event payloads) as one text, searched for known secrets.
@@ -20,4 +22,41 @@ export function leakedSecrets(reported: readonly unknown[], secrets: readonly st
   const seen = new WeakSet<object>();
   const text = reported.map((value) => reachableText(value, seen)).join('\n');
   return secrets.flatMap((secret, index) => (secret !== '' && text.includes(secret) ? [index] : []));
+}
+
+const EVERY_EVENT = [
+  'acquired', 'contended', 'timeout', 'aborted', 'declined', 'failed', 'released', 'release-failed',
+  'renewal-late', 'extended', 'lost', 'uncertain', 'recovered', 'backend-warning',
+] as const satisfies readonly (keyof LockEventMap)[];
+
+/** What providers reported during a security test: every event of the providers it watches, and the errors it collected. */
+export class ReportLog {
+  readonly items: unknown[] = [];
+
+  /** Records every event `provider` emits from now on. */
+  watch<P extends LockProvider>(provider: P): P {
+    for (const event of EVERY_EVENT) provider.on(event, (payload) => this.items.push(payload));
+    return provider;
+  }
+
+  /** Records `error` (thrown by a provider or its client) and returns it. */
+  record(error: unknown): unknown {
+    this.items.push(error);
+    return error;
+  }
+
+  /** Resolves what `promise` rejects with, recorded; fails if it resolves. */
+  async rejection(promise: Promise<unknown>): Promise<unknown> {
+    try {
+      await promise;
+    } catch (error) {
+      return this.record(error);
+    }
+    throw new Error('expected a rejection');
+  }
+
+  /** {@link leakedSecrets} of everything recorded. */
+  leaked(secrets: readonly string[]): number[] {
+    return leakedSecrets(this.items, secrets);
+  }
 }

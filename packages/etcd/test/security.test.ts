@@ -6,7 +6,7 @@
  * `waitMs`. No credential appears in any error or event.
  */
 import { readFileSync } from 'node:fs';
-import { leakedSecrets } from '@fencelock/conformance';
+import { ReportLog } from '@fencelock/conformance';
 import { type LockError, LockErrorCode, type LockProvider, isLockError } from '@fencelock/core';
 import { SECURE_ETCD_OTHER_PREFIX, freePort, startSecureEtcd } from '@fencelock/test-infra';
 import { Etcd3, type IOptions } from 'etcd3';
@@ -31,13 +31,10 @@ const connection = (auth: User | undefined, credentials = tls(), hosts = secure.
 const providers: LockProvider[] = [];
 const clients: Etcd3[] = [];
 // Everything reported to the tests: errors thrown and events emitted, causes included.
-const reported: unknown[] = [];
+const reports = new ReportLog();
 
 function provider(auth: User | undefined, options: Partial<EtcdLockProviderOptions> = {}, credentials = tls(), hosts?: string): LockProvider {
-  const made = createEtcdLockProvider({ connection: connection(auth, credentials, hosts), sessionTtlMs: 3_000, ...options });
-  for (const event of ['acquired', 'released', 'failed', 'lost', 'release-failed', 'backend-warning', 'timeout'] as const) {
-    made.on(event, (payload) => reported.push(payload));
-  }
+  const made = reports.watch(createEtcdLockProvider({ connection: connection(auth, credentials, hosts), sessionTtlMs: 3_000, ...options }));
   providers.push(made);
   return made;
 }
@@ -48,15 +45,7 @@ function raw(auth: User): Etcd3 {
   return client;
 }
 
-async function rejection(promise: Promise<unknown>): Promise<unknown> {
-  try {
-    await promise;
-  } catch (error) {
-    reported.push(error);
-    return error;
-  }
-  throw new Error('expected a rejection');
-}
+const rejection = (promise: Promise<unknown>): Promise<unknown> => reports.rejection(promise);
 
 function expectForbidden(error: unknown, message: RegExp): void {
   expect(isLockError(error, LockErrorCode.FORBIDDEN), String(error)).toBe(true);
@@ -123,12 +112,12 @@ describe('etcd: refused credentials fail at once with LOCK_FORBIDDEN', () => {
 
 describe('etcd: credentials never leak', () => {
   it('appear in no error, cause or event reported by the tests above', () => {
-    expect(reported.length).toBeGreaterThan(10);
+    expect(reports.items.length).toBeGreaterThan(10);
     const secrets = [...Object.values(users).map((user) => user.password)];
     // Every line of every private key's body.
     for (const pair of [clientCertificate, certificates.foreignClient]) {
       secrets.push(...readFileSync(pair.key, 'utf8').split('\n').filter((line) => line.length > 20 && !line.startsWith('-----')));
     }
-    expect(leakedSecrets(reported, secrets)).toEqual([]);
+    expect(reports.leaked(secrets)).toEqual([]);
   });
 });

@@ -6,7 +6,7 @@
  * server setting, so these run on the shared ensemble, each under a root of its own.
  */
 import { randomUUID } from 'node:crypto';
-import { leakedSecrets } from '@fencelock/conformance';
+import { ReportLog } from '@fencelock/conformance';
 import { type LockError, LockErrorCode, isLockError } from '@fencelock/core';
 import { topology } from '@fencelock/test-infra';
 import { type ACL, type Client, Exception, Permission } from 'node-zookeeper-client';
@@ -34,13 +34,10 @@ const providers: ZooKeeperLockProvider[] = [];
 const clients: Client[] = [];
 const roots: { root: string; owner: typeof alice }[] = [];
 // Everything the providers reported: errors thrown and events emitted, with causes.
-const reported: unknown[] = [];
+const reports = new ReportLog();
 
 function provider(root: string, options: Partial<ZooKeeperLockProviderOptions>): ZooKeeperLockProvider {
-  const made = createZooKeeperLockProvider({ connectionString, sessionTimeoutMs: 6_000, root, spinDelayMs: 50, ...options });
-  for (const event of ['acquired', 'released', 'failed', 'lost', 'release-failed', 'backend-warning', 'timeout'] as const) {
-    made.on(event, (payload) => reported.push(payload));
-  }
+  const made = reports.watch(createZooKeeperLockProvider({ connectionString, sessionTimeoutMs: 6_000, root, spinDelayMs: 50, ...options }));
   providers.push(made);
   return made;
 }
@@ -72,15 +69,7 @@ const remove = (client: Client, path: string): Promise<null> => call<null>((done
 const setData = (client: Client, path: string): Promise<null> =>
   call<null>((done) => client.setData(path, Buffer.from('x'), -1, (error) => done(error, null)));
 
-async function rejection(promise: Promise<unknown>): Promise<unknown> {
-  try {
-    await promise;
-  } catch (error) {
-    reported.push(error);
-    return error;
-  }
-  throw new Error('expected a rejection');
-}
+const rejection = (promise: Promise<unknown>): Promise<unknown> => reports.rejection(promise);
 
 function codeOf(error: unknown): number | undefined {
   return error instanceof Exception ? error.getCode() : undefined;
@@ -206,7 +195,7 @@ describe('ZooKeeper: auth and acl options', () => {
       createZooKeeperLockProvider({ connectionString, ...(options as ZooKeeperLockProviderOptions) });
     } catch (caught) {
       error = caught;
-      reported.push(caught);
+      reports.record(caught);
     }
     expect(isLockError(error, LockErrorCode.INVALID_ARGUMENT), String(error)).toBe(true);
   });
@@ -221,7 +210,7 @@ describe('ZooKeeper: auth and acl options', () => {
 
 describe('ZooKeeper: credentials never leak', () => {
   it('appear in no error, cause or event reported by the tests above', () => {
-    expect(reported.length).toBeGreaterThan(10);
-    expect(leakedSecrets(reported, SECRETS)).toEqual([]);
+    expect(reports.items.length).toBeGreaterThan(10);
+    expect(reports.leaked(SECRETS)).toEqual([]);
   });
 });
