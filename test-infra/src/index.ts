@@ -67,3 +67,5 @@ export { generateCertificates } from './secure/certificates.js';
 export type { CertificatePair, TestCertificates } from './secure/certificates.js';
 export { startSecureEtcd, SECURE_ETCD_LOCK_PREFIX, SECURE_ETCD_OTHER_PREFIX } from './secure/secure-etcd.js';
 export type { SecureEtcd, SecureUser } from './secure/secure-etcd.js';
+export { startSecureRedis } from './secure/secure-redis.js';
+export type { SecureRedis, SecureRedisOptions } from './secure/secure-redis.js';
