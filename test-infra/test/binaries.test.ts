@@ -15,7 +15,7 @@ describe('binaries', () => {
   });
 
   it('installs the Debian packages, adding a JRE only when java is missing', () => {
-    const base = ['apt-get', 'install', '-y', '--no-install-recommends', 'redis-server', 'zookeeper', 'etcd-server', 'etcd-client', 'libcurator-recipes-java', 'python3-kazoo', 'python3-redis', 'postgresql'];
+    const base = ['apt-get', 'install', '-y', '--no-install-recommends', 'redis-server', 'zookeeper', 'etcd-server', 'etcd-client', 'libcurator-recipes-java', 'python3-kazoo', 'python3-redis', 'postgresql', 'openssl'];
     expect(installCommand(['etcd'])).toEqual(base);
     expect(installCommand(['java'])).toEqual([...base, 'default-jre-headless']);
     expect(installCommand([SLF4J_SIMPLE_JAR])).toEqual([...base, 'libslf4j-java']);
