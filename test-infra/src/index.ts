@@ -69,3 +69,5 @@ export { startSecureEtcd, SECURE_ETCD_LOCK_PREFIX, SECURE_ETCD_OTHER_PREFIX } fr
 export type { SecureEtcd, SecureUser } from './secure/secure-etcd.js';
 export { startSecureRedis } from './secure/secure-redis.js';
 export type { SecureRedis, SecureRedisOptions } from './secure/secure-redis.js';
+export { startSecurePostgres } from './secure/secure-postgres.js';
+export type { SecurePostgres, SecurePostgresOptions } from './secure/secure-postgres.js';

@@ -3,7 +3,7 @@ import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { generateCertificates, startSecureRedis } from '../src/index.js';
+import { generateCertificates, startSecurePostgres, startSecureRedis } from '../src/index.js';
 
 describe('generateCertificates', () => {
   const dirs: string[] = [];
@@ -47,4 +47,21 @@ describe('startSecureRedis', () => {
     }
     expect(redis.node.running).toBe(false);
   }, 60_000);
+});
+
+describe('startSecurePostgres', () => {
+  it('takes TLS connections with scram passwords only, and creates the roles asked for', async () => {
+    const postgres = await startSecurePostgres({ roles: { locker: 'GRANT pg_read_all_settings TO locker' } });
+    try {
+      expect(postgres.url).toBe(`postgres://127.0.0.1:${postgres.port}/postgres`);
+      expect((await postgres.psql("SELECT rolname FROM pg_roles WHERE rolname = 'locker'")).trim()).toBe('locker');
+      expect((await postgres.psql("SELECT rolpassword LIKE 'SCRAM-SHA-256$%' FROM pg_authid WHERE rolname = 'locker'")).trim()).toBe('t');
+      expect((await postgres.psql('SHOW ssl')).trim()).toBe('on');
+      const hba = await postgres.psql('SELECT type, auth_method FROM pg_hba_file_rules ORDER BY line_number');
+      expect(hba.trim().split('\n')).toEqual(['local|trust', 'hostssl|scram-sha-256', 'host|reject']);
+    } finally {
+      await postgres.stop();
+    }
+    expect(postgres.node.running).toBe(false);
+  }, 90_000);
 });
