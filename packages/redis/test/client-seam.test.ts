@@ -66,7 +66,7 @@ for (const flavour of Object.values(CLIENT_FLAVOURS)) {
       it('gives the scripts replies in one shape under either protocol, and recovers from a flushed script cache', async () => {
         const { client } = await open();
         expect(client.isCluster).toBe(topologyName === 'cluster');
-        expect(client.family).toBe(flavour.name.startsWith('node-redis') ? 'node-redis' : 'ioredis');
+        expect(client.family).toBe(flavour.name.startsWith('node-redis') ? 'node-redis' : flavour.name.startsWith('Valkey GLIDE') ? 'glide' : 'ioredis');
         const runner = new ScriptRunner(client, REPLIES);
         const key = `seam:${randomUUID()}`;
         expect(await run(runner, [1, key, 'nil'])).toBeNull();
@@ -157,11 +157,11 @@ describe('a node-redis client nobody connected', () => {
 
 describe('what is not a supported client', () => {
   it('is refused with LOCK_INVALID_ARGUMENT naming what was passed', () => {
-    class GlideClient {
-      customCommand(): void {}
+    class MemcachedClient {
+      get(): void {}
     }
     for (const [value, named] of [
-      [new GlideClient(), 'a GlideClient instance'],
+      [new MemcachedClient(), 'a MemcachedClient instance'],
       [{}, 'a plain object'],
       ['redis://127.0.0.1', 'a string'],
       [null, 'null'],

@@ -36,10 +36,13 @@ export function newCluster(urls: readonly string[]): Cluster {
   return cluster;
 }
 
-/** Drops a client's connection at once, whatever its family (ioredis `disconnect`, node-redis `destroy`). */
+/** Drops a client's connection at once, whatever its family (ioredis `disconnect`, node-redis `destroy`, GLIDE `close`). */
 export function dropClient(client: SupportedRedisClient): void {
-  const methods = client as unknown as { disconnect?: () => void; destroy?: () => void; status?: unknown; isOpen?: boolean };
+  const methods = client as unknown as { disconnect?: () => void; destroy?: () => void; close?: () => void; status?: unknown; isOpen?: boolean; isClosed?: boolean };
   if (typeof methods.status === 'string') methods.disconnect?.();
+  else if (typeof methods.isClosed === 'boolean') {
+    if (!methods.isClosed) methods.close?.();
+  }
   // node-redis refuses to destroy a client twice.
   else if (methods.isOpen === true) methods.destroy?.();
 }
