@@ -1,7 +1,7 @@
 /**
  * Providers over different client libraries on one key — ioredis 5 (the default client, from a URL),
- * ioredis 6 (RESP3), iovalkey, node-redis 6 (RESP3), node-redis 5 (RESP2) and Valkey GLIDE 2 (RESP3) — exclude each other and
- * hand the lock on to each other (release announcements reach every family's subscriber), with
+ * ioredis 6 (RESP3), iovalkey, node-redis 6 (RESP3), node-redis 5 (RESP2) and Valkey GLIDE 2
+ * (RESP3) — exclude each other and hand the lock on to each other (release announcements reach every family's subscriber), with
  * fencing tokens increasing across them: the history of every acquire, fenced write and release is
  * checked by the history checker (mutual exclusion, token order, fenced writes).
  */

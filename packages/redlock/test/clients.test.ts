@@ -1,9 +1,9 @@
 /**
  * Redlock over every supported client library: the conformance suite with node-redis 6 (RESP3)
- * masters and with Valkey GLIDE 2 masters (ioredis 5 runs it in conformance.test.ts; ioredis 6, iovalkey and node-redis 5 go through
- * the same two seams, checked under every protocol in @fencelock/redis' client-seam test), then one
- * provider per library on the same masters and one key, their history checked by the history
- * checker, and the clients Redlock refuses.
+ * masters and with Valkey GLIDE 2 masters (ioredis 5 runs it in conformance.test.ts; ioredis 6,
+ * iovalkey and node-redis 5 go through the same seams, checked under every protocol in
+ * @fencelock/redis' client-seam test), then one provider per library on the same masters and one
+ * key, their history checked by the history checker, and the clients Redlock refuses.
  */
 import { describeLockProvider } from '@fencelock/conformance';
 import type { LockProvider } from '@fencelock/core';
