@@ -36,8 +36,9 @@ function isNodeRedisClient(value: Shape): boolean {
   );
 }
 
+// GLIDE's own pair: a command by its words, and a script object (no other supported client has either).
 function isGlide(value: Shape): boolean {
-  return functions(value, ['customCommand', 'invokeScript', 'getSubscriptions', 'close']);
+  return functions(value, ['customCommand', 'invokeScript', 'close']);
 }
 
 /** Whether `value` is a client of a supported family (see {@link lockClientOf}); anything else is not. */

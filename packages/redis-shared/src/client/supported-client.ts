@@ -68,7 +68,6 @@ export interface NodeRedisFamilyCluster {
 export interface GlideFamilyClient {
   customCommand: AnyMethod;
   invokeScript: AnyMethod;
-  getSubscriptions: AnyMethod;
   close: AnyMethod;
 }
 
