@@ -10,7 +10,10 @@
  * - BENCH_HELD_LOCKS: locks held with auto-extension, default 10000; BENCH_HELD_TTL_MS: their TTL,
  *   default 3000; BENCH_HOLD_SECONDS: the measuring window, default 2 × BENCH_SECONDS;
  * - BENCH_COUNT_ON=shared: count wake-ups and requests on the shared servers instead of dedicated ones;
- * - BENCH_ONLY: comma-separated subject-id substrings, to run a subset;
+ * - BENCH_ONLY: comma-separated subject-id substrings, to run a subset (the per-client section's ids
+ *   are `redis-clients/<library>/fencelock|raw`);
+ * - BENCH_REDIS_CLIENTS: comma-separated library ids of the per-client section (ioredis5, ioredis6,
+ *   iovalkey, node-redis5, node-redis6, glide), `0` to skip it (it alone: `pnpm bench:redis-clients`);
  * - BENCH_STRESS=0 skips the stress section; BENCH_HOGS: CPU hog processes of its loaded runs,
  *   default 3; BENCH_HERD_WAITERS: the herd's concurrent acquires, default 1000;
  * - BENCH_ALLOCATION_CYCLES: cycles of each pass of the allocation scenario (4b), default 20000 (each
@@ -19,7 +22,7 @@
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { ALLOCATION_BACKENDS, runAllocationGroup, type AllocationResult } from './allocation.js';
-import { sharedServers, startDedicatedServers, type BenchServers } from './bench-servers.js';
+import { sharedAddresses, sharedServers, startDedicatedServers, type BenchServers } from './bench-servers.js';
 import { buildCharts } from './charts.js';
 import { runContention, type ContentionResult } from './contention.js';
 import { runHeldLocks, type HeldLocksResult } from './held-locks.js';
@@ -27,7 +30,8 @@ import { runMemory, type MemoryResult } from './memory.js';
 import { runParallelKeysGroup, type ParallelKeysResult } from './parallel-keys.js';
 import { checkTargets, computeRatios, machineInfo, renderMarkdown, type BenchResults } from './report.js';
 import { runStress, type StressResults } from './stress.js';
-import { subjects, type Subject } from './subjects.js';
+import { redisClientsMarkdown, runRedisClients } from './redis-clients.js';
+import { redisClientPairs, subjects, type Subject } from './subjects.js';
 import { runUncontendedGroup, type UncontendedResult } from './uncontended.js';
 import { runWaiters, type WaitersResult } from './waiters.js';
 
@@ -93,6 +97,14 @@ for (const backend of backends) {
     console.log(`${elapsed()} 64 keys ${result.subject}: ${result.opsPerSec} ops/s aggregate (rounds ${result.roundOpsPerSec.join(' ')}), p50 ${result.p50Ms} ms, p99 ${result.p99Ms} ms`);
   }
 }
+
+// 1c: per Redis client library, fencelock beside the raw loop on the same client, interleaved.
+const clientLibraries = (process.env['BENCH_REDIS_CLIENTS'] ?? '').split(',').filter((part) => part !== '');
+const clientPairs = clientLibraries.includes('0')
+  ? []
+  : redisClientPairs(sharedAddresses().redisUrl, clientLibraries).filter((pair) => only.length === 0 || only.some((part) => pair.fencelock.id.includes(part) || pair.raw.id.includes(part)));
+running = 'per Redis client';
+const redisClients = await runRedisClients(clientPairs, { maxCycles, maxMs: seconds * 1000, rounds }, (s, e) => fail('per client', s, e), (line) => console.log(`${elapsed()} per client ${line}`));
 
 // 2: forked client processes.
 const contention: ContentionResult[] = [];
@@ -224,6 +236,7 @@ const results: BenchResults = {
   },
   uncontended,
   parallelKeys,
+  ...(redisClients.length === 0 ? {} : { redisClients }),
   contention,
   waiters,
   heldLocks,

@@ -9,6 +9,7 @@ import { ROUND_TRIP_DEFINITIONS, type HeldLocksResult } from './held-locks.js';
 import type { MemoryResult } from './memory.js';
 import type { HerdResult } from './herd.js';
 import type { ParallelKeysResult } from './parallel-keys.js';
+import { redisClientsMarkdown, type RedisClientResult } from './redis-clients.js';
 import { median } from './rounds.js';
 import { round } from './stats.js';
 import type { Load, StressContentionResult, StressResults } from './stress.js';
@@ -56,6 +57,8 @@ export interface BenchResults {
   readonly parallelKeys: readonly ParallelKeysResult[];
   readonly contention: readonly ContentionResult[];
   readonly waiters: readonly WaitersResult[];
+  /** Per Redis client library, fencelock beside the raw loop on the same client (absent when skipped). */
+  readonly redisClients?: readonly RedisClientResult[];
   /** 10,000 held locks with auto-extension (absent in older results). */
   readonly heldLocks?: readonly HeldLocksResult[];
   readonly memory: readonly MemoryResult[];
@@ -541,6 +544,7 @@ export function renderMarkdown(results: BenchResults): string {
     ),
     '',
     ...chart('parallel-keys-latency.svg'),
+    ...(results.redisClients === undefined || results.redisClients.length === 0 ? [] : redisClientsMarkdown(results.redisClients, 'pnpm bench')),
     '## 2. Contention: client processes on one key',
     '',
     'Each process loops acquire → hold 1 ms → release. Hand-off = from a holder starting its release to the',

@@ -20,6 +20,9 @@ import type RedlockTyped from '../node_modules/redlock/dist/index.js';
 import { sharedAddresses, type BenchAddresses } from './bench-servers.js';
 import { benchMemoryStore } from './memory-subject.js';
 
+// The per-client subjects (fencelock and the raw loop on each Redis client library): their own section.
+export { redisClientPairs, type RedisClientPair } from './subjects-redis-clients.js';
+
 const Redlock = RedlockUntyped as typeof RedlockTyped;
 
 /** The few node-zookeeper-client calls the raw ZooKeeper baseline makes (the package ships no types). */

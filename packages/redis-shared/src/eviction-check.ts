@@ -43,9 +43,11 @@ function policyOf(reply: unknown): string | undefined {
 }
 
 // An error reply from the server (the command exists but is refused, or is unknown) rather than a
-// failure to reach it.
+// failure to reach it: ioredis' ReplyError, node-redis' ErrorReply, Valkey GLIDE's RequestError
+// (whose subclasses name the failures to reach the server: ConnectionError, TimeoutError).
+const REFUSALS = new Set(['ReplyError', 'ErrorReply', 'RequestError']);
 function isServerRefusal(error: unknown): boolean {
-  return error instanceof Error && (error.name === 'ReplyError' || error.name === 'ErrorReply');
+  return error instanceof Error && REFUSALS.has(error.name);
 }
 
 /**

@@ -1,6 +1,6 @@
 /**
  * What `@fencelock/redis` and `@fencelock/redlock` share: the seam to the Redis client a user has
- * (`LockClient`, one implementation per client family), the Lua scripts of the Redis lock protocol, the batcher of owner-checked extensions, the local
+ * (`LockClient`, one implementation per client family: ioredis, node-redis, Valkey GLIDE), the Lua scripts of the Redis lock protocol, the batcher of owner-checked extensions, the local
  * line of waiters woken by release announcements, and the key helpers both adapters need. An
  * internal building block of those two packages, released in step with them: no stable API.
  *
@@ -39,6 +39,8 @@ export type {
 } from './client/lock-client.js';
 export {
   describeValue,
+  type GlideFamilyClient,
+  type GlideStandaloneClient,
   type IoredisFamilyClient,
   type NodeRedisFamilyClient,
   type NodeRedisFamilyCluster,
@@ -52,6 +54,8 @@ export {
   type NodeRedisClientInternals,
   type NodeRedisClusterInternals,
 } from './client/node-redis-lock-client.js';
+export { GlideLockClient, type GlideConfiguration, type GlideInternals } from './client/glide-lock-client.js';
+export { GlideStatus, isGlideConnectionError, type GlideCommandOptions, type GlideRoute } from './client/glide-status.js';
 export { SUPPORTED_CLIENTS, assertSupportedClient, isSupportedClient, lockClientOf } from './client/lock-client-of.js';
 export { loadIoredis, type IoredisModule } from './client/load-ioredis.js';
 export { EVICTION_POLICY_WARNING, evictionPolicyWarning, mergeEvictionWarnings, type ServerCommand } from './eviction-check.js';

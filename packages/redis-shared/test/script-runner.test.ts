@@ -55,4 +55,13 @@ describe('ScriptRunner', () => {
     await expect(runner.runAgain(other, [1, 'k'])).rejects.toBe(other);
     expect(isNoScriptError(other)).toBe(false);
   });
+
+  it("recognises NOSCRIPT as ioredis and node-redis give it (the reply) and as Valkey GLIDE words it", () => {
+    const glide = new Error('An error was signalled by the server: - NoScriptError: No matching script. Please use EVAL.');
+    glide.name = 'RequestError';
+    expect(isNoScriptError(glide)).toBe(true);
+    expect(isNoScriptError(new Error('NOSCRIPT No matching script. Please use EVAL.'))).toBe(true);
+    const otherReply = new Error('An error was signalled by the server: - ResponseError: WRONGTYPE Operation against a key holding the wrong kind of value');
+    expect(isNoScriptError(otherReply)).toBe(false);
+  });
 });

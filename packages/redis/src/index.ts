@@ -12,4 +12,4 @@ export { REDIS_CAPABILITIES, REDIS_MIN_TTL_MS } from './redis-capabilities.js';
 /** Full lock keys of this form are reserved for fencelock's side keys and refused (`LOCK_INVALID_ARGUMENT`). */
 export { RESERVED_KEY_PATTERN } from '@fencelock/redis-shared';
 /** The clients `options.client` accepts (structural types: no client package needs to be installed for them). */
-export type { IoredisFamilyClient, NodeRedisFamilyClient, NodeRedisFamilyCluster, SupportedRedisClient } from '@fencelock/redis-shared';
+export type { GlideFamilyClient, IoredisFamilyClient, NodeRedisFamilyClient, NodeRedisFamilyCluster, SupportedRedisClient } from '@fencelock/redis-shared';

@@ -13,17 +13,22 @@ import {
 import type { ClusterNode, ClusterOptions, RedisOptions } from 'ioredis';
 import { RESERVED_KEY_PATTERN, assertSupportedClient, resolveHandoff, type HandoffPolicy, type SupportedRedisClient } from '@fencelock/redis-shared';
 
-/** Options of {@link createRedisLockProvider}. Give exactly one of `client`, `connection`, `clusterNodes`. */
-export interface RedisLockProviderOptions extends LockProviderOptions {
+/**
+ * Options of {@link createRedisLockProvider}. Give exactly one of `client`, `connection`, `clusterNodes`.
+ * `C` is the type of the client given (inferred), which the provider's `client` then has.
+ */
+export interface RedisLockProviderOptions<C extends SupportedRedisClient = SupportedRedisClient> extends LockProviderOptions {
   /**
    * The Redis client to use, standalone or cluster: an ioredis 5 or 6 `Redis` / `Cluster`, an
-   * iovalkey one, or a node-redis 5 or 6 client (`createClient()` / `createCluster()` of `redis` or
-   * `@redis/client`, connected or not: the provider connects one nobody connected), RESP2 or RESP3.
+   * iovalkey one, a node-redis 5 or 6 client (`createClient()` / `createCluster()` of `redis` or
+   * `@redis/client`, connected or not: the provider connects one nobody connected), or a Valkey
+   * GLIDE 2 `GlideClient` / `GlideClusterClient` (see the README on how its connection state is
+   * read), RESP2 or RESP3.
    * The provider never closes it. An ioredis client must not have ioredis' own `keyPrefix` option
    * (use this provider's {@link keyPrefix} instead: the side keys must be placed by hash slot, which
    * a client-side prefix would change). Anything else is refused (`LOCK_INVALID_ARGUMENT`).
    */
-  readonly client?: SupportedRedisClient;
+  readonly client?: C;
   /**
    * A `redis://` URL or ioredis options: the provider opens this connection with ioredis (which must
    * then be installed) and closes it in `close()`.

@@ -7,23 +7,27 @@ import { resolveRedisLockOptions, type RedisLockProviderOptions } from './redis-
 
 /**
  * Locks on a single Redis or a Redis Cluster, through the client you have (ioredis 5 or 6, iovalkey,
- * node-redis 5 or 6) or one it opens with ioredis: `SET key owner NX PX ttl`
+ * node-redis 5 or 6, Valkey GLIDE 2) or one it opens with ioredis: `SET key owner NX PX ttl`
  * plus a per-key fencing token in one Lua script, owner-checked release and extend, release
  * notifications on one shared pub/sub connection, and a loss signal from the validity deadline.
  * Build it with {@link createRedisLockProvider}.
  */
-export class RedisLockProvider extends BaseLockProvider {
-  /** The client the provider uses: the one given, or the ioredis client it opened and will close. */
-  readonly client: SupportedRedisClient;
+export class RedisLockProvider<C extends SupportedRedisClient = SupportedRedisClient> extends BaseLockProvider {
+  /**
+   * The client the provider uses: the one given (typed as given: a `GlideClient` stays one), or the
+   * ioredis client it opened and will close (typed as the union of the supported clients,
+   * `SupportedRedisClient`).
+   */
+  readonly client: C;
 
-  constructor(options: RedisLockProviderOptions) {
+  constructor(options: RedisLockProviderOptions<C>) {
     const resolved = resolveRedisLockOptions(options);
     // Check what the base class checks before a connection is opened, so bad options leak nothing.
     if (options.defaultTtlMs !== undefined) validateDurationMs(options.defaultTtlMs, 'defaultTtlMs', REDIS_CAPABILITIES.minTtlMs);
     if (options.defaultWaitMs !== undefined) validateWaitMs(options.defaultWaitMs, 'defaultWaitMs');
     const connection = openRedisConnection(options, resolved);
     super(new RedisLockBackend(connection, resolved), options);
-    this.client = connection.client;
+    this.client = connection.client as C;
   }
 }
 
@@ -38,6 +42,6 @@ export class RedisLockProvider extends BaseLockProvider {
  *
  * @throws `LOCK_INVALID_ARGUMENT` (`LockTypeError` / `LockRangeError`) for bad options, before connecting.
  */
-export function createRedisLockProvider(options: RedisLockProviderOptions): RedisLockProvider {
-  return new RedisLockProvider(options);
+export function createRedisLockProvider<C extends SupportedRedisClient = SupportedRedisClient>(options: RedisLockProviderOptions<C>): RedisLockProvider<C> {
+  return new RedisLockProvider<C>(options);
 }

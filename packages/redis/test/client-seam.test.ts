@@ -9,11 +9,12 @@ import { within } from '@fencelock/conformance';
 import { ScriptRunner, isSupportedClient, lockClientOf, type LockClient, type SupportedRedisClient } from '@fencelock/redis-shared';
 import { topology } from '@fencelock/test-infra';
 import { randomUUID } from 'node:crypto';
+import { GlideClient } from '@valkey/valkey-glide';
 import { createClient } from 'redis';
-import { afterAll, describe, expect, it } from 'vitest';
-import { createRedisLockProvider } from '../src/index.js';
+import { afterAll, describe, expect, expectTypeOf, it } from 'vitest';
+import { createRedisLockProvider, type RedisLockProvider } from '../src/index.js';
 import { CLIENT_FLAVOURS } from './clients.js';
-import { dropClient } from './helpers.js';
+import { clusterNode, dropClient } from './helpers.js';
 
 const { redisUrl, redisClusterUrls } = topology();
 const opened: SupportedRedisClient[] = [];
@@ -66,7 +67,7 @@ for (const flavour of Object.values(CLIENT_FLAVOURS)) {
       it('gives the scripts replies in one shape under either protocol, and recovers from a flushed script cache', async () => {
         const { client } = await open();
         expect(client.isCluster).toBe(topologyName === 'cluster');
-        expect(client.family).toBe(flavour.name.startsWith('node-redis') ? 'node-redis' : 'ioredis');
+        expect(client.family).toBe(flavour.name.startsWith('node-redis') ? 'node-redis' : flavour.name.startsWith('Valkey GLIDE') ? 'glide' : 'ioredis');
         const runner = new ScriptRunner(client, REPLIES);
         const key = `seam:${randomUUID()}`;
         expect(await run(runner, [1, key, 'nil'])).toBeNull();
@@ -144,6 +145,8 @@ describe('a node-redis client nobody connected', () => {
     opened.push(client);
     expect(client.isOpen).toBe(false);
     const provider = createRedisLockProvider({ client });
+    // The provider's client has the type of the client given.
+    expectTypeOf(provider.client).toEqualTypeOf<typeof client>();
     try {
       const lock = await provider.acquire(`seam:unconnected:${randomUUID()}`, { waitMs: 5_000 });
       expect(lock.fencingToken).toBeTypeOf('bigint');
@@ -155,13 +158,31 @@ describe('a node-redis client nobody connected', () => {
   });
 });
 
+describe('the provider over a Valkey GLIDE client', () => {
+  it('keeps its type, and locks through it without closing it', async () => {
+    const client = await GlideClient.createClient({ addresses: [clusterNode(redisUrl)] });
+    opened.push(client);
+    const provider = createRedisLockProvider({ client });
+    expectTypeOf(provider.client).toEqualTypeOf<GlideClient>();
+    // A provider that opened its own client: the union of the supported ones.
+    expectTypeOf<RedisLockProvider['client']>().toEqualTypeOf<SupportedRedisClient>();
+    try {
+      const lock = await provider.acquire(`seam:glide:${randomUUID()}`, { waitMs: 5_000 });
+      expect(await lock.release()).toBe(true);
+    } finally {
+      await provider.close();
+    }
+    expect(await client.customCommand(['PING'])).toBe('PONG');
+  });
+});
+
 describe('what is not a supported client', () => {
   it('is refused with LOCK_INVALID_ARGUMENT naming what was passed', () => {
-    class GlideClient {
-      customCommand(): void {}
+    class MemcachedClient {
+      get(): void {}
     }
     for (const [value, named] of [
-      [new GlideClient(), 'a GlideClient instance'],
+      [new MemcachedClient(), 'a MemcachedClient instance'],
       [{}, 'a plain object'],
       ['redis://127.0.0.1', 'a string'],
       [null, 'null'],

@@ -3,6 +3,7 @@ import type { SupportedRedisClient } from '@fencelock/redis-shared';
 import { Cluster as Ioredis5Cluster, Redis as Ioredis5 } from 'ioredis';
 import { Cluster as Ioredis6Cluster, Redis as Ioredis6 } from 'ioredis6';
 import { Cluster as ValkeyCluster, Redis as Valkey } from 'iovalkey';
+import { GlideClient, GlideClusterClient, Logger, ProtocolVersion } from '@valkey/valkey-glide';
 import { createClient as createNodeRedis6, createCluster as createNodeRedis6Cluster } from 'redis';
 import { createClient as createNodeRedis5, createCluster as createNodeRedis5Cluster } from 'redis5';
 import { createRedisLockProvider, type RedisLockProviderOptions } from '../src/index.js';
@@ -17,6 +18,11 @@ export interface ClientFlavour {
   readonly name: string;
   /** The protocol its connections speak (`HELLO 3` or not). */
   readonly resp: 2 | 3;
+  /**
+   * Whether the library says when its connection drops (events), so that the handles turn uncertain
+   * at once; GLIDE does not, and a drop is seen only by a request that fails during it.
+   */
+  readonly reportsDrops: boolean;
   standalone(url: string): Promise<SupportedRedisClient>;
   cluster(urls: readonly string[]): Promise<SupportedRedisClient>;
 }
@@ -32,6 +38,7 @@ const IOREDIS = { maxRetriesPerRequest: 2 } as const;
 const ioredis5: ClientFlavour = {
   name: 'ioredis 5 (RESP2)',
   resp: 2,
+  reportsDrops: true,
   standalone: async (url) => quiet(new Ioredis5(url, IOREDIS)),
   cluster: async (urls) => quiet(new Ioredis5Cluster(urls.map(clusterNode), { redisOptions: IOREDIS })),
 };
@@ -39,6 +46,7 @@ const ioredis5: ClientFlavour = {
 const ioredis6 = (protocol: 2 | 3): ClientFlavour => ({
   name: `ioredis 6 (RESP${protocol})`,
   resp: protocol,
+  reportsDrops: true,
   standalone: async (url) => quiet(new Ioredis6(url, { ...IOREDIS, protocol })),
   cluster: async (urls) => quiet(new Ioredis6Cluster(urls.map(clusterNode), { redisOptions: { ...IOREDIS, protocol } })),
 });
@@ -46,6 +54,7 @@ const ioredis6 = (protocol: 2 | 3): ClientFlavour => ({
 const iovalkey: ClientFlavour = {
   name: 'iovalkey (RESP2)',
   resp: 2,
+  reportsDrops: true,
   standalone: async (url) => quiet(new Valkey(url, IOREDIS)),
   cluster: async (urls) => quiet(new ValkeyCluster(urls.map(clusterNode), { redisOptions: IOREDIS })),
 };
@@ -54,6 +63,7 @@ const iovalkey: ClientFlavour = {
 const nodeRedis6 = (RESP: 2 | 3): ClientFlavour => ({
   name: `node-redis 6 (RESP${RESP})`,
   resp: RESP,
+  reportsDrops: true,
   standalone: async (url) => {
     const client = quiet(createNodeRedis6({ url, RESP }));
     await client.connect();
@@ -69,6 +79,7 @@ const nodeRedis6 = (RESP: 2 | 3): ClientFlavour => ({
 const nodeRedis5 = (RESP: 2 | 3): ClientFlavour => ({
   name: `node-redis 5 (RESP${RESP})`,
   resp: RESP,
+  reportsDrops: true,
   standalone: async (url) => {
     const client = quiet(createNodeRedis5({ url, RESP }));
     await client.connect();
@@ -81,6 +92,32 @@ const nodeRedis5 = (RESP: 2 | 3): ClientFlavour => ({
   },
 });
 
+// GLIDE logs every error reply (a NOSCRIPT the seam recovers from, too) and every closed connection on the console.
+Logger.setLoggerConfig('off');
+
+// GLIDE's own request timeout (default 250 ms) is how soon it shows a broken connection (see
+// GlideStatus): the provider's request timeout in these tests, at most.
+const GLIDE_REQUEST_TIMEOUT_MS = 500;
+const glideAddress = (url: string): { host: string; port: number } => clusterNode(url);
+
+const glide = (resp: 2 | 3): ClientFlavour => ({
+  name: `Valkey GLIDE 2 (RESP${resp})`,
+  resp,
+  reportsDrops: false,
+  standalone: async (url) =>
+    GlideClient.createClient({
+      addresses: [glideAddress(url)],
+      requestTimeout: GLIDE_REQUEST_TIMEOUT_MS,
+      protocol: resp === 2 ? ProtocolVersion.RESP2 : ProtocolVersion.RESP3,
+    }),
+  cluster: async (urls) =>
+    GlideClusterClient.createClient({
+      addresses: urls.map(glideAddress),
+      requestTimeout: GLIDE_REQUEST_TIMEOUT_MS,
+      protocol: resp === 2 ? ProtocolVersion.RESP2 : ProtocolVersion.RESP3,
+    }),
+});
+
 /** Every flavour the adapters support and test. */
 export const CLIENT_FLAVOURS = {
   ioredis5,
@@ -91,6 +128,8 @@ export const CLIENT_FLAVOURS = {
   nodeRedis6Resp2: nodeRedis6(2),
   nodeRedis5Resp3: nodeRedis5(3),
   nodeRedis5Resp2: nodeRedis5(2),
+  glideResp3: glide(3),
+  glideResp2: glide(2),
 } as const;
 
 /**

@@ -10,6 +10,7 @@ import { redisCommand, startRedisServer, type RedisServer } from '@fencelock/tes
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createRedisLockProvider } from '../src/index.js';
+import { GlideClient } from '@valkey/valkey-glide';
 
 let server: RedisServer;
 beforeAll(async () => {
@@ -139,6 +140,26 @@ describe('the eviction-policy warning', () => {
       expect(await lock.release()).toBe(true);
     } finally {
       await provider.close();
+      await redisCommand(server.port, ['ACL', 'DELUSER', 'locker']);
+    }
+  });
+
+  it('is read through a Valkey GLIDE client too (its RESP3 map reply), and a refused CONFIG is no failure there either', async () => {
+    await configure('volatile-lru');
+    await redisCommand(server.port, ['ACL', 'SETUSER', 'locker', 'on', 'nopass', '~*', '&*', '+@all', '-config']);
+    const address = { host: '127.0.0.1', port: server.port };
+    const warned = await GlideClient.createClient({ addresses: [address] });
+    const refused = await GlideClient.createClient({ addresses: [address], credentials: { username: 'locker', password: 'nopass-user' } });
+    const [through, locker] = [createRedisLockProvider({ client: warned }), createRedisLockProvider({ client: refused })];
+    try {
+      const found = await through.checkBackend?.();
+      expect(found?.map((warning) => warning.code)).toEqual([EVICTION_POLICY_WARNING]);
+      expect(found?.[0]?.message).toContain('"volatile-lru"');
+      expect(await locker.checkBackend?.()).toEqual([]);
+    } finally {
+      await Promise.all([through.close(), locker.close()]);
+      warned.close();
+      refused.close();
       await redisCommand(server.port, ['ACL', 'DELUSER', 'locker']);
     }
   });

@@ -36,10 +36,13 @@ export function newCluster(urls: readonly string[]): Cluster {
   return cluster;
 }
 
-/** Drops a client's connection at once, whatever its family (ioredis `disconnect`, node-redis `destroy`). */
+/** Drops a client's connection at once, whatever its family (ioredis `disconnect`, node-redis `destroy`, GLIDE `close`). */
 export function dropClient(client: SupportedRedisClient): void {
-  const methods = client as unknown as { disconnect?: () => void; destroy?: () => void; status?: unknown; isOpen?: boolean };
+  const methods = client as unknown as { disconnect?: () => void; destroy?: () => void; close?: () => void; status?: unknown; isOpen?: boolean; isClosed?: boolean };
   if (typeof methods.status === 'string') methods.disconnect?.();
+  else if (typeof methods.isClosed === 'boolean') {
+    if (!methods.isClosed) methods.close?.();
+  }
   // node-redis refuses to destroy a client twice.
   else if (methods.isOpen === true) methods.destroy?.();
 }
@@ -96,18 +99,19 @@ export function onCluster(cluster: Cluster): RunCommand {
 
 /**
  * The connection-reset fault on `through` (a provider connected through `proxy` to the server on
- * `serverPort`): both its locks turn uncertain; one is deleted while it is cut off. After the reset
- * the kept lock recovers and the deleted one is lost (`taken-over`).
+ * `serverPort`): both its locks turn uncertain (within `uncertainWithinMs`); one is deleted while it
+ * is cut off. After the reset the kept lock recovers and the deleted one is lost (`taken-over`).
  */
 export async function expectResetRecoversOrLoses(
   through: LockProvider,
   proxy: Pick<TcpProxy, 'setMode'>,
   serverPort: number,
   [kept, taken]: readonly [string, string],
+  uncertainWithinMs = 5_000,
 ): Promise<void> {
   const keptLock = await through.acquire(kept);
   const takenLock = await through.acquire(taken);
-  const uncertain = nextEvent(through, 'uncertain', (e) => e.ownerId === keptLock.ownerId, 5_000);
+  const uncertain = nextEvent(through, 'uncertain', (e) => e.ownerId === keptLock.ownerId, uncertainWithinMs);
   const recovered = nextEvent(through, 'recovered', (e) => e.ownerId === keptLock.ownerId, 10_000);
   proxy.setMode('reset');
   await uncertain;

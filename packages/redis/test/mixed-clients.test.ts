@@ -1,7 +1,7 @@
 /**
  * Providers over different client libraries on one key — ioredis 5 (the default client, from a URL),
- * ioredis 6 (RESP3), iovalkey, node-redis 6 (RESP3) and node-redis 5 (RESP2) — exclude each other and
- * hand the lock on to each other (release announcements reach every family's subscriber), with
+ * ioredis 6 (RESP3), iovalkey, node-redis 6 (RESP3), node-redis 5 (RESP2) and Valkey GLIDE 2
+ * (RESP3) — exclude each other and hand the lock on to each other (release announcements reach every family's subscriber), with
  * fencing tokens increasing across them: the history of every acquire, fenced write and release is
  * checked by the history checker (mutual exclusion, token order, fenced writes).
  */
@@ -22,10 +22,10 @@ const directory = mkdtempSync(join(tmpdir(), 'fencelock-mixed-'));
 afterAll(() => rmSync(directory, { recursive: true, force: true }));
 
 const ROUNDS = 4;
-const HANDED = [CLIENT_FLAVOURS.ioredis6Resp3, CLIENT_FLAVOURS.iovalkey, CLIENT_FLAVOURS.nodeRedis6Resp3, CLIENT_FLAVOURS.nodeRedis5Resp2];
+const HANDED = [CLIENT_FLAVOURS.ioredis6Resp3, CLIENT_FLAVOURS.iovalkey, CLIENT_FLAVOURS.nodeRedis6Resp3, CLIENT_FLAVOURS.nodeRedis5Resp2, CLIENT_FLAVOURS.glideResp3];
 
 for (const where of ['single server', 'cluster'] as const) {
-  describe(`five client libraries on one key (${where})`, () => {
+  describe(`six client libraries on one key (${where})`, () => {
     it('exclude each other, hand the lock on, and fence in one increasing order', async () => {
       const path = join(directory, `${where}.jsonl`);
       const writer = createHistoryWriter({ path, run: `mixed-${where}` });

@@ -13,6 +13,7 @@ import {
   assertSupportedClient,
   lockClientOf,
   resolveHandoff,
+  type GlideStandaloneClient,
   type HandoffPolicy,
   type IoredisFamilyClient,
   type LockClient,
@@ -22,14 +23,15 @@ import type { RedisOptions } from 'ioredis';
 import { endpointOfUrl, normalizeEndpoint } from './endpoints.js';
 
 /**
- * One master: a standalone client you created — ioredis 5 or 6, iovalkey, or node-redis 5 or 6
- * (`createClient()` of `redis` / `@redis/client`), RESP2 or RESP3; the provider uses it, connects it
+ * One master: a standalone client you created — ioredis 5 or 6, iovalkey, node-redis 5 or 6
+ * (`createClient()` of `redis` / `@redis/client`) or a Valkey GLIDE 2 `GlideClient`, RESP2 or
+ * RESP3; the provider uses it, connects it
  * if nobody did, and never closes it — or a `redis://host:port` URL / ioredis options object (the
  * provider creates an ioredis client, which must then be installed, owns it and closes it in
  * `close()`). Each master must be an independent server — not a replica, not a Cluster, not another
  * database of the same server.
  */
-export type RedlockMaster = IoredisFamilyClient | NodeRedisFamilyClient | string | RedlockMasterOptions;
+export type RedlockMaster = IoredisFamilyClient | NodeRedisFamilyClient | GlideStandaloneClient | string | RedlockMasterOptions;
 
 /**
  * ioredis options for a master the provider opens. Never a client object: one that is not a
@@ -37,7 +39,7 @@ export type RedlockMaster = IoredisFamilyClient | NodeRedisFamilyClient | string
  * Without ioredis installed its `RedisOptions` type cannot be read (it would be `any`, and would
  * let anything pass): the address fields stand in for it then.
  */
-export type RedlockMasterOptions = (0 extends 1 & RedisOptions ? MasterAddress : RedisOptions) & { readonly sendCommand?: never; readonly on?: never };
+export type RedlockMasterOptions = (0 extends 1 & RedisOptions ? MasterAddress : RedisOptions) & { readonly sendCommand?: never; readonly on?: never; readonly customCommand?: never };
 
 /** Where a master listens, the part of ioredis' options the provider reads itself. */
 export interface MasterAddress {
@@ -157,7 +159,7 @@ export function extendTimeoutFor(options: Pick<ResolvedRedlockOptions, 'requestT
 // Something with methods is a client (and must be a supported one); a plain object is ioredis options.
 function looksLikeClient(value: object): boolean {
   const candidate = value as Record<string, unknown>;
-  return ['on', 'sendCommand', 'connect', 'duplicate'].some((name) => typeof candidate[name] === 'function');
+  return ['on', 'sendCommand', 'connect', 'duplicate', 'customCommand'].some((name) => typeof candidate[name] === 'function');
 }
 
 function fraction(value: unknown, argument: string, fallback: number, maximum: number, allowZero: boolean): number {
@@ -185,7 +187,7 @@ function resolveMaster(master: unknown, index: number): { endpoint: string; sour
     const { host, port, path } = master as RedisOptions;
     return { endpoint: normalizeEndpoint(host, port, path ?? undefined), source: master as RedisOptions, client: undefined };
   }
-  throw new LockTypeError(argument, `${argument} must be a Redis client (ioredis, iovalkey, node-redis), a redis:// URL or ioredis options`);
+  throw new LockTypeError(argument, `${argument} must be a Redis client (ioredis, iovalkey, node-redis, Valkey GLIDE), a redis:// URL or ioredis options`);
 }
 
 /**

@@ -1,9 +1,9 @@
 /**
  * Redlock over every supported client library: the conformance suite with node-redis 6 (RESP3)
- * masters (ioredis 5 runs it in conformance.test.ts; ioredis 6, iovalkey and node-redis 5 go through
- * the same two seams, checked under every protocol in @fencelock/redis' client-seam test), then one
- * provider per library on the same masters and one key, their history checked by the history
- * checker, and the clients Redlock refuses.
+ * masters and with Valkey GLIDE 2 masters (ioredis 5 runs it in conformance.test.ts; ioredis 6,
+ * iovalkey and node-redis 5 go through the same seams, checked under every protocol in
+ * @fencelock/redis' client-seam test), then one provider per library on the same masters and one
+ * key, their history checked by the history checker, and the clients Redlock refuses.
  */
 import { describeLockProvider } from '@fencelock/conformance';
 import type { LockProvider } from '@fencelock/core';
@@ -13,6 +13,7 @@ import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { GlideClusterClient } from '@valkey/valkey-glide';
 import { createCluster } from 'redis';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createRedlockLockProvider } from '../src/index.js';
@@ -25,15 +26,17 @@ const ports = (): readonly number[] => servers.redlock.map((endpoint) => endpoin
 const directory = mkdtempSync(join(tmpdir(), 'fencelock-redlock-mixed-'));
 afterAll(() => rmSync(directory, { recursive: true, force: true }));
 
-const nodeRedis6 = MASTER_FLAVOURS.find((flavour) => flavour.name.startsWith('node-redis 6'))!;
-const handed = flavourProviders(nodeRedis6, () => redlockUrls);
-describeLockProvider({
-  name: `redlock (5 shared masters) through ${nodeRedis6.name}`,
-  createProvider: handed.createProvider,
-  expectCapabilities: REDLOCK_EXPECTED_CAPABILITIES,
-  shortTtlMs: 400,
-  harness: { crashProvider: handed.crashProvider, backendWaiters: redlockWaiters(ports), deleteLock: deleteOnMasters(ports) },
-});
+for (const prefix of ['node-redis 6', 'Valkey GLIDE']) {
+  const flavour = MASTER_FLAVOURS.find((candidate) => candidate.name.startsWith(prefix))!;
+  const handed = flavourProviders(flavour, () => redlockUrls);
+  describeLockProvider({
+    name: `redlock (5 shared masters) through ${flavour.name}`,
+    createProvider: handed.createProvider,
+    expectCapabilities: REDLOCK_EXPECTED_CAPABILITIES,
+    shortTtlMs: 400,
+    harness: { crashProvider: handed.crashProvider, backendWaiters: redlockWaiters(ports), deleteLock: deleteOnMasters(ports) },
+  });
+}
 
 const ROUNDS = 4;
 
@@ -41,7 +44,9 @@ describe('one provider per client library on the same masters', () => {
   it('exclude each other on one key and hand it on to each other (checked by the history checker)', async () => {
     const path = join(directory, 'history.jsonl');
     const writer = createHistoryWriter({ path, run: 'redlock-mixed' });
-    const providers: [string, LockProvider][] = MASTER_FLAVOURS.map((flavour) => [flavour.name, flavourProviders(flavour, () => redlockUrls).createProvider()]);
+    const providers: [string, LockProvider][] = await Promise.all(
+      MASTER_FLAVOURS.map(async (flavour): Promise<[string, LockProvider]> => [flavour.name, await flavourProviders(flavour, () => redlockUrls).createProvider()]),
+    );
     const key = `mixed:${randomUUID()}`;
     const grantedTo: string[] = [];
     try {
@@ -83,13 +88,26 @@ describe('clients Redlock refuses, before any request', () => {
     expect(() => createRedlockLockProvider({ masters: [cluster, second, third] })).toThrow(
       expect.objectContaining({ code: 'LOCK_INVALID_ARGUMENT', message: expect.stringContaining('Cluster') }) as Error,
     );
-    class GlideClient {
-      customCommand(): void {}
+    class MemcachedClient {
+      get(): void {}
       on(): void {}
     }
     // @ts-expect-error -- not a supported client
-    expect(() => createRedlockLockProvider({ masters: [new GlideClient(), second, third] })).toThrow(
-      expect.objectContaining({ code: 'LOCK_INVALID_ARGUMENT', message: expect.stringContaining('a GlideClient instance') }) as Error,
+    expect(() => createRedlockLockProvider({ masters: [new MemcachedClient(), second, third] })).toThrow(
+      expect.objectContaining({ code: 'LOCK_INVALID_ARGUMENT', message: expect.stringContaining('a MemcachedClient instance') }) as Error,
     );
+  });
+
+  it('a Valkey GLIDE cluster client', async () => {
+    const cluster = await GlideClusterClient.createClient({ addresses: redisClusterUrls.map((url) => ({ host: new URL(url).hostname, port: Number(new URL(url).port) })) });
+    try {
+      const [second, third] = redlockUrls.slice(1, 3) as [string, string];
+      // @ts-expect-error -- a cluster client is no master
+      expect(() => createRedlockLockProvider({ masters: [cluster, second, third] })).toThrow(
+        expect.objectContaining({ code: 'LOCK_INVALID_ARGUMENT', message: expect.stringContaining('Cluster') }) as Error,
+      );
+    } finally {
+      cluster.close();
+    }
   });
 });

@@ -16,12 +16,16 @@ export interface ConsumerProjectOptions {
   readonly registryPackages: readonly string[];
   /** A folder whose files are copied into the project (the consumer's scripts and tsconfigs). */
   readonly filesFrom: string;
+  /** npm's `--loglevel` for the install: `warn` to read its warnings (peer dependencies) from {@link ConsumerProject.installOutput}. @default 'error' */
+  readonly installLogLevel?: 'error' | 'warn';
 }
 
 /** A throwaway npm project in the OS temp dir. */
 export interface ConsumerProject {
   /** Absolute path of the project. */
   readonly dir: string;
+  /** What `npm install` printed (stdout, then stderr), at the log level asked for. */
+  readonly installOutput: string;
   /** Runs `node <file> ...args` in the project with a user's environment; never throws for a non-zero exit. */
   node(file: string, args: readonly string[], timeoutMs: number): Promise<RunProcessResult>;
   /** Runs a command in the project and throws unless it exits 0. */
@@ -47,13 +51,14 @@ export async function createConsumerProject(options: ConsumerProjectOptions): Pr
     );
     await cp(options.filesFrom, dir, { recursive: true });
     const env = consumerEnv();
-    await runChecked(
+    const installed = await runChecked(
       'npm',
-      ['install', '--no-audit', '--no-fund', '--prefer-offline', '--loglevel=error', ...options.tarballs, ...options.registryPackages],
+      ['install', '--no-audit', '--no-fund', '--prefer-offline', `--loglevel=${options.installLogLevel ?? 'error'}`, ...options.tarballs, ...options.registryPackages],
       { cwd: dir, env, timeoutMs: NPM_INSTALL_TIMEOUT_MS },
     );
     return {
       dir,
+      installOutput: `${installed.stdout}\n${installed.stderr}`,
       node: (file, args, timeoutMs) => runProcess(process.execPath, [file, ...args], { cwd: dir, env, timeoutMs }),
       run: (command, args, timeoutMs) => runChecked(command, args, { cwd: dir, env, timeoutMs }),
       remove,

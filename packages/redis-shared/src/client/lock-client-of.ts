@@ -1,4 +1,5 @@
 import { LockTypeError } from '@fencelock/core/adapter';
+import { GlideLockClient, type GlideInternals } from './glide-lock-client.js';
 import { IoredisLockClient, type IoredisInternals } from './ioredis-lock-client.js';
 import type { LockClient } from './lock-client.js';
 import { NodeRedisClusterLockClient, NodeRedisLockClient, type NodeRedisClientInternals, type NodeRedisClusterInternals } from './node-redis-lock-client.js';
@@ -6,7 +7,7 @@ import { describeValue, type SupportedRedisClient } from './supported-client.js'
 
 /** The clients {@link lockClientOf} accepts, in words (for error messages and docs). */
 export const SUPPORTED_CLIENTS =
-  'an ioredis 5 or 6 Redis or Cluster, an iovalkey Redis or Cluster, or a node-redis 5 or 6 client (createClient or createCluster of redis / @redis/client)';
+  'an ioredis 5 or 6 Redis or Cluster, an iovalkey Redis or Cluster, a node-redis 5 or 6 client (createClient or createCluster of redis / @redis/client), or a Valkey GLIDE 2 GlideClient or GlideClusterClient';
 
 type Shape = Record<string, unknown>;
 
@@ -35,11 +36,16 @@ function isNodeRedisClient(value: Shape): boolean {
   );
 }
 
+// GLIDE's own pair: a command by its words, and a script object (no other supported client has either).
+function isGlide(value: Shape): boolean {
+  return functions(value, ['customCommand', 'invokeScript', 'close']);
+}
+
 /** Whether `value` is a client of a supported family (see {@link lockClientOf}); anything else is not. */
 export function isSupportedClient(value: unknown): value is SupportedRedisClient {
   if (typeof value !== 'object' || value === null) return false;
   const shape = value as Shape;
-  return isIoredisFamily(shape) || isNodeRedisCluster(shape) || isNodeRedisClient(shape);
+  return isIoredisFamily(shape) || isNodeRedisCluster(shape) || isNodeRedisClient(shape) || isGlide(shape);
 }
 
 /** Throws `LOCK_INVALID_ARGUMENT` (`LockTypeError`) naming `argument` and what was passed unless `value` is a supported client. */
@@ -55,6 +61,7 @@ export function lockClientOf(value: unknown, argument: string): LockClient {
   assertSupportedClient(value, argument);
   const shape = value as unknown as Shape;
   if (isIoredisFamily(shape)) return new IoredisLockClient(value as unknown as IoredisInternals);
+  if (isGlide(shape)) return new GlideLockClient(value as unknown as GlideInternals);
   if (isNodeRedisCluster(shape)) return new NodeRedisClusterLockClient(value as unknown as NodeRedisClusterInternals);
   return new NodeRedisLockClient(value as unknown as NodeRedisClientInternals);
 }

@@ -1,7 +1,7 @@
 import type { ScriptArgument } from '../scripts/script-runner.js';
 
 /** The client families the seam has an implementation for. */
-export type ClientFamily = 'ioredis' | 'node-redis';
+export type ClientFamily = 'ioredis' | 'node-redis' | 'glide';
 
 /**
  * Where a client's connection stands, the same words for every family:
@@ -53,7 +53,7 @@ export interface SubscriberConnection {
 /**
  * The seam between the lock logic of `@fencelock/redis` and `@fencelock/redlock` and the Redis
  * client a user has. One implementation per client family (ioredis 5 and 6 and iovalkey share one,
- * node-redis 5 and 6 the other); the Lua, the keys and the lock logic are the adapters', once.
+ * node-redis 5 and 6 another, Valkey GLIDE a third); the Lua, the keys and the lock logic are the adapters', once.
  *
  * Replies are the family's own decoding of the server's reply — bulk strings as strings, integers
  * as numbers, nil as `null`, arrays as arrays — under RESP2 and RESP3 alike: the lock scripts reply

@@ -62,10 +62,25 @@ export interface NodeRedisFamilyCluster {
 }
 
 /**
- * Every Redis client `@fencelock/redis` accepts as `options.client` (Redlock: one standalone client
- * per master): ioredis 5 and 6, iovalkey, node-redis 5 and 6, standalone or cluster.
+ * A Valkey GLIDE 2.x client (`GlideClient` or `GlideClusterClient` of `@valkey/valkey-glide`, made
+ * with `createClient`), RESP3 (its default) or RESP2.
  */
-export type SupportedRedisClient = IoredisFamilyClient | NodeRedisFamilyClient | NodeRedisFamilyCluster;
+export interface GlideFamilyClient {
+  customCommand: AnyMethod;
+  invokeScript: AnyMethod;
+  close: AnyMethod;
+}
+
+/** A Valkey GLIDE 2.x standalone `GlideClient` (a `GlideClusterClient` has `invokeScriptWithRoute`): a Redlock master. */
+export interface GlideStandaloneClient extends GlideFamilyClient {
+  readonly invokeScriptWithRoute?: never;
+}
+
+/**
+ * Every Redis client `@fencelock/redis` accepts as `options.client` (Redlock: one standalone client
+ * per master): ioredis 5 and 6, iovalkey, node-redis 5 and 6, Valkey GLIDE 2, standalone or cluster.
+ */
+export type SupportedRedisClient = IoredisFamilyClient | NodeRedisFamilyClient | NodeRedisFamilyCluster | GlideFamilyClient;
 
 /** What a value is, in a few words, for an error message naming what was passed. */
 export function describeValue(value: unknown): string {

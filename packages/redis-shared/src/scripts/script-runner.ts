@@ -68,7 +68,10 @@ export function scriptSha(lua: string): string {
   return sha;
 }
 
-/** Whether `error` is the server's NOSCRIPT reply (it does not have the script in its cache). */
+/**
+ * Whether `error` is the server's NOSCRIPT reply (it does not have the script in its cache): the
+ * reply itself (ioredis, node-redis) or Valkey GLIDE's rendering of it (`… NoScriptError: …`).
+ */
 export function isNoScriptError(error: unknown): boolean {
-  return error instanceof Error && error.message.startsWith('NOSCRIPT');
+  return error instanceof Error && (error.message.startsWith('NOSCRIPT') || error.message.includes('NoScriptError:'));
 }
