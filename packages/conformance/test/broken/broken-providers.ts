@@ -8,12 +8,16 @@ import {
   MemoryLockProvider,
   MemoryLockStore,
   type AcquireOptions,
+  type AcquireSemaphoreOptions,
   type LockEventListener,
   type LockEventMap,
   type LockHandle,
   type LockInfo,
   type LockProvider,
+  type SemaphoreHandle,
+  type SemaphoreInfo,
   type TryAcquireOptions,
+  type TryAcquireSemaphoreOptions,
 } from '@fencelock/core';
 
 type HandleOverrides = Partial<Pick<LockHandle, 'key' | 'fencingToken' | 'signal' | 'isHeld' | 'release'>>;
@@ -95,6 +99,15 @@ class WrappedProvider implements LockProvider {
   }
   async inspect(key: string): Promise<LockInfo | undefined> {
     return this.#inner.inspect(key);
+  }
+  acquireSemaphore(key: string, options: AcquireSemaphoreOptions): Promise<SemaphoreHandle> {
+    return this.#inner.acquireSemaphore(key, options);
+  }
+  tryAcquireSemaphore(key: string, options: TryAcquireSemaphoreOptions): Promise<SemaphoreHandle | undefined> {
+    return this.#inner.tryAcquireSemaphore(key, options);
+  }
+  inspectSemaphore(key: string): Promise<SemaphoreInfo | undefined> {
+    return this.#inner.inspectSemaphore(key);
   }
   on<E extends keyof LockEventMap>(event: E, listener: LockEventListener<E>): () => void {
     return this.#inner.on(event, listener);
@@ -241,6 +254,9 @@ export function doubleGrantAfterExpiry(store: MemoryLockStore): LockProvider {
       return forged === undefined ? undefined : delegate(forged, { key });
     },
     inspect: (key) => inner.inspect(key),
+    acquireSemaphore: (key, options) => inner.acquireSemaphore(key, options),
+    tryAcquireSemaphore: (key, options) => inner.tryAcquireSemaphore(key, options),
+    inspectSemaphore: (key) => inner.inspectSemaphore(key),
     on: (event, listener) => inner.on(event, listener),
     close: () => inner.close(),
     [Symbol.asyncDispose]: () => inner.close(),
