@@ -23,6 +23,11 @@ export const LockErrorCode = {
   NOT_HELD: 'LOCK_NOT_HELD',
   /** A fencing guard refused a write whose token is older than one it has already accepted. */
   STALE_TOKEN: 'LOCK_STALE_TOKEN',
+  /**
+   * A semaphore was asked for with a `limit` other than the one its current holders agreed on. All
+   * holders of a semaphore must agree on its limit: a second limit is refused, never applied.
+   */
+  LIMIT_MISMATCH: 'LOCK_LIMIT_MISMATCH',
 } as const;
 
 /** One of the {@link LockErrorCode} values. */
@@ -161,6 +166,18 @@ export function lockAbortedError(key: string, signal: AbortSignal): LockError {
 export function backendUnavailableError(what: string, cause: unknown, key?: string): LockError {
   const detail = cause instanceof Error ? `: ${cause.message}` : '';
   return new LockError(LockErrorCode.BACKEND_UNAVAILABLE, `${what}${detail}`, { key, cause });
+}
+
+/**
+ * A `LOCK_LIMIT_MISMATCH` error: semaphore `key` is held with limit `stored`, and a call asked for
+ * `requested`. Backends throw it from `acquireSemaphore` before they queue or take anything.
+ */
+export function limitMismatchError(key: string, stored: number, requested: number): LockError {
+  return new LockError(
+    LockErrorCode.LIMIT_MISMATCH,
+    `semaphore "${key}" is held with limit ${stored}; this call asked for limit ${requested} (every holder must use the same limit)`,
+    { key },
+  );
 }
 
 /** `error` itself if it is a {@link LockError}, else a `LOCK_BACKEND_UNAVAILABLE` one wrapping it. */
