@@ -1,6 +1,6 @@
 import { type CheckContext, formatTime } from './check-context.js';
 import { describeHold } from './check-overlap.js';
-import type { HistoryModel } from './holds.js';
+import { type HistoryModel, holdsBeside } from './holds.js';
 import { type Violation, seqList } from './violation.js';
 
 /**
@@ -43,7 +43,7 @@ export function checkResurrection(model: HistoryModel, context: CheckContext): V
     if (hold.deadline === null || start.t <= hold.deadline + context.slackNs) continue;
     // Only a holder granted before the release was even invoked is certainly affected: one granted
     // while the release was in flight may have been granted because the release freed the key.
-    const others = (model.holdsByKey.get(hold.key) ?? []).filter(
+    const others = holdsBeside(model, hold).filter(
       (other) => other.lockId !== hold.lockId && other.start < start.t - context.slackNs && other.end > start.t,
     );
     for (const other of others) {

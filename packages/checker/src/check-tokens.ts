@@ -22,11 +22,13 @@ export function invokedAt(hold: Hold): number {
 /**
  * S4: per key, tokens of successful acquires are unique, and if hold A had ended before the acquire
  * of B was invoked (real-time order, beyond the slack) then `A.token < B.token` (this also covers a
- * re-acquire after loss). Holds without tokens (fencing `none`) are skipped.
+ * re-acquire after loss). Holds without tokens (fencing `none`) are skipped. Semaphore holds are
+ * checked the same way, apart from the lock holds of the same key.
  */
 export function checkTokens(model: HistoryModel, context: CheckContext): Violation[] {
   const violations: Violation[] = [];
-  for (const [key, holds] of model.holdsByKey) {
+  // Semaphore tokens obey the same order per key (in their own namespace).
+  for (const [key, holds] of [...model.holdsByKey, ...model.semaphoreHoldsByKey]) {
     const fenced = holds.filter((hold): hold is Hold & { token: bigint } => hold.token !== null);
     const byToken = new Map<bigint, Hold>();
     for (const hold of fenced) {

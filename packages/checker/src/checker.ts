@@ -7,6 +7,7 @@ import { checkLatency, lossSignalLatencies } from './check-latency.js';
 import { checkLinearizable } from './check-linearizable.js';
 import { checkOverlap } from './check-overlap.js';
 import { checkResurrection } from './check-resurrection.js';
+import { checkSemaphores } from './check-semaphore.js';
 import { checkTokens } from './check-tokens.js';
 import type { FencedWriteRecord } from './fenced-write.js';
 import type { HistoryEvent } from './history.js';
@@ -61,7 +62,7 @@ function nonNegativeMs(value: number | undefined, fallback: number, name: string
 }
 
 /**
- * Checks one run's history against S1–S6 and L1 (L2 given `failoverBoundMs`, L3 given `leftoverKeys`). Indeterminate
+ * Checks one run's history against S1–S7 and L1 (L2 given `failoverBoundMs`, L3 given `leftoverKeys`). Indeterminate
  * acquires never cause a violation; see each `check-*.ts` for its property.
  * @throws RangeError when `events` mixes runs (split them with {@link splitRuns}) or an option is out of range.
  */
@@ -89,6 +90,7 @@ export function checkHistory(events: readonly HistoryEvent[], options: CheckOpti
     ...checkTokens(model, context),
     ...checkAfterLoss(model, context),
     ...checkResurrection(model, context),
+    ...checkSemaphores(model, context),
     ...checkLatency(model, context, latencies),
     ...(failoverBoundNs === undefined ? [] : checkFailover(model, context, gaps, failoverBoundNs)),
     ...checkCleanup(run, options.leftoverKeys ?? []),

@@ -70,6 +70,13 @@ export interface ClientEvent extends HistoryEventBase {
   readonly ttlGranted: number | null;
   /** An error code or loss reason; `null` on success. */
   readonly err: string | null;
+  /**
+   * On the `acquire` events of a counting semaphore: the limit the holders agreed on. Absent for
+   * locks. Semaphore holds are a namespace apart from lock holds of the same key.
+   */
+  readonly limit?: number;
+  /** On the `acquire` events of a counting semaphore: how many permits the acquisition takes. */
+  readonly permits?: number;
   readonly nemesis?: undefined;
 }
 
@@ -163,6 +170,13 @@ function tokenField(record: Fields): bigint | null {
   return BigInt(value);
 }
 
+function countField(record: Fields, name: string): number | undefined {
+  const value = record[name];
+  if (value === undefined || value === null) return undefined;
+  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 1) refuse(`"${name}" must be a positive integer, got ${JSON.stringify(value)}`);
+  return value;
+}
+
 function nemesisField(value: unknown): NemesisDetail {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) refuse('"nemesis" must be an object');
   const detail = value as Fields;
@@ -209,8 +223,12 @@ export function toHistoryEvent(json: unknown): HistoryEvent {
   if (ttlGranted !== undefined && ttlGranted !== null && (typeof ttlGranted !== 'number' || !Number.isFinite(ttlGranted) || ttlGranted < 0)) {
     refuse(`"ttlGranted" must be a non-negative number of ms or null`);
   }
+  const limit = countField(record, 'limit');
+  const permits = countField(record, 'permits');
+  if ((limit === undefined) !== (permits === undefined)) refuse('"limit" and "permits" go together (a semaphore acquisition)');
   return {
     ...base,
+    ...(limit === undefined ? {} : { limit, permits }),
     key: stringField(record, 'key'),
     f: f as ClientFunction,
     token: tokenField(record),

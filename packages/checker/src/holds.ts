@@ -37,6 +37,8 @@ export type HoldEndCause = 'release' | 'lost' | 'expired' | 'killed' | 'open';
  */
 export interface Hold {
   readonly key: string;
+  /** For a counting semaphore's permits: the limit and the permits of its acquire; `undefined` for a lock. */
+  readonly semaphore: { readonly limit: number; readonly permits: number } | undefined;
   readonly proc: string;
   readonly lockId: string;
   readonly token: bigint | null;
@@ -64,13 +66,20 @@ export interface AttemptWithoutHold {
   readonly completion: ClientEvent | undefined;
 }
 
+/** The holds of `hold`'s namespace and key: lock holds for a lock, semaphore holds for a semaphore. */
+export function holdsBeside(model: HistoryModel, hold: Hold): readonly Hold[] {
+  return (hold.semaphore === undefined ? model.holdsByKey : model.semaphoreHoldsByKey).get(hold.key) ?? [];
+}
+
 /** A history arranged for the property checks. */
 export interface HistoryModel {
   readonly run: string;
   /** Every hold, ordered by start. */
   readonly holds: readonly Hold[];
-  /** Holds per key, ordered by start. */
+  /** Lock holds per key, ordered by start. */
   readonly holdsByKey: ReadonlyMap<string, readonly Hold[]>;
+  /** Semaphore holds per key, ordered by start: a namespace apart from the lock holds of the same key. */
+  readonly semaphoreHoldsByKey: ReadonlyMap<string, readonly Hold[]>;
   readonly attemptsWithoutHold: readonly AttemptWithoutHold[];
   /** Completed acquires (`ok`) with their invocation, for latency statistics. */
   readonly acquireOperations: readonly Operation[];
@@ -242,15 +251,18 @@ export function buildHistoryModel(run: string, events: readonly HistoryEvent[], 
     kills.reduce((first, event) => (event.nemesis.target === hold.proc && event.t >= hold.ok.t ? Math.min(first, event.t) : first), Infinity);
   const holds = mutableHolds.map((hold) => finishHold(hold, killedAt(hold), options)).sort((a, b) => a.start - b.start || a.ok.seq - b.ok.seq);
   const holdsByKey = new Map<string, Hold[]>();
+  const semaphoreHoldsByKey = new Map<string, Hold[]>();
   for (const hold of holds) {
-    const list = holdsByKey.get(hold.key);
-    if (list === undefined) holdsByKey.set(hold.key, [hold]);
+    const byKey = hold.semaphore === undefined ? holdsByKey : semaphoreHoldsByKey;
+    const list = byKey.get(hold.key);
+    if (list === undefined) byKey.set(hold.key, [hold]);
     else list.push(hold);
   }
   return {
     run,
     holds,
     holdsByKey,
+    semaphoreHoldsByKey,
     attemptsWithoutHold: attempts,
     acquireOperations,
     clientEvents,
@@ -306,8 +318,10 @@ function finishHold(hold: MutableHold, killedAt: number, options: BuildOptions):
       endCause = cause;
     }
   }
+  const { limit, permits } = hold.ok.limit === undefined ? (hold.invoke ?? hold.ok) : hold.ok;
   return {
     key: hold.key,
+    semaphore: limit === undefined || permits === undefined ? undefined : { limit, permits },
     proc: hold.proc,
     lockId: hold.lockId,
     token: hold.ok.token,

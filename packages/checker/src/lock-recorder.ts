@@ -1,4 +1,12 @@
-import { type AcquireOptions, type LockHandle, type LockProvider, LockErrorCode, isLockError } from '@fencelock/core';
+import {
+  type AcquireOptions,
+  type AcquireSemaphoreOptions,
+  type LockHandle,
+  type LockProvider,
+  type SemaphoreHandle,
+  LockErrorCode,
+  isLockError,
+} from '@fencelock/core';
 import type { FencedStoreClient } from './fenced-store-client.js';
 import type { ClientFunction, OperationType } from './history.js';
 import type { HistoryEventInput } from './history-writer.js';
@@ -25,6 +33,11 @@ export interface LockRecorder {
   watch(provider: LockProvider): () => void;
   /** `provider.acquire`; resolves the handle, or `undefined` when it failed or its outcome is unknown. */
   acquire(provider: LockProvider, key: string, options?: AcquireOptions): Promise<LockHandle | undefined>;
+  /**
+   * `provider.acquireSemaphore`, recorded as an `acquire` with the semaphore's `limit` and `permits`
+   * (what the checker's S7 needs); resolves the handle, or `undefined` when it failed or its outcome is unknown.
+   */
+  acquireSemaphore(provider: LockProvider, key: string, options: AcquireSemaphoreOptions): Promise<SemaphoreHandle | undefined>;
   /** `handle.extend`; resolves whether it succeeded. */
   extend(handle: LockHandle, ttlMs?: number): Promise<boolean>;
   /** `handle.release`; resolves what it resolved (`true` = was still held). */
@@ -49,9 +62,17 @@ export function createLockRecorder(options: LockRecorderOptions): LockRecorder {
     key: string,
     f: ClientFunction,
     type: OperationType,
-    fields: { token?: bigint | null; lockId?: string | null; validUntil?: number | null; ttlGranted?: number | null; err?: string | null } = {},
+    fields: {
+      token?: bigint | null;
+      lockId?: string | null;
+      validUntil?: number | null;
+      ttlGranted?: number | null;
+      err?: string | null;
+      semaphore?: { limit: number; permits: number };
+    } = {},
   ): void => {
     options.sink({
+      ...fields.semaphore,
       tc: now(),
       proc: options.proc,
       key,
@@ -96,6 +117,28 @@ export function createLockRecorder(options: LockRecorderOptions): LockRecorder {
       } catch (error) {
         const code = errorCode(error);
         record(key, 'acquire', DETERMINATE_FAILURES.has(code) ? 'fail' : 'info', { err: code });
+        return undefined;
+      }
+    },
+
+    async acquireSemaphore(provider, key, acquireOptions) {
+      // What was asked for: a refused call (bad input) records what it was given, if it is a count.
+      const semaphore = { limit: acquireOptions.limit, permits: acquireOptions.permits ?? 1 };
+      const recordable = Number.isSafeInteger(semaphore.limit) && semaphore.limit > 0 && Number.isSafeInteger(semaphore.permits) && semaphore.permits > 0;
+      record(key, 'acquire', 'invoke', recordable ? { semaphore } : {});
+      try {
+        const handle = await provider.acquireSemaphore(key, acquireOptions);
+        record(key, 'acquire', 'ok', {
+          ...lockFields(handle),
+          validUntil: performanceMsToMonotonicNs(handle.validUntil),
+          ttlGranted: acquireOptions.ttlMs ?? provider.defaultTtlMs,
+          semaphore: { limit: handle.limit, permits: handle.permits },
+        });
+        return handle;
+      } catch (error) {
+        const code = errorCode(error);
+        const determinate = DETERMINATE_FAILURES.has(code) || code === LockErrorCode.LIMIT_MISMATCH;
+        record(key, 'acquire', determinate ? 'fail' : 'info', { err: code, ...(recordable ? { semaphore } : {}) });
         return undefined;
       }
     },

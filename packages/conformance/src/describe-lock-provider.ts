@@ -9,6 +9,7 @@ import { registerLifecycleCases } from './cases/lifecycle.js';
 import { registerLoadCases } from './cases/load.js';
 import { registerReadWriteCases } from './cases/read-write.js';
 import { registerReleaseCases } from './cases/release.js';
+import { registerSemaphoreCases } from './cases/semaphore.js';
 import { createSuiteContext } from './context.js';
 import type { ConformanceOptions } from './options.js';
 
@@ -37,5 +38,6 @@ export function describeLockProvider(options: ConformanceOptions): void {
     registerBadInputCases(ctx);
     registerFaultCases(ctx);
     registerReleaseCases(ctx);
+    registerSemaphoreCases(ctx);
   });
 }

@@ -18,6 +18,7 @@ describeLockProvider({
     ttlResolutionMs: 1,
     minTtlMs: 1,
     deletionNotice: 'watch',
+    semaphore: 'multi-permit',
   },
   harness: {
     backendWaiters: async (key) => store.waiting(key),

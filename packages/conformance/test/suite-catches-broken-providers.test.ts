@@ -38,6 +38,16 @@ const EXPECTED_FAILURES: Record<string, readonly string[]> = {
   'deletion-unnoticed': [
     "lock deleted behind the holder's back: the holder notices as its capabilities declare, and never takes it back",
   ],
+  'semaphore-over-limit': [
+    'grants at most limit permits to holders from several providers, and shows them in inspectSemaphore',
+    'never lets more than limit holders in under concurrent contention (history-checked)',
+  ],
+  'semaphore-limit-ignored': [
+    "refuses another limit with LOCK_LIMIT_MISMATCH while held, and takes the next acquirer's limit once empty",
+  ],
+  'semaphore-tokens-backwards': [
+    'gives every permit of a key a strictly greater token, across providers and overlapping holders (or none with fencing none)',
+  ],
 };
 
 let results: FileResult[] = [];

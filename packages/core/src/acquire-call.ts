@@ -1,8 +1,8 @@
-import type { BackendAcquireRequest, GrantObserver } from './backend.js';
+import type { BackendAcquireRequest, BackendSemaphoreRequest, GrantObserver } from './backend.js';
 import type { BackgroundReleases } from './lifecycle/background-release.js';
 import type { LockMode } from './types.js';
 import type { Slotted } from './lifecycle/slot-list.js';
-import type { NormalizedAcquireOptions } from './validation.js';
+import type { NormalizedAcquireOptions, SemaphoreSettings } from './validation.js';
 
 /**
  * The abort state and the `contended` flag of one acquire call, shared by its attempts.
@@ -125,5 +125,24 @@ export class AcquireRequest implements BackendAcquireRequest {
     return (this.#releaseLater ??= (release, until) => {
       this.#releases.start({ attempt: release, until: typeof until === 'function' ? until : () => until, settled: () => undefined });
     });
+  }
+}
+
+/** One attempt's request for a semaphore's permits: a lock request plus the limit and the permits. */
+export class SemaphoreAcquireRequest extends AcquireRequest implements BackendSemaphoreRequest {
+  readonly limit: number;
+  readonly permits: number;
+
+  constructor(
+    call: AcquireCall,
+    deadline: number,
+    ownerId: string,
+    observer: GrantObserver,
+    releases: BackgroundReleases,
+    semaphore: SemaphoreSettings,
+  ) {
+    super(call, deadline, ownerId, observer, releases);
+    this.limit = semaphore.limit;
+    this.permits = semaphore.permits;
   }
 }

@@ -1,6 +1,6 @@
 import type { LockCapabilities } from './capabilities.js';
 import type { LockError } from './errors.js';
-import type { BackendWarning, LockInfo, LockMode } from './types.js';
+import type { BackendWarning, LockInfo, LockMode, SemaphoreInfo } from './types.js';
 
 /**
  * Callbacks a backend uses to tell core about a grant after it was made. Passing them in the request
@@ -53,6 +53,20 @@ export interface BackendAcquireRequest {
   releaseLater(release: () => Promise<unknown>, until: number | (() => number)): void;
 }
 
+/**
+ * What core asks a backend to acquire of a counting semaphore: an acquire request without a lock
+ * mode, plus the semaphore's limit and the permits wanted. Every field has been validated.
+ */
+export interface BackendSemaphoreRequest extends Omit<BackendAcquireRequest, 'mode'> {
+  /**
+   * The semaphore's limit, 1..`MAX_SEMAPHORE_LIMIT`. When the key has holders with another limit,
+   * the backend rejects with `limitMismatchError(key, stored, limit)` and takes nothing.
+   */
+  readonly limit: number;
+  /** Permits to take at once, all or none: 1..limit (1 unless `capabilities.semaphore` is `multi-permit`). */
+  readonly permits: number;
+}
+
 /** A lock a backend granted. */
 export interface BackendGrant {
   /** The fencing token, or `undefined` when the backend's fencing is `none`. */
@@ -99,6 +113,18 @@ export interface LockBackend {
   acquire(request: BackendAcquireRequest): Promise<BackendGrant | undefined>;
   /** The current holders of `key`, or `undefined`. */
   inspect(key: string): Promise<LockInfo | undefined>;
+  /**
+   * Optional, and required when `capabilities.semaphore` is not `none`: takes `request.permits` of
+   * the semaphore `request.key`, waiting at most until `request.deadline`, as {@link acquire} does
+   * for a lock (same cleanup duties, same `undefined` at the deadline). Semaphores are a namespace
+   * apart: nothing of a lock on the same key may block them or be blocked by them. The grant's
+   * fencing token is strictly greater than every token granted before for the same semaphore key.
+   * A separate method, so that a backend that knows nothing of semaphores can never take a
+   * semaphore request for a lock.
+   */
+  acquireSemaphore?(request: BackendSemaphoreRequest): Promise<BackendGrant | undefined>;
+  /** Optional, required with `acquireSemaphore`: the current holders of semaphore `key` and its limit. */
+  inspectSemaphore?(key: string): Promise<SemaphoreInfo | undefined>;
   /**
    * Optional: reads the server settings that decide whether the guarantees hold and resolves the
    * ones that weaken them. One bounded attempt; rejects when the backend cannot be reached (core asks

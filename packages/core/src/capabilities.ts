@@ -31,6 +31,14 @@ export type ExpiryModel = 'per-lock' | 'session';
 export type DeletionNotice = 'watch' | 'renewal' | 'validity';
 
 /**
+ * What a provider offers of counting semaphores (`acquireSemaphore`).
+ * - `none`: no semaphores; `acquireSemaphore` and `tryAcquireSemaphore` reject with `LOCK_UNSUPPORTED`.
+ * - `single-permit`: each acquisition takes one permit; `permits` above 1 is refused with `LOCK_UNSUPPORTED`.
+ * - `multi-permit`: an acquisition may take several permits at once, atomically (all or none).
+ */
+export type SemaphoreSupport = 'none' | 'single-permit' | 'multi-permit';
+
+/**
  * Facts about a provider, normalised once and read by users, by core helpers, by the conformance
  * suite and by the documentation's guarantees table.
  */
@@ -59,6 +67,12 @@ export interface LockCapabilities {
   readonly minTtlMs: number;
   /** How soon a holder notices its lock's record deleted behind its back. */
   readonly deletionNotice: DeletionNotice;
+  /**
+   * Counting semaphores (see {@link SemaphoreSupport}); their `limit` is at most `MAX_SEMAPHORE_LIMIT`
+   * on every provider that has them. A backend that declares anything but `none` implements
+   * `acquireSemaphore` and `inspectSemaphore` (checked when the provider is built).
+   */
+  readonly semaphore: SemaphoreSupport;
 }
 
 /** A partial capabilities object, as an adapter declares it; missing entries take safe defaults. */
@@ -67,10 +81,11 @@ export type LockCapabilitiesInit = Partial<LockCapabilities> & Pick<LockCapabili
 const FENCING_LEVELS: readonly FencingLevel[] = ['global', 'per-key', 'none'];
 const EXPIRY_MODELS: readonly ExpiryModel[] = ['per-lock', 'session'];
 const DELETION_NOTICES: readonly DeletionNotice[] = ['watch', 'renewal', 'validity'];
+const SEMAPHORE_SUPPORT: readonly SemaphoreSupport[] = ['none', 'single-permit', 'multi-permit'];
 
 /**
  * Fills in defaults (everything optional is `false`, `per-lock` expiry, 1 ms resolution, 1 ms minimum
- * TTL, deletion noticed when validity ends), checks every value, and freezes the result.
+ * TTL, deletion noticed when validity ends, no semaphores), checks every value, and freezes the result.
  */
 export function normalizeCapabilities(init: LockCapabilitiesInit): LockCapabilities {
   if (!FENCING_LEVELS.includes(init.fencing)) {
@@ -86,6 +101,10 @@ export function normalizeCapabilities(init: LockCapabilitiesInit): LockCapabilit
       'capabilities.deletionNotice',
       `capabilities.deletionNotice must be one of ${DELETION_NOTICES.join(', ')}`,
     );
+  }
+  const semaphore = init.semaphore ?? 'none';
+  if (!SEMAPHORE_SUPPORT.includes(semaphore)) {
+    throw new LockTypeError('capabilities.semaphore', `capabilities.semaphore must be one of ${SEMAPHORE_SUPPORT.join(', ')}`);
   }
   const positive = (name: keyof LockCapabilities, value: number | undefined, fallback: number): number => {
     const chosen = value ?? fallback;
@@ -105,6 +124,7 @@ export function normalizeCapabilities(init: LockCapabilitiesInit): LockCapabilit
     ttlResolutionMs: positive('ttlResolutionMs', init.ttlResolutionMs, 1),
     minTtlMs: positive('minTtlMs', init.minTtlMs, 1),
     deletionNotice,
+    semaphore,
   });
 }
 
@@ -120,6 +140,7 @@ export const CAPABILITY_NAMES = [
   'ttlResolutionMs',
   'minTtlMs',
   'deletionNotice',
+  'semaphore',
 ] as const satisfies readonly (keyof LockCapabilities)[];
 
 /**

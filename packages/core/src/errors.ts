@@ -29,6 +29,11 @@ export const LockErrorCode = {
    * asking again with the same identity gets the same answer.
    */
   FORBIDDEN: 'LOCK_FORBIDDEN',
+  /**
+   * A semaphore was asked for with a `limit` other than the one its current holders agreed on. All
+   * holders of a semaphore must agree on its limit: a second limit is refused, never applied.
+   */
+  LIMIT_MISMATCH: 'LOCK_LIMIT_MISMATCH',
 } as const;
 
 /** One of the {@link LockErrorCode} values. */
@@ -176,6 +181,18 @@ export function backendUnavailableError(what: string, cause: unknown, key?: stri
  */
 export function forbiddenError(backend: string, what: string, detail: string, cause?: unknown, key?: string): LockError {
   return new LockError(LockErrorCode.FORBIDDEN, `${backend} refused ${what}: ${detail}`, { key, cause });
+}
+
+/**
+ * A `LOCK_LIMIT_MISMATCH` error: semaphore `key` is held with limit `stored`, and a call asked for
+ * `requested`. Backends throw it from `acquireSemaphore` before they queue or take anything.
+ */
+export function limitMismatchError(key: string, stored: number, requested: number): LockError {
+  return new LockError(
+    LockErrorCode.LIMIT_MISMATCH,
+    `semaphore "${key}" is held with limit ${stored}; this call asked for limit ${requested} (every holder must use the same limit)`,
+    { key },
+  );
 }
 
 /** `error` itself if it is a {@link LockError}, else a `LOCK_BACKEND_UNAVAILABLE` one wrapping it. */

@@ -1,5 +1,5 @@
 import type { LockError } from './errors.js';
-import type { BackendWarning, LockMode } from './types.js';
+import type { BackendWarning, HoldMode } from './types.js';
 
 /** Fields every lock event carries. */
 export interface LockEventBase {
@@ -7,8 +7,8 @@ export interface LockEventBase {
   readonly provider: string;
   /** The lock key. */
   readonly key: string;
-  /** Exclusive or shared. */
-  readonly mode: LockMode;
+  /** Exclusive or shared; `semaphore` for a semaphore's permits (a namespace apart from locks). */
+  readonly mode: HoldMode;
 }
 
 /**
@@ -23,6 +23,10 @@ export interface LockEventMap {
     readonly waitedMs: number;
     /** Whether the key was held by someone else when the call started. */
     readonly contended: boolean;
+    /** For a semaphore (`mode: 'semaphore'`): the limit its holders agreed on. */
+    readonly limit?: number;
+    /** For a semaphore (`mode: 'semaphore'`): how many permits this grant holds. */
+    readonly permits?: number;
   };
   /** An acquire call found the key held and started to wait (or gave up, for `tryAcquire`). */
   contended: LockEventBase;

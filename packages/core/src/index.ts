@@ -10,11 +10,11 @@ export {
   isLockError,
 } from './errors.js';
 export type { LockErrorDetails, LockLossReason, NodeOutcome } from './errors.js';
-export type { DeletionNotice, ExpiryModel, FencingLevel, LockCapabilities } from './capabilities.js';
+export type { DeletionNotice, ExpiryModel, FencingLevel, LockCapabilities, SemaphoreSupport } from './capabilities.js';
 export type * from './types.js';
 export type { LockEventBase, LockEventListener, LockEventMap } from './events.js';
 export { monotonicNow } from './clock.js';
-export { MAX_DURATION_MS, MAX_KEY_BYTES, MAX_METADATA_BYTES } from './validation.js';
+export { MAX_DURATION_MS, MAX_KEY_BYTES, MAX_METADATA_BYTES, MAX_SEMAPHORE_LIMIT } from './validation.js';
 export type { LockProviderOptions } from './lock-provider.js';
 export type { RetryOptions } from './lifecycle/backoff.js';
 export { DEFAULT_CLOCK_DRIFT_FACTOR } from './lifecycle/drift.js';
@@ -27,3 +27,4 @@ export type { FenceRejection, FencingGuardStats } from './fencing-guard.js';
 export { MemoryLockProvider } from './memory/memory-lock-provider.js';
 export type { MemoryLockProviderOptions } from './memory/memory-lock-provider.js';
 export { MemoryLockStore } from './memory/memory-lock-store.js';
+export type { MemorySemaphores } from './memory/memory-semaphores.js';

@@ -7,7 +7,7 @@ import type { BackgroundReleases } from './lifecycle/background-release.js';
 import { DeadlineQueue, type DeadlineEntry } from './lifecycle/deadline-queue.js';
 import type { SlotList, Slotted } from './lifecycle/slot-list.js';
 import type { RenewalScheduler, RenewalTicket } from './renewal-scheduler.js';
-import type { LockHandle, LockMode, LockState } from './types.js';
+import type { HoldMode, LockHandle, LockState, SemaphoreHandle } from './types.js';
 import { validateTtlMs, type NormalizedAcquireOptions } from './validation.js';
 
 /** What a handle needs from the provider that made it. */
@@ -26,7 +26,7 @@ export interface LockHandleContext {
 }
 
 /** The per-acquisition settings a handle keeps (the acquire call's checked options). */
-export type LockHandleSettings = Pick<NormalizedAcquireOptions, 'mode' | 'ttlMs' | 'autoExtend' | 'maxHoldMs'>;
+export type LockHandleSettings = Pick<NormalizedAcquireOptions, 'mode' | 'ttlMs' | 'autoExtend' | 'maxHoldMs' | 'semaphore'>;
 
 // Handle timers are unref'd: a held lock alone does not keep a process alive (the backend's TTL frees it).
 // Extend when a third of the TTL has passed, so two renewals can fail before the lock runs out.
@@ -106,7 +106,7 @@ export class ManagedLockHandle implements LockHandle {
   }
 
   readonly key: string;
-  readonly mode: LockMode;
+  readonly mode: HoldMode;
   readonly ownerId: string;
   readonly #ttlMs: number;
   readonly #autoExtend: boolean;
@@ -133,7 +133,7 @@ export class ManagedLockHandle implements LockHandle {
 
   constructor(key: string, ownerId: string, settings: LockHandleSettings, context: LockHandleContext) {
     this.key = key;
-    this.mode = settings.mode;
+    this.mode = settings.semaphore === undefined ? settings.mode : 'semaphore';
     this.ownerId = ownerId;
     this.#ttlMs = settings.ttlMs;
     this.#autoExtend = settings.autoExtend;
@@ -442,5 +442,18 @@ export class ManagedLockHandle implements LockHandle {
     if (!events.has(event)) return;
     const base: LockEventBase = { provider: this.#context.providerName, key: this.key, mode: this.mode };
     events.emit(event, { ...base, ...fields } as LockEventMap[E]);
+  }
+}
+
+/** The handle of a semaphore's permits: a lock handle (one lifecycle for both) that knows its limit and permits. */
+export class ManagedSemaphoreHandle extends ManagedLockHandle implements SemaphoreHandle {
+  declare readonly mode: 'semaphore';
+  readonly limit: number;
+  readonly permits: number;
+
+  constructor(key: string, ownerId: string, settings: LockHandleSettings & { readonly semaphore: { limit: number; permits: number } }, context: LockHandleContext) {
+    super(key, ownerId, settings, context);
+    this.limit = settings.semaphore.limit;
+    this.permits = settings.semaphore.permits;
   }
 }

@@ -1,10 +1,11 @@
-import { AcquireCall, AcquireRequest } from './acquire-call.js';
+import { AcquireCall, AcquireRequest, SemaphoreAcquireRequest } from './acquire-call.js';
 import type { BackendGrant, LockBackend } from './backend.js';
 import type { LockCapabilities } from './capabilities.js';
 import { monotonicNow } from './clock.js';
 import {
   LockError,
   LockErrorCode,
+  LockTypeError,
   asLockError,
   isLockError,
   lockAbortedError,
@@ -15,9 +16,21 @@ import { BackgroundReleases } from './lifecycle/background-release.js';
 import { LocalLines, type LinePlace } from './lifecycle/local-line.js';
 import { newOwnerId } from './lifecycle/owner-id.js';
 import { SlotList } from './lifecycle/slot-list.js';
-import { ManagedLockHandle, handleDeadlines, type HandleLink, type LockHandleContext } from './lock-handle.js';
+import { ManagedLockHandle, ManagedSemaphoreHandle, handleDeadlines, type HandleLink, type LockHandleContext } from './lock-handle.js';
 import { RenewalScheduler } from './renewal-scheduler.js';
-import type { AcquireOptions, BackendWarning, LockHandle, LockInfo, LockProvider, TryAcquireOptions } from './types.js';
+import type {
+  AcquireOptions,
+  AcquireSemaphoreOptions,
+  BackendWarning,
+  HoldMode,
+  LockHandle,
+  LockInfo,
+  LockProvider,
+  SemaphoreHandle,
+  SemaphoreInfo,
+  TryAcquireOptions,
+  TryAcquireSemaphoreOptions,
+} from './types.js';
 import {
   type NormalizedAcquireOptions,
   normalizeOptions,
@@ -70,6 +83,13 @@ export class BaseLockProvider implements LockProvider {
   constructor(backend: LockBackend, options: LockProviderOptions = {}) {
     this.#backend = backend;
     this.name = backend.name;
+    // A declared semaphore without the methods to serve it would fail at the first call: refuse it now.
+    if (backend.capabilities.semaphore !== 'none' && (backend.acquireSemaphore === undefined || backend.inspectSemaphore === undefined)) {
+      throw new LockTypeError(
+        'capabilities.semaphore',
+        `backend ${backend.name} declares capabilities.semaphore '${backend.capabilities.semaphore}' but has no acquireSemaphore and inspectSemaphore`,
+      );
+    }
     const ttl = options.defaultTtlMs ?? DEFAULT_TTL_MS;
     this.#configuredTtlMs = validateDurationMs(ttl, 'defaultTtlMs', this.capabilities.minTtlMs);
     this.#defaultWaitMs = validateWaitMs(options.defaultWaitMs ?? DEFAULT_WAIT_MS, 'defaultWaitMs');
@@ -98,11 +118,33 @@ export class BaseLockProvider implements LockProvider {
   acquire(key: string, options?: AcquireOptions): Promise<LockHandle> {
     // Not `async`: a second async frame and await per acquire would cost more than the checks they
     // keep. #acquire resolves undefined only for a single try: a wait that runs out rejects instead.
-    return this.#acquire(key, options, false) as Promise<LockHandle>;
+    return this.#acquire(key, options, false, false) as Promise<LockHandle>;
   }
 
   tryAcquire(key: string, options?: TryAcquireOptions): Promise<LockHandle | undefined> {
-    return this.#acquire(key, options, true);
+    return this.#acquire(key, options, true, false);
+  }
+
+  acquireSemaphore(key: string, options: AcquireSemaphoreOptions): Promise<SemaphoreHandle> {
+    return this.#acquire(key, options, false, true) as Promise<SemaphoreHandle>;
+  }
+
+  tryAcquireSemaphore(key: string, options: TryAcquireSemaphoreOptions): Promise<SemaphoreHandle | undefined> {
+    return this.#acquire(key, options, true, true) as Promise<SemaphoreHandle | undefined>;
+  }
+
+  async inspectSemaphore(key: string): Promise<SemaphoreInfo | undefined> {
+    validateKey(key);
+    const backend = this.#backend;
+    if (backend.capabilities.semaphore === 'none' || backend.inspectSemaphore === undefined) {
+      throw new LockError(LockErrorCode.UNSUPPORTED, `provider ${this.name} has no semaphores (key "${key}")`, { key });
+    }
+    this.#assertOpen(key);
+    try {
+      return await backend.inspectSemaphore(key);
+    } catch (error) {
+      throw asLockError(error, `inspecting semaphore "${key}" failed`, key);
+    }
   }
 
   async inspect(key: string): Promise<LockInfo | undefined> {
@@ -186,23 +228,28 @@ export class BaseLockProvider implements LockProvider {
 
   // The slow endings live in their own methods: an async function keeps its whole frame for every
   // await, and the uncontended path is an await or two.
-  async #acquire(key: string, options: AcquireOptions | undefined, tryOnce: boolean): Promise<LockHandle | undefined> {
+  async #acquire(
+    key: string,
+    options: AcquireOptions | AcquireSemaphoreOptions | undefined,
+    tryOnce: boolean,
+    semaphore: boolean,
+  ): Promise<LockHandle | undefined> {
     validateKey(key);
-    const settings = normalizeOptions(key, options, this.capabilities, this.defaultTtlMs, this.#defaultWaitMs, tryOnce);
+    const settings = normalizeOptions(key, options, this.capabilities, this.defaultTtlMs, this.#defaultWaitMs, tryOnce, semaphore);
     this.#assertOpen(key);
     const start = monotonicNow();
     const deadline = start + settings.waitMs;
     const call = new AcquireCall(key, settings, this.#onContended);
     this.#inFlight.add(call);
     // Waiting calls queue per (key, mode) in this process; only the head contends at the backend.
-    const place = settings.waitMs === 0 ? undefined : this.#lines.join(key, settings.mode);
+    const place = settings.waitMs === 0 ? undefined : this.#lines.join(key, holdMode(settings));
     try {
       // No await when the call is at the head of its line (the uncontended case): each one costs a turn.
       const myTurn = place === undefined || place.isHead || (await this.#waitTurn(place, call, deadline));
       // A grant whose validity is already used up (a slow reply) is handed back and tried again.
       for (let round = 0; myTurn && round < 1_000; round += 1) {
         const handle = this.#newHandle(key, settings);
-        const grant = await this.#backend.acquire(new AcquireRequest(call, deadline, handle.ownerId, handle.observer, this.#handleContext.releases));
+        const grant = await this.#backendAcquire(call, deadline, handle);
         if (grant === undefined) break;
         if (call.aborted) {
           this.#discard(grant);
@@ -258,7 +305,7 @@ export class BaseLockProvider implements LockProvider {
       return undefined;
     }
     this.#emit('timeout', key, settings, { waitedMs });
-    throw new LockError(LockErrorCode.TIMEOUT, `lock "${key}" was not acquired within ${settings.waitMs} ms`, { key });
+    throw new LockError(LockErrorCode.TIMEOUT, `${settings.semaphore === undefined ? 'lock' : 'semaphore'} "${key}" was not acquired within ${settings.waitMs} ms`, { key });
   }
 
   // A call behind another one of the same key and mode waits for its turn: the key is held (or
@@ -276,7 +323,21 @@ export class BaseLockProvider implements LockProvider {
   }
 
   #newHandle(key: string, settings: NormalizedAcquireOptions): ManagedLockHandle {
+    const semaphore = settings.semaphore;
+    if (semaphore !== undefined) return new ManagedSemaphoreHandle(key, newOwnerId(), { ...settings, semaphore }, this.#handleContext);
     return new ManagedLockHandle(key, newOwnerId(), settings, this.#handleContext);
+  }
+
+  // A lock's request goes to `acquire`, a semaphore's to `acquireSemaphore`: never one for the other.
+  #backendAcquire(call: AcquireCall, deadline: number, handle: ManagedLockHandle): Promise<BackendGrant | undefined> {
+    const semaphore = call.settings.semaphore;
+    const releases = this.#handleContext.releases;
+    if (semaphore === undefined) return this.#backend.acquire(new AcquireRequest(call, deadline, handle.ownerId, handle.observer, releases));
+    const backend = this.#backend;
+    if (backend.acquireSemaphore === undefined) {
+      return Promise.reject(new LockError(LockErrorCode.UNSUPPORTED, `provider ${this.name} has no semaphores (key "${call.key}")`, { key: call.key }));
+    }
+    return backend.acquireSemaphore(new SemaphoreAcquireRequest(call, deadline, handle.ownerId, handle.observer, releases, semaphore));
   }
 
   #attach(
@@ -290,7 +351,9 @@ export class BaseLockProvider implements LockProvider {
     handle.attach(grant, now);
     if (this.#configurationCheck === undefined) this.#checkInBackground();
     if (this.#events.has('acquired')) {
-      this.#emit('acquired', handle.key, settings, { ownerId: handle.ownerId, fencingToken: grant.fencingToken, waitedMs: now - start, contended });
+      const fields = { ownerId: handle.ownerId, fencingToken: grant.fencingToken, waitedMs: now - start, contended };
+      const semaphore = settings.semaphore;
+      this.#emit('acquired', handle.key, settings, semaphore === undefined ? fields : { ...fields, limit: semaphore.limit, permits: semaphore.permits });
     }
     return handle;
   }
@@ -302,8 +365,12 @@ export class BaseLockProvider implements LockProvider {
     fields: Omit<LockEventMap[E], 'provider' | 'key' | 'mode'>,
   ): void {
     if (!this.#events.has(event)) return;
-    this.#events.emit(event, { provider: this.name, key, mode: settings.mode, ...fields } as LockEventMap[E]);
+    this.#events.emit(event, { provider: this.name, key, mode: holdMode(settings), ...fields } as LockEventMap[E]);
   }
+}
+
+function holdMode(settings: NormalizedAcquireOptions): HoldMode {
+  return settings.semaphore === undefined ? settings.mode : 'semaphore';
 }
 
 /** Builds the user-facing provider around a backend. */

@@ -1,6 +1,6 @@
 /** The adapter-only exports (see `adapter.ts`). */
 export { tlsCertificateProblem } from './tls-refusal.js';
-export { asLockError, backendUnavailableError, forbiddenError, lockAbortedError, lockLostError } from './errors.js';
+export { asLockError, backendUnavailableError, forbiddenError, limitMismatchError, lockAbortedError, lockLostError } from './errors.js';
 export { CAPABILITY_NAMES, normalizeCapabilities, renderGuaranteesTable } from './capabilities.js';
 export type { LockCapabilitiesInit } from './capabilities.js';
 export type * from './backend.js';
@@ -11,9 +11,10 @@ export {
   validateKey,
   validateSignal,
   validateTtlMs,
+  validateSemaphoreLimit,
   validateWaitMs,
 } from './validation.js';
-export type { NormalizedAcquireOptions } from './validation.js';
+export type { NormalizedAcquireOptions, SemaphoreSettings } from './validation.js';
 export { BaseLockProvider, DEFAULT_TTL_MS, createLockProvider } from './lock-provider.js';
 export { waitForGrant } from './retry.js';
 export type { Wakeup, WaitForGrantOptions } from './retry.js';
@@ -36,3 +37,4 @@ export { SessionKeeper } from './lifecycle/session-keeper.js';
 export type { SessionKeeperOptions } from './lifecycle/session-keeper.js';
 export { readAdapterOptions, validateRequestTimeoutMs } from './lifecycle/adapter-options.js';
 export type { StoreGrant, StoreRequest } from './memory/memory-lock-store.js';
+export type { SemaphoreStoreGrant, SemaphoreStoreRequest } from './memory/memory-semaphores.js';

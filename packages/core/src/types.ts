@@ -6,6 +6,13 @@ import type { LockEventListener, LockEventMap } from './events.js';
 export type LockMode = 'exclusive' | 'shared';
 
 /**
+ * What a handle, a holder or an event is about: a lock in one of its {@link LockMode}s, or a
+ * semaphore's permits (`semaphore`). Semaphores live in a namespace of their own: a semaphore and a
+ * lock on the same key are independent.
+ */
+export type HoldMode = LockMode | 'semaphore';
+
+/**
  * Where a handle stands.
  * - `held`: the provider believes the lock is held.
  * - `uncertain`: the connection is down; the lock may still be held until `validUntil`.
@@ -55,6 +62,30 @@ export interface AcquireOptions extends TryAcquireOptions {
   readonly waitMs?: number;
 }
 
+/** Options of {@link LockProvider.tryAcquireSemaphore}: those of a lock, without `mode`, plus the limit. */
+export interface TryAcquireSemaphoreOptions extends Omit<TryAcquireOptions, 'mode'> {
+  /**
+   * How many permits the semaphore has: an integer from 1 to `MAX_SEMAPHORE_LIMIT`. Every holder of a
+   * key must pass the same limit: while the semaphore has holders, another limit is refused with
+   * `LOCK_LIMIT_MISMATCH`; a semaphore without holders takes the limit of its next acquirer.
+   */
+  readonly limit: number;
+  /**
+   * How many permits to take at once, all or none: an integer from 1 to `limit`. Above 1 it needs
+   * `capabilities.semaphore` `multi-permit` (else `LOCK_UNSUPPORTED`). @default 1
+   */
+  readonly permits?: number;
+}
+
+/** Options of {@link LockProvider.acquireSemaphore}. */
+export interface AcquireSemaphoreOptions extends TryAcquireSemaphoreOptions {
+  /**
+   * How long to wait for the permits, in ms. `0` tries once. `Infinity` waits until the signal aborts.
+   * @default 30_000
+   */
+  readonly waitMs?: number;
+}
+
 /**
  * A held lock. Use it with `await using lock = await provider.acquire(key)` so it is released on
  * every exit path, and pass `fencingToken` to the resource you protect with every write.
@@ -62,8 +93,8 @@ export interface AcquireOptions extends TryAcquireOptions {
 export interface LockHandle extends AsyncDisposable {
   /** The key, exactly as given. */
   readonly key: string;
-  /** Exclusive or shared. */
-  readonly mode: LockMode;
+  /** Exclusive or shared; `semaphore` for a {@link SemaphoreHandle}. */
+  readonly mode: HoldMode;
   /** Unique to this acquisition (a random UUID); the value the backend stores for the holder. */
   readonly ownerId: string;
   /**
@@ -108,6 +139,20 @@ export interface LockHandle extends AsyncDisposable {
   release(): Promise<boolean>;
 }
 
+/**
+ * Permits of a counting semaphore, held. Everything a {@link LockHandle} does holds for it (fencing
+ * token, signal, extend, release, `await using`, automatic extension, `maxHoldMs`); its fencing token
+ * is strictly greater than every token given before for a permit of the same semaphore key.
+ */
+export interface SemaphoreHandle extends LockHandle {
+  /** Always `semaphore`. */
+  readonly mode: 'semaphore';
+  /** The semaphore's limit, as every holder agreed on it. */
+  readonly limit: number;
+  /** How many permits this handle holds. */
+  readonly permits: number;
+}
+
 /** One holder of a lock, as {@link LockProvider.inspect} sees it. */
 export interface LockHolder {
   /** The holder's owner id (for foreign lock libraries: whatever value they stored). */
@@ -130,6 +175,24 @@ export interface LockInfo {
   readonly holders: readonly LockHolder[];
 }
 
+/** One holder of a semaphore's permits, as {@link LockProvider.inspectSemaphore} sees it. */
+export interface SemaphoreHolder extends Omit<LockHolder, 'mode'> {
+  /** Always `semaphore`. */
+  readonly mode: 'semaphore';
+  /** How many permits it holds. */
+  readonly permits: number;
+}
+
+/** The current state of a semaphore key. */
+export interface SemaphoreInfo {
+  /** The key. */
+  readonly key: string;
+  /** The limit its holders agreed on. */
+  readonly limit: number;
+  /** Every current holder; their permits add up to at most `limit`. */
+  readonly holders: readonly SemaphoreHolder[];
+}
+
 /**
  * One backend connection: the API users program against, the same for every backend.
  * Errors are {@link LockError}s; contention is a value (`tryAcquire` resolves `undefined`).
@@ -150,6 +213,19 @@ export interface LockProvider extends AsyncDisposable {
   tryAcquire(key: string, options?: TryAcquireOptions): Promise<LockHandle | undefined>;
   /** The current holders of `key`, or `undefined` when it is free. */
   inspect(key: string): Promise<LockInfo | undefined>;
+  /**
+   * Takes `options.permits` (default 1) of the counting semaphore `key` of `options.limit` permits,
+   * waiting up to `options.waitMs`. Semaphores are a namespace of their own: a lock on the same key
+   * neither blocks nor is blocked by it.
+   * @throws {@link LockError} `LOCK_LIMIT_MISMATCH` when the current holders use another limit,
+   * `LOCK_UNSUPPORTED` without `capabilities.semaphore` (or permits above 1 without `multi-permit`),
+   * and what {@link acquire} throws.
+   */
+  acquireSemaphore(key: string, options: AcquireSemaphoreOptions): Promise<SemaphoreHandle>;
+  /** Tries once, without waiting. Resolves `undefined` when not enough permits are free. */
+  tryAcquireSemaphore(key: string, options: TryAcquireSemaphoreOptions): Promise<SemaphoreHandle | undefined>;
+  /** The current holders of semaphore `key` and its limit, or `undefined` when it has no holder. */
+  inspectSemaphore(key: string): Promise<SemaphoreInfo | undefined>;
   /** Subscribes to an event; returns a function that unsubscribes. */
   on<E extends keyof LockEventMap>(event: E, listener: LockEventListener<E>): () => void;
   /**

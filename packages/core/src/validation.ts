@@ -1,6 +1,6 @@
 import type { LockCapabilities } from './capabilities.js';
 import { LockError, LockErrorCode, LockRangeError, LockTypeError, lockAbortedError } from './errors.js';
-import type { AcquireOptions, LockMode, TryAcquireOptions } from './types.js';
+import type { AcquireOptions, AcquireSemaphoreOptions, LockMode, TryAcquireOptions, TryAcquireSemaphoreOptions } from './types.js';
 
 /** The longest key accepted, in UTF-8 bytes. Longer keys are refused, never hashed or truncated. */
 export const MAX_KEY_BYTES = 512;
@@ -8,6 +8,11 @@ export const MAX_KEY_BYTES = 512;
 export const MAX_METADATA_BYTES = 1024;
 /** The largest TTL, wait or hold bound in ms: Node timers overflow above it and fire at once. */
 export const MAX_DURATION_MS = 2 ** 31 - 1;
+/**
+ * The largest semaphore `limit` accepted. It bounds what a backend reads or writes for one acquisition
+ * (a Redis script walks at most this many holders, etcd ranges over at most this many keys).
+ */
+export const MAX_SEMAPHORE_LIMIT = 1024;
 
 /**
  * Checks a lock key. The rule is the same for every adapter: any non-empty, well-formed string of at
@@ -86,6 +91,32 @@ export function validateSignal(signal: unknown, key: string, argument = 'options
   return signal;
 }
 
+/** A semaphore acquisition's checked limit and permits. */
+export interface SemaphoreSettings {
+  readonly limit: number;
+  readonly permits: number;
+}
+
+/**
+ * Checks a semaphore's `limit` (an integer in 1..{@link MAX_SEMAPHORE_LIMIT}) and `permits` (an
+ * integer in 1..limit, default 1). Capabilities are not looked at here.
+ */
+export function validateSemaphoreLimit(limit: unknown, permits: unknown = 1): SemaphoreSettings {
+  const checkedLimit = validateCount(limit, 'options.limit', MAX_SEMAPHORE_LIMIT);
+  const checkedPermits = validateCount(permits, 'options.permits', checkedLimit);
+  return { limit: checkedLimit, permits: checkedPermits };
+}
+
+function validateCount(value: unknown, argument: string, maximum: number): number {
+  if (typeof value !== 'number') {
+    throw new LockTypeError(argument, `${argument} must be an integer, got ${describe(value)}`);
+  }
+  if (!Number.isInteger(value) || value < 1 || value > maximum) {
+    throw new LockRangeError(argument, `${argument} must be an integer from 1 to ${maximum}, got ${String(value)}`);
+  }
+  return value;
+}
+
 /** The checked, defaulted form of acquire options that core hands to a backend. */
 export interface NormalizedAcquireOptions {
   readonly ttlMs: number;
@@ -95,6 +126,8 @@ export interface NormalizedAcquireOptions {
   readonly autoExtend: boolean;
   readonly maxHoldMs: number | undefined;
   readonly metadata: string | undefined;
+  /** For a semaphore acquisition: its limit and permits (then `mode` is `exclusive` and unused). */
+  readonly semaphore?: SemaphoreSettings | undefined;
 }
 
 /**
@@ -109,19 +142,33 @@ export function normalizeAcquireOptions(
   return normalizeOptions(key, options, context.capabilities, context.defaultTtlMs, context.defaultWaitMs, context.tryOnce);
 }
 
-/** {@link normalizeAcquireOptions} with its context as arguments (core's acquire path builds no context object). */
+/**
+ * {@link normalizeAcquireOptions} with its context as arguments (core's acquire path builds no context
+ * object). With `semaphore`, the options are a semaphore's: `limit` (required) and `permits` are read
+ * and checked, and `mode` is refused as an unknown option.
+ */
 export function normalizeOptions(
   key: string,
-  options: AcquireOptions | TryAcquireOptions | undefined,
+  options: AcquireOptions | TryAcquireOptions | AcquireSemaphoreOptions | TryAcquireSemaphoreOptions | undefined,
   capabilities: LockCapabilities,
   defaultTtlMs: number,
   defaultWaitMs: number,
   tryOnce: boolean,
+  semaphore = false,
 ): NormalizedAcquireOptions {
   if (options !== undefined && (typeof options !== 'object' || options === null)) {
     throw new LockTypeError('options', `options must be an object, got ${describe(options)}`);
   }
-  const given = options === undefined ? NO_OPTIONS : readAcquireOptions(options, tryOnce);
+  const given = options === undefined ? NO_OPTIONS : readAcquireOptions(options, tryOnce, semaphore);
+  let semaphoreSettings: SemaphoreSettings | undefined;
+  if (semaphore) {
+    if (options === undefined) throw new LockTypeError('options', 'options must be an object with a limit, got undefined');
+    semaphoreSettings = validateSemaphoreLimit(given.limit, given.permits ?? 1);
+    if (capabilities.semaphore === 'none') throw unsupported(key, 'this provider has no semaphores');
+    if (semaphoreSettings.permits > 1 && capabilities.semaphore !== 'multi-permit') {
+      throw unsupported(key, 'this provider cannot take several semaphore permits at once');
+    }
+  }
   const mode = given.mode ?? 'exclusive';
   if (mode !== 'exclusive' && mode !== 'shared') {
     throw new LockTypeError('options.mode', `options.mode must be 'exclusive' or 'shared', got ${describe(mode)}`);
@@ -155,10 +202,13 @@ export function normalizeOptions(
   }
   const signal = validateSignal(given.signal, key);
   const autoExtend = (given.autoExtend ?? true) && capabilities.extend;
-  return { ttlMs, waitMs, signal, mode, autoExtend, maxHoldMs, metadata };
+  return { ttlMs, waitMs, signal, mode, autoExtend, maxHoldMs, metadata, semaphore: semaphoreSettings };
 }
 
-type GivenOptions = { -readonly [K in keyof AcquireOptions]: AcquireOptions[K] };
+type GivenOptions = { -readonly [K in keyof AcquireOptions]: AcquireOptions[K] } & {
+  limit: unknown;
+  permits: unknown;
+};
 
 const NO_OPTIONS: GivenOptions = Object.freeze({
   ttlMs: undefined,
@@ -168,10 +218,12 @@ const NO_OPTIONS: GivenOptions = Object.freeze({
   autoExtend: undefined,
   maxHoldMs: undefined,
   metadata: undefined,
+  limit: undefined,
+  permits: undefined,
 });
 
 // The option names, each with a bit for the set of names found among an object's own keys.
-const OPTION_BITS = { ttlMs: 1, waitMs: 2, signal: 4, mode: 8, autoExtend: 16, maxHoldMs: 32, metadata: 64 } as const;
+const OPTION_BITS = { ttlMs: 1, waitMs: 2, signal: 4, mode: 8, autoExtend: 16, maxHoldMs: 32, metadata: 64, limit: 128, permits: 256 } as const;
 const OPTION_NAMES = Object.keys(OPTION_BITS) as (keyof typeof OPTION_BITS)[];
 
 /**
@@ -183,7 +235,13 @@ const OPTION_NAMES = Object.keys(OPTION_BITS) as (keyof typeof OPTION_BITS)[];
  * names are walked with `for…in` (own names kept, as `Object.keys` would give them), which needs no
  * array of names.
  */
-function readAcquireOptions(options: AcquireOptions, tryOnce: boolean): GivenOptions {
+function readAcquireOptions(
+  options: AcquireOptions | AcquireSemaphoreOptions,
+  tryOnce: boolean,
+  semaphore: boolean,
+): GivenOptions {
+  // One view of both shapes: which names may be present is decided by `semaphore`, below.
+  const read = options as AcquireOptions & Partial<Pick<AcquireSemaphoreOptions, 'limit' | 'permits'>>;
   const given: GivenOptions = {
     ttlMs: undefined,
     waitMs: undefined,
@@ -192,52 +250,70 @@ function readAcquireOptions(options: AcquireOptions, tryOnce: boolean): GivenOpt
     autoExtend: undefined,
     maxHoldMs: undefined,
     metadata: undefined,
+    limit: undefined,
+    permits: undefined,
   };
   let found = 0;
-  for (const name in options) {
-    if (!Object.hasOwn(options, name)) continue;
+  for (const name in read) {
+    if (!Object.hasOwn(read, name)) continue;
     switch (name) {
       case 'ttlMs':
-        given.ttlMs = options.ttlMs;
+        given.ttlMs = read.ttlMs;
         found |= OPTION_BITS.ttlMs;
         break;
       case 'waitMs':
         if (tryOnce) throw unknownOption(name, ' (tryAcquire never waits; use acquire)');
-        given.waitMs = options.waitMs;
+        given.waitMs = read.waitMs;
         found |= OPTION_BITS.waitMs;
         break;
       case 'signal':
-        given.signal = options.signal;
+        given.signal = read.signal;
         found |= OPTION_BITS.signal;
         break;
       case 'mode':
-        given.mode = options.mode;
+        if (semaphore) throw unknownOption(name, ' (a semaphore has no mode)');
+        given.mode = read.mode;
         found |= OPTION_BITS.mode;
         break;
       case 'autoExtend':
-        given.autoExtend = options.autoExtend;
+        given.autoExtend = read.autoExtend;
         found |= OPTION_BITS.autoExtend;
         break;
       case 'maxHoldMs':
-        given.maxHoldMs = options.maxHoldMs;
+        given.maxHoldMs = read.maxHoldMs;
         found |= OPTION_BITS.maxHoldMs;
         break;
       case 'metadata':
-        given.metadata = options.metadata;
+        given.metadata = read.metadata;
         found |= OPTION_BITS.metadata;
+        break;
+      case 'limit':
+        if (!semaphore) throw unknownOption(name, ' (limit is an option of acquireSemaphore)');
+        given.limit = read.limit;
+        found |= OPTION_BITS.limit;
+        break;
+      case 'permits':
+        if (!semaphore) throw unknownOption(name, ' (permits is an option of acquireSemaphore)');
+        given.permits = read.permits;
+        found |= OPTION_BITS.permits;
         break;
       default:
         throw unknownOption(name, '');
     }
   }
-  if (!isPlainWith(options, found)) {
-    given.ttlMs = options.ttlMs;
-    given.waitMs = options.waitMs;
-    given.signal = options.signal;
-    given.mode = options.mode;
-    given.autoExtend = options.autoExtend;
-    given.maxHoldMs = options.maxHoldMs;
-    given.metadata = options.metadata;
+  if (!isPlainWith(read, found)) {
+    given.ttlMs = read.ttlMs;
+    given.waitMs = read.waitMs;
+    given.signal = read.signal;
+    given.mode = read.mode;
+    given.autoExtend = read.autoExtend;
+    given.maxHoldMs = read.maxHoldMs;
+    given.metadata = read.metadata;
+    if (semaphore) {
+      given.mode = undefined;
+      given.limit = read.limit;
+      given.permits = read.permits;
+    }
   }
   return given;
 }

@@ -166,8 +166,10 @@ describe('normalizeCapabilities', () => {
       ttlResolutionMs: 1,
       minTtlMs: 1,
       deletionNotice: 'validity',
+      semaphore: 'none',
     });
     expect(Object.isFrozen(filled)).toBe(true);
+    expect(() => normalizeCapabilities({ fencing: 'none', semaphore: 'many' as never })).toThrow(LockTypeError);
     expect(() => normalizeCapabilities({ fencing: 'none', deletionNotice: 'never' as never })).toThrow(LockTypeError);
     expect(() => normalizeCapabilities({ fencing: 'strong' as never })).toThrow(LockTypeError);
     expect(() => normalizeCapabilities({ fencing: 'none', minTtlMs: 0 })).toThrow(LockTypeError);

@@ -12,6 +12,8 @@ export const REDIS_MIN_TTL_MS = 100;
  * - `ttlResolutionMs: 1`: `PX` takes milliseconds.
  * - `deletionNotice: 'renewal'`: a lock key deleted behind the holder's back is found gone by the
  *   next automatic extension (a third of the TTL), not at once.
+ * - `semaphore: 'multi-permit'`: one script over a sorted set of holders scored by expiry takes
+ *   several permits at once (see semaphore-scripts.ts); waiting for permits is not FIFO either.
  * - `minTtlMs: 100`: below that, a round trip and the drift margin eat most of the validity and
  *   automatic extension (every third of the TTL) would hammer the server.
  */
@@ -26,4 +28,5 @@ export const REDIS_CAPABILITIES: LockCapabilities = normalizeCapabilities({
   ttlResolutionMs: 1,
   minTtlMs: REDIS_MIN_TTL_MS,
   deletionNotice: 'renewal',
+  semaphore: 'multi-permit',
 });

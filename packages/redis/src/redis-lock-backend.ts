@@ -11,10 +11,12 @@ import {
   withRequestTimeout,
   type BackendAcquireRequest,
   type BackendGrant,
+  type BackendSemaphoreRequest,
   type BackendWarning,
   type LockBackend,
   type LockError,
   type LockInfo,
+  type SemaphoreInfo,
   type Wakeup,
 } from '@fencelock/core/adapter';
 import {
@@ -36,6 +38,7 @@ import type { RedisConnection } from './redis-connection.js';
 import { RedisGrant, type GrantingBackend } from './redis-grant.js';
 import { redisLockKeys, type RedisLockKeys } from './redis-keys.js';
 import type { ResolvedRedisLockOptions } from './redis-lock-options.js';
+import { RedisSemaphores } from './redis-semaphores.js';
 import { ReleaseSubscriber } from './release-subscriber.js';
 
 /** What one acquisition's attempts learned so far. */
@@ -80,6 +83,7 @@ export class RedisLockBackend implements LockBackend, GrantingBackend {
   readonly #inspectScript: ScriptRunner;
   readonly #extends: ExtendBatcher;
   readonly #keyCache = new Map<string, RedisLockKeys>();
+  readonly #semaphores: RedisSemaphores;
   // Whether the client bounds requests by requestTimeoutMs itself (a client we opened): then
   // #boundedScript and #bounded add no second timer.
   readonly #clientTimesOut: boolean;
@@ -113,6 +117,7 @@ export class RedisLockBackend implements LockBackend, GrantingBackend {
     this.#scriptsTimeOut = client.boundsScripts;
     this.#clientTimesOut = client.boundsCommands;
     this.#subscriber = new ReleaseSubscriber(client, options.channel);
+    this.#semaphores = new RedisSemaphores(client, options, this.#subscriber, (script, args, action, key) => this.#runScript(script, args, action, key));
     // A client that was never connected (lazy, or a node-redis client nobody connected) would hold
     // every request back.
     client.connect();
@@ -239,6 +244,14 @@ export class RedisLockBackend implements LockBackend, GrantingBackend {
         },
       ],
     };
+  }
+
+  acquireSemaphore(request: BackendSemaphoreRequest): Promise<BackendGrant | undefined> {
+    return this.#semaphores.acquire(request);
+  }
+
+  inspectSemaphore(key: string): Promise<SemaphoreInfo | undefined> {
+    return this.#semaphores.inspect(key);
   }
 
   async close(): Promise<void> {

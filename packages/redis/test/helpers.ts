@@ -19,6 +19,7 @@ export const EXPECTED_CAPABILITIES: Partial<LockCapabilities> = {
   ttlResolutionMs: 1,
   minTtlMs: 100,
   deletionNotice: 'renewal',
+  semaphore: 'multi-permit',
 };
 
 /** `redis://host:port` → an ioredis cluster startup node. */

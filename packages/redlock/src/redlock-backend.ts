@@ -48,6 +48,10 @@ export const REDLOCK_CAPABILITIES = normalizeCapabilities({
   minTtlMs: REDLOCK_MIN_TTL_MS,
   // A key deleted on enough masters fails the next extension's majority.
   deletionNotice: 'renewal',
+  // Majorities intersect, which excludes a second holder, but they do not count: with a limit of 2
+  // on each of 5 masters, holders on {1,2,3}, {3,4,5} and {1,2,4} each have a majority and no master
+  // has more than 2. A per-master limit bounds nothing across masters above a limit of 1.
+  semaphore: 'none',
 });
 
 // A round whose majority came back after the TTL minus drift is retried this many times in a row,

@@ -12,4 +12,5 @@ export const REDLOCK_EXPECTED_CAPABILITIES: Partial<LockCapabilities> = {
   ttlResolutionMs: 1,
   minTtlMs: 10,
   deletionNotice: 'renewal',
+  semaphore: 'none',
 };

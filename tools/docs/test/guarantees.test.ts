@@ -9,11 +9,22 @@ describe('the README guarantees table', () => {
     expect(readme).toBe(withGuaranteesTable(readme, guaranteesTable()));
   });
 
+  // The cell of `column` in the row of the provider whose name contains `provider`.
+  const cell = (provider: string, column: string): string | undefined => {
+    const rows = guaranteesTable().split('\n').map((row) => row.split('|').map((part) => part.trim()));
+    const index = rows[0]?.indexOf(column) ?? -1;
+    return rows.find((row) => row[1]?.includes(provider))?.[index];
+  };
+
   it('states each provider\'s fencing honestly', () => {
-    const rows = guaranteesTable().split('\n');
-    expect(rows.find((row) => row.includes('redlock'))).toContain('| none |');
-    expect(rows.find((row) => row.includes('etcd'))).toContain('| global |');
-    expect(rows.find((row) => row.includes('zookeeper'))).toContain('| global |');
-    expect(rows.find((row) => row.includes('@fencelock/redis'))).toContain('| per-key |');
+    expect(cell('redlock', 'fencing')).toBe('none');
+    expect(cell('etcd', 'fencing')).toBe('global');
+    expect(cell('zookeeper', 'fencing')).toBe('global');
+    expect(cell('@fencelock/redis', 'fencing')).toBe('per-key');
+  });
+
+  it('shows which providers have semaphores', () => {
+    expect(cell('memory', 'semaphore')).toBe('multi-permit');
+    expect(cell('redlock', 'semaphore')).toBe('none');
   });
 });

@@ -15,6 +15,8 @@ interface ClientFields {
   readonly validUntilMs?: number | null;
   readonly ttlGranted?: number | null;
   readonly err?: string | null;
+  /** A semaphore acquisition's limit and permits. */
+  readonly semaphore?: { readonly limit: number; readonly permits: number };
 }
 
 /** Builds small histories by hand: times in ms from the start, seq in call order. */
@@ -29,6 +31,7 @@ export class HistoryBuilder {
   event(fields: ClientFields): ClientEvent {
     const t = ms(fields.atMs);
     const event: ClientEvent = {
+      ...fields.semaphore,
       run: this.#run,
       seq: this.#events.length,
       t,
@@ -51,6 +54,21 @@ export class HistoryBuilder {
   acquire(proc: string, key: string, lockId: string, token: bigint | null, invokeMs: number, okMs: number, validUntilMs: number | null): number {
     this.event({ proc, key, f: 'acquire', type: 'invoke', atMs: invokeMs });
     return this.event({ proc, key, f: 'acquire', type: 'ok', atMs: okMs, token, lockId, validUntilMs, ttlGranted: 1000 }).seq;
+  }
+
+  /** A semaphore acquire (`limit`, `permits`) invoked at `invokeMs`, ok at `okMs`. Returns the ok's seq. */
+  acquirePermits(
+    proc: string,
+    key: string,
+    lockId: string,
+    token: bigint | null,
+    invokeMs: number,
+    okMs: number,
+    validUntilMs: number | null,
+    semaphore: { limit: number; permits: number },
+  ): number {
+    this.event({ proc, key, f: 'acquire', type: 'invoke', atMs: invokeMs, semaphore });
+    return this.event({ proc, key, f: 'acquire', type: 'ok', atMs: okMs, token, lockId, validUntilMs, ttlGranted: 1000, semaphore }).seq;
   }
 
   release(proc: string, key: string, lockId: string, invokeMs: number, doneMs: number, type: OperationType = 'ok'): void {

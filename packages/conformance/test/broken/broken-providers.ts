@@ -8,12 +8,16 @@ import {
   MemoryLockProvider,
   MemoryLockStore,
   type AcquireOptions,
+  type AcquireSemaphoreOptions,
   type LockEventListener,
   type LockEventMap,
   type LockHandle,
   type LockInfo,
   type LockProvider,
+  type SemaphoreHandle,
+  type SemaphoreInfo,
   type TryAcquireOptions,
+  type TryAcquireSemaphoreOptions,
 } from '@fencelock/core';
 
 type HandleOverrides = Partial<Pick<LockHandle, 'key' | 'fencingToken' | 'signal' | 'isHeld' | 'release'>>;
@@ -56,12 +60,33 @@ function delegate(real: LockHandle, overrides: HandleOverrides): LockHandle {
   return handle;
 }
 
+/** A semaphore handle that delegates to `real`, with `limit` and what `overrides` replaces. */
+function delegateSemaphore(real: SemaphoreHandle, overrides: HandleOverrides & { limit?: number }): SemaphoreHandle {
+  const base = delegate(real, overrides);
+  return Object.defineProperties(base, {
+    mode: { get: () => real.mode },
+    limit: { get: () => overrides.limit ?? real.limit },
+    permits: { get: () => real.permits },
+  }) as SemaphoreHandle;
+}
+
+/** Hooks that break a {@link WrappedProvider}'s semaphores. */
+interface SemaphoreHooks {
+  /** The key and limit the healthy provider is asked for. */
+  map?: (key: string, limit: number) => { key: string; limit: number };
+  /** What the caller gets instead of the healthy handle. */
+  wrap?: (handle: SemaphoreHandle, key: string, limit: number) => SemaphoreHandle;
+  /** What `inspectSemaphore` reports instead of the healthy answer. */
+  inspect?: (info: SemaphoreInfo | undefined) => SemaphoreInfo | undefined;
+}
+
 /** A provider that delegates to a healthy memory provider, with hooks to break it. */
 class WrappedProvider implements LockProvider {
   readonly #inner: MemoryLockProvider;
   readonly #mapKey: (key: string) => string;
   readonly #mapOptions: (options: AcquireOptions) => AcquireOptions;
   readonly #wrap: (handle: LockHandle, key: string) => LockHandle;
+  readonly #semaphore: SemaphoreHooks;
 
   constructor(
     store: MemoryLockStore,
@@ -69,9 +94,11 @@ class WrappedProvider implements LockProvider {
       mapKey?: (key: string) => string;
       mapOptions?: (options: AcquireOptions) => AcquireOptions;
       wrap?: (handle: LockHandle, key: string) => LockHandle;
+      semaphore?: SemaphoreHooks;
     },
   ) {
     this.#inner = new MemoryLockProvider({ store });
+    this.#semaphore = hooks.semaphore ?? {};
     this.#mapKey = hooks.mapKey ?? ((key) => key);
     this.#mapOptions = hooks.mapOptions ?? ((options) => options);
     this.#wrap = hooks.wrap ?? ((handle) => handle);
@@ -96,6 +123,19 @@ class WrappedProvider implements LockProvider {
   async inspect(key: string): Promise<LockInfo | undefined> {
     return this.#inner.inspect(key);
   }
+  async acquireSemaphore(key: string, options: AcquireSemaphoreOptions): Promise<SemaphoreHandle> {
+    const [innerKey, innerOptions] = this.#mapSemaphore(key, options);
+    return this.#wrapSemaphore(await this.#inner.acquireSemaphore(innerKey, innerOptions), key, options);
+  }
+  async tryAcquireSemaphore(key: string, options: TryAcquireSemaphoreOptions): Promise<SemaphoreHandle | undefined> {
+    const [innerKey, innerOptions] = this.#mapSemaphore(key, options);
+    const handle = await this.#inner.tryAcquireSemaphore(innerKey, innerOptions);
+    return handle === undefined ? undefined : this.#wrapSemaphore(handle, key, options);
+  }
+  async inspectSemaphore(key: string): Promise<SemaphoreInfo | undefined> {
+    const info = await this.#inner.inspectSemaphore(key);
+    return this.#semaphore.inspect === undefined ? info : this.#semaphore.inspect(info);
+  }
   on<E extends keyof LockEventMap>(event: E, listener: LockEventListener<E>): () => void {
     return this.#inner.on(event, listener);
   }
@@ -104,6 +144,17 @@ class WrappedProvider implements LockProvider {
   }
   async [Symbol.asyncDispose](): Promise<void> {
     await this.close();
+  }
+  // Bad input reaches the healthy provider untouched, so that its validation still answers.
+  #mapSemaphore<O extends TryAcquireSemaphoreOptions>(key: string, options: O): [string, O] {
+    const map = this.#semaphore.map;
+    if (map === undefined || typeof key !== 'string' || key.length === 0 || !Number.isInteger(options?.limit)) return [key, options];
+    const mapped = map(key, options.limit);
+    return [mapped.key, { ...options, limit: mapped.limit }];
+  }
+  #wrapSemaphore(handle: SemaphoreHandle, key: string, options: TryAcquireSemaphoreOptions): SemaphoreHandle {
+    const wrap = this.#semaphore.wrap;
+    return wrap === undefined ? handle : wrap(handle, key, options.limit);
   }
   #key(key: string): string {
     // Validation must still happen on the user's key, so non-string keys reach the inner provider as they are.
@@ -241,11 +292,44 @@ export function doubleGrantAfterExpiry(store: MemoryLockStore): LockProvider {
       return forged === undefined ? undefined : delegate(forged, { key });
     },
     inspect: (key) => inner.inspect(key),
+    acquireSemaphore: (key, options) => inner.acquireSemaphore(key, options),
+    tryAcquireSemaphore: (key, options) => inner.tryAcquireSemaphore(key, options),
+    inspectSemaphore: (key) => inner.inspectSemaphore(key),
     on: (event, listener) => inner.on(event, listener),
     close: () => inner.close(),
     [Symbol.asyncDispose]: () => inner.close(),
   };
   return provider;
+}
+
+/** Grants one permit more than the limit: `limit + 1` holders at once, each told the limit asked for. */
+export function semaphoreOverLimit(store: MemoryLockStore): LockProvider {
+  return new WrappedProvider(store, {
+    semaphore: {
+      map: (key, limit) => ({ key, limit: limit + 1 }),
+      wrap: (handle, key, limit) => delegateSemaphore(handle, { key, limit }),
+      inspect: (info) => (info === undefined ? undefined : { ...info, limit: info.limit - 1 }),
+    },
+  });
+}
+
+/** Ignores a limit mismatch: each limit silently gets a semaphore of its own (a second limit). */
+export function semaphoreLimitIgnored(store: MemoryLockStore): LockProvider {
+  return new WrappedProvider(store, {
+    semaphore: {
+      map: (key, limit) => ({ key: `${key}#limit=${limit}`, limit }),
+      wrap: (handle, key) => delegateSemaphore(handle, { key }),
+    },
+  });
+}
+
+/** Semaphore tokens go down instead of up (locks are left healthy). */
+export function semaphoreTokensBackwards(store: MemoryLockStore): LockProvider {
+  return new WrappedProvider(store, {
+    semaphore: {
+      wrap: (handle) => delegateSemaphore(handle, { fencingToken: 1_000_000n - (handle.fencingToken ?? 0n) }),
+    },
+  });
 }
 
 /** The broken providers by name, for the fixtures. */
@@ -257,4 +341,7 @@ export const BROKEN_PROVIDERS = {
   'lost-signal-never-fired': lostSignalNeverFired,
   'double-grant-after-expiry': doubleGrantAfterExpiry,
   'deletion-unnoticed': deletionUnnoticed,
+  'semaphore-over-limit': semaphoreOverLimit,
+  'semaphore-limit-ignored': semaphoreLimitIgnored,
+  'semaphore-tokens-backwards': semaphoreTokensBackwards,
 } as const;

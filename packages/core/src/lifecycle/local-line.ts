@@ -1,4 +1,4 @@
-import type { LockMode } from '../types.js';
+import type { HoldMode } from '../types.js';
 import { waitFor } from './wait.js';
 
 /**
@@ -17,7 +17,7 @@ export interface LinePlace {
   leave(): void;
 }
 
-/** The calls waiting for one (key, mode), in arrival order. */
+/** The calls waiting for one (key, mode), in arrival order (a semaphore's calls: mode `semaphore`). */
 export class Line {
   readonly places: Place[] = [];
   /** Empty, and kept in its map for the next call of its key (see {@link LocalLines}). */
@@ -90,11 +90,13 @@ const IDLE_LINES_KEPT = 64;
 export class LocalLines {
   readonly #exclusive = new Map<string, Line>();
   readonly #shared = new Map<string, Line>();
+  // Semaphores are a namespace apart from locks: their calls queue in lines of their own.
+  readonly #semaphore = new Map<string, Line>();
   #idle = 0;
 
   /** Joins the line of `key` in `mode`; the place is at the head when the line was empty. */
-  join(key: string, mode: LockMode): LinePlace {
-    const map = mode === 'shared' ? this.#shared : this.#exclusive;
+  join(key: string, mode: HoldMode): LinePlace {
+    const map = this.#map(mode);
     let line = map.get(key);
     if (line === undefined) {
       line = new Line();
@@ -109,13 +111,17 @@ export class LocalLines {
   }
 
   /** How many calls wait in the line of `key` in `mode`, its head included. */
-  waiting(key: string, mode: LockMode): number {
-    return (mode === 'shared' ? this.#shared : this.#exclusive).get(key)?.places.length ?? 0;
+  waiting(key: string, mode: HoldMode): number {
+    return this.#map(mode).get(key)?.places.length ?? 0;
+  }
+
+  #map(mode: HoldMode): Map<string, Line> {
+    return mode === 'exclusive' ? this.#exclusive : mode === 'shared' ? this.#shared : this.#semaphore;
   }
 
   /** How many lines have calls (each has one contender at most). */
   get size(): number {
-    return this.#exclusive.size + this.#shared.size - this.#idle;
+    return this.#exclusive.size + this.#shared.size + this.#semaphore.size - this.#idle;
   }
 
   /** Called by a place whose leaving emptied its line. */
@@ -123,11 +129,11 @@ export class LocalLines {
     if (line.idle) return;
     line.idle = true;
     this.#idle += 1;
-    if (this.#idle > IDLE_LINES_KEPT && this.#idle * 2 > this.#exclusive.size + this.#shared.size) this.#forgetIdle();
+    if (this.#idle > IDLE_LINES_KEPT && this.#idle * 2 > this.#exclusive.size + this.#shared.size + this.#semaphore.size) this.#forgetIdle();
   }
 
   #forgetIdle(): void {
-    for (const map of [this.#exclusive, this.#shared]) {
+    for (const map of [this.#exclusive, this.#shared, this.#semaphore]) {
       map.forEach((line, key) => {
         if (line.idle) map.delete(key);
       });

@@ -1,11 +1,12 @@
-import type { BackendAcquireRequest, BackendGrant, LockBackend } from '../backend.js';
+import type { BackendAcquireRequest, BackendGrant, BackendSemaphoreRequest, LockBackend } from '../backend.js';
 import { normalizeCapabilities } from '../capabilities.js';
 import { monotonicNow } from '../clock.js';
 import { lockLostError } from '../errors.js';
 import { BaseLockProvider, type LockProviderOptions } from '../lock-provider.js';
-import type { LockInfo } from '../types.js';
+import type { LockInfo, SemaphoreInfo } from '../types.js';
 import { waitFor } from '../lifecycle/wait.js';
 import { MemoryLockStore, type StoreGrant } from './memory-lock-store.js';
+import type { MemorySemaphores } from './memory-semaphores.js';
 
 /** Options of {@link MemoryLockProvider}. */
 export interface MemoryLockProviderOptions extends LockProviderOptions {
@@ -18,8 +19,8 @@ export interface MemoryLockProviderOptions extends LockProviderOptions {
 }
 
 /**
- * In-process locks with real TTLs, FIFO notify-based waiting, shared (read) locks, fencing tokens and
- * loss detection. The embedded default: for one process, for demos, and for users' unit tests, where it
+ * In-process locks with real TTLs, FIFO notify-based waiting, shared (read) locks, counting semaphores
+ * (several permits at once), fencing tokens and loss detection. The embedded default: for one process, for demos, and for users' unit tests, where it
  * behaves as the network providers do (and passes the same conformance suite). It does not coordinate
  * separate processes.
  */
@@ -48,6 +49,7 @@ const MEMORY_CAPABILITIES = normalizeCapabilities({
   minTtlMs: 1,
   // MemoryLockStore.deleteLock tells every holder at once.
   deletionNotice: 'watch',
+  semaphore: 'multi-permit',
 });
 
 class MemoryBackend implements LockBackend {
@@ -91,6 +93,49 @@ class MemoryBackend implements LockBackend {
     return this.#store.inspect(key);
   }
 
+  acquireSemaphore(request: BackendSemaphoreRequest): Promise<BackendGrant | undefined> {
+    const semaphores = this.#store.semaphores;
+    let outcome;
+    try {
+      outcome = semaphores.request(
+        request.key,
+        {
+          ownerId: request.ownerId,
+          limit: request.limit,
+          permits: request.permits,
+          ttlMs: request.ttlMs,
+          metadata: request.metadata,
+          observer: request.observer,
+        },
+        request.deadline > monotonicNow(),
+      );
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    if (outcome === undefined) {
+      request.contended();
+      return Promise.resolve(undefined);
+    }
+    if ('granted' in outcome) return Promise.resolve(new MemoryGrant(semaphores, request.key, request.ownerId, outcome.granted.token, outcome.granted.expiresAt));
+    return this.#waitForPermits(request, semaphores, outcome.queued, outcome.cancel);
+  }
+
+  async #waitForPermits(
+    request: BackendSemaphoreRequest,
+    semaphores: MemorySemaphores,
+    queued: Promise<StoreGrant>,
+    cancel: () => boolean,
+  ): Promise<BackendGrant | undefined> {
+    request.contended();
+    const granted = await waitOrGiveUp(queued, cancel, request);
+    if (granted === undefined) return undefined;
+    return new MemoryGrant(semaphores, request.key, request.ownerId, granted.token, granted.expiresAt);
+  }
+
+  async inspectSemaphore(key: string): Promise<SemaphoreInfo | undefined> {
+    return this.#store.semaphores.inspect(key);
+  }
+
   async close(): Promise<void> {
     // Nothing to close: the store outlives its providers.
   }
@@ -100,15 +145,21 @@ class MemoryBackend implements LockBackend {
   }
 }
 
+/** What a grant extends and releases through: the store's locks, or its semaphores. */
+interface HolderTable {
+  extend(key: string, ownerId: string, ttlMs: number): number | undefined;
+  release(key: string, ownerId: string): boolean;
+}
+
 /** A grant of the store: methods on the prototype, not two closures per lock. */
 class MemoryGrant implements BackendGrant {
-  readonly #store: MemoryLockStore;
+  readonly #store: HolderTable;
   readonly #key: string;
   readonly #ownerId: string;
   readonly fencingToken: bigint;
   readonly validUntil: number;
 
-  constructor(store: MemoryLockStore, key: string, ownerId: string, fencingToken: bigint, validUntil: number) {
+  constructor(store: HolderTable, key: string, ownerId: string, fencingToken: bigint, validUntil: number) {
     this.#store = store;
     this.#key = key;
     this.#ownerId = ownerId;

@@ -4,6 +4,7 @@ import { lockLostError } from '../errors.js';
 import { DeadlineQueue, type DeadlineEntry } from '../lifecycle/deadline-queue.js';
 import type { LockHolder, LockInfo, LockMode } from '../types.js';
 import { HolderSet, type SetHolder } from './holder-set.js';
+import { MemorySemaphores } from './memory-semaphores.js';
 
 /** A holder as the store keeps it; its expiry waits in the store's one deadline queue. */
 class StoredHolder implements DeadlineEntry, SetHolder {
@@ -71,7 +72,8 @@ export interface StoreGrant {
  * The shared state behind one or more `MemoryLockProvider`s: every provider built on the same store
  * sees the same locks, like several clients of one server. Holders expire on the monotonic clock;
  * waiters are served strictly in arrival order (shared requests at the head are granted together);
- * fencing tokens come from one store-wide counter, so they increase across all keys.
+ * fencing tokens come from one store-wide counter, so they increase across all keys. Counting
+ * semaphores live beside the locks, in {@link MemoryLockStore.semaphores}.
  *
  * A key's state that empties stays in the map, idle, until idle states are many (a map entry deleted
  * and added again for every acquisition rebuilds the map's table each time); expiries share one timer.
@@ -81,6 +83,11 @@ export class MemoryLockStore {
   readonly #keys = new Map<string, KeyState>();
   #idle = 0;
   #lastToken = 0n;
+  /**
+   * The store's counting semaphores: a namespace apart from its locks (a semaphore and a lock on
+   * the same key are independent), fenced by the same counter.
+   */
+  readonly semaphores: MemorySemaphores = new MemorySemaphores(() => (this.#lastToken += 1n));
   readonly #expiries = new DeadlineQueue<StoredHolder>((holder) => this.#expire(holder));
 
   /**
@@ -183,9 +190,9 @@ export class MemoryLockStore {
     return { key, holders };
   }
 
-  /** How many keys have holders or waiters (lets tests check that nothing is left behind). */
+  /** How many keys (locks and semaphores) have holders or waiters (lets tests check that nothing is left behind). */
   get size(): number {
-    return this.#keys.size - this.#idle;
+    return this.#keys.size - this.#idle + this.semaphores.size;
   }
 
   /** How many acquirers wait on `key`. */

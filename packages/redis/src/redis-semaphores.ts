@@ -1,0 +1,201 @@
+import {
+  LockErrorCode,
+  backendUnavailableError,
+  isLockError,
+  limitMismatchError,
+  lockLostError,
+  monotonicNow,
+  validityDeadline,
+  waitForGrant,
+  type BackendGrant,
+  type BackendSemaphoreRequest,
+  type RetryOptions,
+  type SemaphoreInfo,
+} from '@fencelock/core/adapter';
+import { ScriptRunner, type LockClient, type ScriptArgument } from '@fencelock/redis-shared';
+import type { ReleaseSubscriber } from './release-subscriber.js';
+import { redisSemaphoreKeys, type RedisSemaphoreKeys } from './semaphore-keys.js';
+import { semaphoreAcquireScript, semaphoreExtendScript, semaphoreInspectScript, semaphoreReleaseScript } from './semaphore-scripts.js';
+
+/** Runs a script once, bounded by the request timeout, again as EVAL after NOSCRIPT (the backend's). */
+export type RunScript = (script: ScriptRunner, args: readonly ScriptArgument[], action: string, key: string) => Promise<unknown>;
+
+/** What the semaphores need of the backend's settings. */
+export interface RedisSemaphoreSettings {
+  readonly keyPrefix: string;
+  readonly channel: string;
+  readonly fenceCounterTtlMs: number;
+  readonly clockDriftFactor: number;
+  readonly retry: RetryOptions;
+}
+
+/**
+ * The counting semaphores of `@fencelock/redis` (see semaphore-scripts.ts for the protocol): one
+ * script call per attempt, extension and release; waiters retry with backoff and wake at once when a
+ * release of the same semaphore is announced on the provider's channel (the release subscriber the
+ * locks use). Waiting is not FIFO (as for the provider's locks): after a release, the fastest waiter
+ * whose permits fit wins.
+ */
+export class RedisSemaphores {
+  readonly #settings: RedisSemaphoreSettings;
+  readonly #subscriber: ReleaseSubscriber;
+  readonly #run: RunScript;
+  readonly #acquire: ScriptRunner;
+  readonly #extend: ScriptRunner;
+  readonly #release: ScriptRunner;
+  readonly #inspect: ScriptRunner;
+
+  constructor(client: LockClient, settings: RedisSemaphoreSettings, subscriber: ReleaseSubscriber, run: RunScript) {
+    this.#settings = settings;
+    this.#subscriber = subscriber;
+    this.#run = run;
+    this.#acquire = new ScriptRunner(client, semaphoreAcquireScript);
+    this.#extend = new ScriptRunner(client, semaphoreExtendScript);
+    this.#release = new ScriptRunner(client, semaphoreReleaseScript);
+    this.#inspect = new ScriptRunner(client, semaphoreInspectScript);
+  }
+
+  /** `LockBackend.acquireSemaphore`: tries, then waits until the deadline (notified, or polling). */
+  async acquire(request: BackendSemaphoreRequest): Promise<BackendGrant | undefined> {
+    const keys = redisSemaphoreKeys(this.#settings.keyPrefix, request.key);
+    const since = this.#subscriber.announcements;
+    let indeterminate = false;
+    let heldUntil: number | undefined;
+    let lastError: unknown;
+    const attempt = async (): Promise<BackendGrant | undefined> => {
+      const sent = monotonicNow();
+      let reply: unknown;
+      try {
+        reply = await this.#run(this.#acquire, this.#acquireArgs(request, keys), 'acquiring semaphore', request.key);
+      } catch (error) {
+        // The script may have run: a later attempt takes it over (same owner id), or clean-up frees it.
+        indeterminate = true;
+        lastError = backendUnavailableError(`acquiring semaphore "${request.key}" failed`, error, request.key);
+        if (request.deadline <= sent) throw lastError;
+        return undefined;
+      }
+      lastError = undefined;
+      if (Array.isArray(reply)) {
+        const [kind, value] = reply as unknown[];
+        if (kind === 'limit') throw limitMismatchError(request.key, Number(value), request.limit);
+        const ms = Number(value);
+        heldUntil = Number.isFinite(ms) ? monotonicNow() + ms : undefined;
+        request.contended();
+        return undefined;
+      }
+      const validUntil = validityDeadline(sent, request.ttlMs, this.#settings.clockDriftFactor);
+      return new RedisSemaphoreGrant(this, request.key, keys, request.ownerId, BigInt(String(reply)), validUntil);
+    };
+    let grant: BackendGrant | undefined;
+    try {
+      grant = await waitForGrant(request, attempt, {
+        retry: this.#settings.retry,
+        reportContention: false,
+        wakeup: () => {
+          const notified = this.#subscriber.wakeup(keys.holders, request.ownerId, since);
+          return {
+            // A holder nobody releases (a crashed one) frees its permits at its expiry: try again then.
+            wait: (ms, signal) => notified.wait(Math.max(0, Math.min(ms, heldUntil === undefined ? ms : heldUntil - monotonicNow() + 2)), signal),
+            close: () => notified.close(),
+          };
+        },
+      });
+      if (grant === undefined && lastError !== undefined) throw lastError;
+      return grant;
+    } finally {
+      if (grant === undefined && indeterminate) {
+        request.releaseLater(() => this.releaseOnce(keys, request.ownerId, request.key), monotonicNow() + request.ttlMs);
+      }
+    }
+  }
+
+  /** `LockBackend.inspectSemaphore`. */
+  async inspect(key: string): Promise<SemaphoreInfo | undefined> {
+    const keys = redisSemaphoreKeys(this.#settings.keyPrefix, key);
+    const reply = await this.#run(this.#inspect, [2, keys.holders, keys.info], 'inspecting semaphore', key);
+    if (!Array.isArray(reply) || reply.length === 0) return undefined;
+    const fields = reply.map(String);
+    const holders: SemaphoreInfo['holders'][number][] = [];
+    let limit = 0;
+    for (let index = 0; index + 3 < fields.length; index += 4) {
+      // info: `<limit> <token>[ <metadata>]`
+      const [ownerId, permits, remaining, info] = [fields[index]!, fields[index + 1]!, fields[index + 2]!, fields[index + 3]!];
+      const match = /^(\d+) (\d+)(?: (.*))?$/s.exec(info);
+      if (match !== null) limit = Number(match[1]);
+      holders.push({
+        ownerId,
+        mode: 'semaphore',
+        permits: Number(permits),
+        fencingToken: match === null ? undefined : BigInt(match[2]!),
+        remainingMs: Number(remaining),
+        metadata: match?.[3],
+      });
+    }
+    return holders.length === 0 ? undefined : { key, limit, holders };
+  }
+
+  /** Prolongs `grant`'s permits; `LOCK_LOST` when they are gone. */
+  async extend(grant: RedisSemaphoreGrant, ttlMs: number): Promise<number> {
+    const sent = monotonicNow();
+    let reply: unknown;
+    try {
+      reply = await this.#run(this.#extend, [2, grant.keys.holders, grant.keys.info, grant.ownerId, ttlMs], 'extending semaphore', grant.key);
+    } catch (error) {
+      throw isLockError(error) ? error : backendUnavailableError(`extending semaphore "${grant.key}" failed`, error, grant.key);
+    }
+    if (Number(reply) !== 1) throw lockLostError(grant.key, 'taken-over');
+    return validityDeadline(sent, ttlMs, this.#settings.clockDriftFactor);
+  }
+
+  /** One bounded attempt to free this owner's permits; rejects on failure (core retries it). */
+  async releaseOnce(keys: RedisSemaphoreKeys, ownerId: string, key: string): Promise<boolean> {
+    try {
+      return Number(await this.#run(this.#release, [2, keys.holders, keys.info, ownerId, this.#settings.channel], 'releasing semaphore', key)) === 1;
+    } catch (error) {
+      throw isLockError(error, LockErrorCode.BACKEND_UNAVAILABLE) ? error : backendUnavailableError(`releasing semaphore "${key}" failed`, error, key);
+    }
+  }
+
+  #acquireArgs(request: BackendSemaphoreRequest, keys: RedisSemaphoreKeys): ScriptArgument[] {
+    const args: ScriptArgument[] = [
+      3,
+      keys.holders,
+      keys.info,
+      keys.fence,
+      request.ownerId,
+      request.permits,
+      request.limit,
+      request.ttlMs,
+      this.#settings.fenceCounterTtlMs,
+    ];
+    if (request.metadata !== undefined) args.push(request.metadata);
+    return args;
+  }
+}
+
+/** Permits the semaphores granted. */
+class RedisSemaphoreGrant implements BackendGrant {
+  readonly key: string;
+  readonly keys: RedisSemaphoreKeys;
+  readonly ownerId: string;
+  readonly fencingToken: bigint;
+  readonly validUntil: number;
+  readonly #semaphores: RedisSemaphores;
+
+  constructor(semaphores: RedisSemaphores, key: string, keys: RedisSemaphoreKeys, ownerId: string, fencingToken: bigint, validUntil: number) {
+    this.#semaphores = semaphores;
+    this.key = key;
+    this.keys = keys;
+    this.ownerId = ownerId;
+    this.fencingToken = fencingToken;
+    this.validUntil = validUntil;
+  }
+
+  extend(ttlMs: number): Promise<number> {
+    return this.#semaphores.extend(this, ttlMs);
+  }
+
+  release(): Promise<boolean> {
+    return this.#semaphores.releaseOnce(this.keys, this.ownerId, this.key);
+  }
+}
