@@ -166,7 +166,7 @@ export async function runScenario(options: RunOptions): Promise<RunOutcome> {
     const config: ClientStartConfig = {
       proc,
       seed: rng.fork(proc).seed,
-      backend: { backend, ports, ttlMs, keyPrefix },
+      backend: { backend, ports, ttlMs, keyPrefix, clientName: proc },
       storeUrl: store?.url ?? '',
       keys,
       probeKey,

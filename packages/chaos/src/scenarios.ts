@@ -4,6 +4,7 @@
  */
 import type { BackendName } from './backends.js';
 import type { NemesisContext, Scenario } from './nemesis.js';
+import { terminateSessionsOf } from './postgres-sessions.js';
 
 /** Waits for a current holder (≤ 3 × TTL); logs `no-holder` and resolves undefined if none came. */
 async function holder(context: NemesisContext, after?: number) {
@@ -124,8 +125,8 @@ function redisRestart(persistence: boolean): Scenario {
   };
 }
 
-/** F12: SIGSTOP the Redis server for TTL + 1 s. */
-const redisPause: Scenario = {
+/** F12: SIGSTOP the server for TTL + 1 s (Redis; PostgreSQL: the postmaster and every session's process). */
+const serverPause: Scenario = {
   id: 'F12',
   name: 'server pause > TTL',
   async inject(context) {
@@ -273,6 +274,53 @@ const latency: Scenario = {
   },
 };
 
+/**
+ * F27 (PostgreSQL): an operator's `pg_terminate_backend` of the holder's session, the one way to
+ * take a session advisory lock away. The server sends the session a termination message before it
+ * frees the session's locks, so the holder is told before anyone else can be granted its lock.
+ */
+const sessionTerminated: Scenario = {
+  id: 'F27',
+  name: "holder's session terminated (pg_terminate_backend)",
+  async inject(context) {
+    const hold = await holder(context, context.now());
+    if (hold === undefined) return;
+    await context.sleep(context.rng.between(0, context.ttlMs / 3));
+    const port = context.servers.nodes[0]?.port;
+    if (port === undefined) return;
+    context.log('terminate-session', hold.proc);
+    const count = await terminateSessionsOf(port, hold.proc);
+    context.log('terminated-sessions', hold.proc, count);
+  },
+};
+
+/**
+ * F28 / F29 (PostgreSQL): fast shutdown + start of the server under a fresh holder, waiters waiting.
+ * Every session ends, so every lock is freed by the restart; the token counter survives. F28: the
+ * holder runs and reads its session's end at once. F29 (negative control): the holder sits in a
+ * short GC pause (TTL/4, harmless alone, see F3) across the restart, so a waiter is granted the
+ * lock on the restarted server while the holder's validity still runs.
+ */
+function postgresRestart(stalledHolder: boolean): Scenario {
+  return {
+    id: stalledHolder ? 'F29' : 'F28',
+    name: stalledHolder ? 'restart, holder stalled across it' : 'restart (fast shutdown + start)',
+    expectViolation: stalledHolder,
+    // Long holds of one contended key: the waiters must be waiting when the server comes back.
+    ttlMs: 4_000,
+    keys: 1,
+    workload: { probeShare: 0, holdMin: 1, holdMax: 1.2, abandonShare: 0 },
+    async inject(context) {
+      const hold = await holder(context, context.now());
+      if (hold === undefined) return;
+      await context.sleep(100);
+      if (stalledHolder) await pausedAround(context, hold.proc, context.ttlMs / 4, () => restartServer(context, 0));
+      else await restartServer(context, 0);
+      await context.sleep(context.ttlMs / 2);
+    },
+  };
+}
+
 const F2 = holderPause('F2', 'holder pause > TTL', 1, 1_000);
 const F3 = holderPause('F3', 'holder pause < TTL/3', 0.25, 0);
 const F5 = holderNetwork('F5', 'holder blackholed > TTL', 'blackhole', 1, 1_000);
@@ -280,10 +328,11 @@ const F6 = holderNetwork('F6', 'holder connection reset', 'reset', 0, 300);
 
 /** Every scenario each backend runs in the soak, in order. */
 export const SCENARIOS: Readonly<Record<BackendName, readonly Scenario[]>> = {
-  redis: [noFault, holderCrash, F2, F3, F5, F6, latency, redisRestart(true), redisPause, redisRestart(false)],
+  redis: [noFault, holderCrash, F2, F3, F5, F6, latency, redisRestart(true), serverPause, redisRestart(false)],
   redlock: [noFault, holderCrash, F2, F3, F5, F6, latency, redlockMinorityDown, redlockImmediateRestart],
   etcd: [noFault, holderCrash, F2, F3, F5, F6, latency, leaderKill('F20', 'leader kill + restart'), quorumLoss('F21', 'quorum loss (2 of 3 paused)')],
   zookeeper: [noFault, holderCrash, F2, F3, F5, F6, latency, leaderKill('F23', 'leader kill + restart'), quorumLoss('F24', 'quorum loss (2 of 3 paused)')],
+  postgres: [noFault, holderCrash, F2, F3, F5, F6, latency, sessionTerminated, serverPause, postgresRestart(false), postgresRestart(true)],
 };
 
 /** The quick deterministic profile (part of `pnpm test`): a few faults per backend, controls included. */
@@ -292,6 +341,7 @@ export const QUICK_PROFILE: Readonly<Record<BackendName, readonly string[]>> = {
   etcd: ['F1', 'F2', 'F21'],
   zookeeper: ['F1', 'F2', 'F24'],
   redlock: ['F2', 'F16'],
+  postgres: ['F2', 'F27', 'F12', 'F29'],
 };
 
 /** The scenario `id` of `backend`. @throws RangeError when the backend does not run it. */
