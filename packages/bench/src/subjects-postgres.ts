@@ -24,13 +24,21 @@ async function rawPgSession(url: string): Promise<LockSession> {
   const client = new pg.Client(url);
   client.on('error', () => undefined);
   await client.connect();
+  // One statement at a time on the client, in call order (what pg 8 does for queries issued while
+  // another runs, but deprecated, and refused by pg 9): the 64-keys scenario calls concurrently.
+  let previous: Promise<unknown> = Promise.resolve();
+  const query = <R extends pg.QueryResultRow>(text: string, values: unknown[]): Promise<pg.QueryResult<R>> => {
+    const result = previous.then(() => client.query<R>(text, values));
+    previous = result.catch(() => undefined);
+    return result;
+  };
   return {
     async lock(key) {
       const id = rawLockId(key);
-      const { rows } = await client.query<{ taken: boolean }>('SELECT pg_try_advisory_lock($1::bigint) AS taken', [id]);
+      const { rows } = await query<{ taken: boolean }>('SELECT pg_try_advisory_lock($1::bigint) AS taken', [id]);
       if (rows[0]?.taken !== true) throw new Error(`raw PostgreSQL lock ${key} is held`);
       return async () => {
-        await client.query('SELECT pg_advisory_unlock($1::bigint)', [id]);
+        await query('SELECT pg_advisory_unlock($1::bigint)', [id]);
       };
     },
     close: () => client.end(),
