@@ -276,8 +276,9 @@ const latency: Scenario = {
 
 /**
  * F27 (PostgreSQL): an operator's `pg_terminate_backend` of the holder's session, the one way to
- * take a session advisory lock away. The server sends the session a termination message before it
- * frees the session's locks, so the holder is told before anyone else can be granted its lock.
+ * take a session advisory lock away. The server sends the session its termination message before
+ * it frees the session's locks, so a running holder learns of the loss first; that it does so
+ * before a waiter's next try is granted is a race it normally wins, not a guarantee (see F29).
  */
 const sessionTerminated: Scenario = {
   id: 'F27',
@@ -341,7 +342,7 @@ export const QUICK_PROFILE: Readonly<Record<BackendName, readonly string[]>> = {
   etcd: ['F1', 'F2', 'F21'],
   zookeeper: ['F1', 'F2', 'F24'],
   redlock: ['F2', 'F16'],
-  postgres: ['F2', 'F27', 'F12', 'F29'],
+  postgres: ['F1', 'F2', 'F12', 'F29'],
 };
 
 /** The scenario `id` of `backend`. @throws RangeError when the backend does not run it. */
