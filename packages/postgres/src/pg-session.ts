@@ -61,6 +61,8 @@ export class PgSession {
   // are what makes one provider's owners exclude each other. PostgreSQL counts re-entrant holds
   // too, so each local hold is one server-side hold, released by its own unlock.
   readonly #holds = new Map<string, { exclusive: number; shared: number }>();
+  /** When the session was opened (monotonic ms). */
+  readonly openedAt: number;
   readonly #detach: () => void;
   #closed = false;
   // The statement issued last: pg 8 queues a query issued while another runs, but deprecates it
@@ -77,6 +79,7 @@ export class PgSession {
     this.#connection = connection;
     this.#settings = settings;
     this.pid = identity.pid;
+    this.openedAt = identity.openedAt;
     this.identity = sessionIdentity(identity.pid, identity.started);
     this.serverExpiry = identity.serverExpiry;
     this.#detach = detach;
