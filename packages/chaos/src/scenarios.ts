@@ -282,7 +282,8 @@ const latency: Scenario = {
  */
 const sessionTerminated: Scenario = {
   id: 'F27',
-  name: "holder's session terminated (pg_terminate_backend)",
+  name: "holder's session terminated (pg_terminate_backend), a race",
+  race: true,
   async inject(context) {
     const hold = await holder(context, context.now());
     if (hold === undefined) return;
@@ -305,8 +306,9 @@ const sessionTerminated: Scenario = {
 function postgresRestart(stalledHolder: boolean): Scenario {
   return {
     id: stalledHolder ? 'F29' : 'F28',
-    name: stalledHolder ? 'restart, holder stalled across it' : 'restart (fast shutdown + start)',
+    name: stalledHolder ? 'restart, holder stalled across it' : 'restart (fast shutdown + start), a race',
     expectViolation: stalledHolder,
+    race: !stalledHolder,
     // Long holds of one contended key: the waiters must be waiting when the server comes back.
     ttlMs: 4_000,
     keys: 1,
@@ -333,7 +335,8 @@ export const SCENARIOS: Readonly<Record<BackendName, readonly Scenario[]>> = {
   redlock: [noFault, holderCrash, F2, F3, F5, F6, latency, redlockMinorityDown, redlockImmediateRestart],
   etcd: [noFault, holderCrash, F2, F3, F5, F6, latency, leaderKill('F20', 'leader kill + restart'), quorumLoss('F21', 'quorum loss (2 of 3 paused)')],
   zookeeper: [noFault, holderCrash, F2, F3, F5, F6, latency, leaderKill('F23', 'leader kill + restart'), quorumLoss('F24', 'quorum loss (2 of 3 paused)')],
-  postgres: [noFault, holderCrash, F2, F3, F5, F6, latency, sessionTerminated, serverPause, postgresRestart(false), postgresRestart(true)],
+  // A reset connection is an ended session on PostgreSQL: the server frees its locks at once.
+  postgres: [noFault, holderCrash, F2, F3, F5, { ...F6, name: `${F6.name}, a race`, race: true }, latency, sessionTerminated, serverPause, postgresRestart(false), postgresRestart(true)],
 };
 
 /** The quick deterministic profile (part of `pnpm test`): a few faults per backend, controls included. */
