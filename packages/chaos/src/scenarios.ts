@@ -297,11 +297,31 @@ const sessionTerminated: Scenario = {
 };
 
 /**
+ * Pauses `proc` (SIGSTOP) across a restart of server 0 and until a waiter holds the lock on the
+ * restarted server, at most TTL/2 after the restart (a GC pause well inside the holder's validity):
+ * event-driven, so that a slow restart cannot end the pause before anyone could be granted.
+ */
+async function stalledAcrossRestart(context: NemesisContext, proc: string): Promise<void> {
+  const boundMs = context.ttlMs / 2;
+  context.log('start-pause', proc, { atMostMsAfterRestart: boundMs });
+  context.pauseClient(proc);
+  try {
+    const from = context.now();
+    await restartServer(context, 0);
+    // A hold that started after the pause began, by a client that is not paused.
+    await context.waitForHold({ after: from, timeoutMs: boundMs });
+  } finally {
+    context.log('stop-pause', proc);
+    context.resumeClient(proc);
+  }
+}
+
+/**
  * F28 / F29 (PostgreSQL): fast shutdown + start of the server under a fresh holder, waiters waiting.
  * Every session ends, so every lock is freed by the restart; the token counter survives. F28: the
  * holder runs and reads its session's end at once. F29 (negative control): the holder sits in a
- * short GC pause (TTL/4, harmless alone, see F3) across the restart, so a waiter is granted the
- * lock on the restarted server while the holder's validity still runs.
+ * GC pause from before the restart until a waiter is granted the lock on the restarted server (see
+ * stalledAcrossRestart), so the waiter holds it while the holder's validity still runs.
  */
 function postgresRestart(stalledHolder: boolean): Scenario {
   return {
@@ -317,7 +337,7 @@ function postgresRestart(stalledHolder: boolean): Scenario {
       const hold = await holder(context, context.now());
       if (hold === undefined) return;
       await context.sleep(100);
-      if (stalledHolder) await pausedAround(context, hold.proc, context.ttlMs / 4, () => restartServer(context, 0));
+      if (stalledHolder) await stalledAcrossRestart(context, hold.proc);
       else await restartServer(context, 0);
       await context.sleep(context.ttlMs / 2);
     },
