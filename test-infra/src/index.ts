@@ -24,6 +24,8 @@ export type { EtcdCluster, EtcdClusterOptions, EtcdLeaderOptions, EtcdMember, Et
 export { initPostgresDataDir, postgresServerSpec, preparePostgresDataDir, INITDB_TIMEOUT_MS } from './postgres-server.js';
 export type { PostgresInitOptions, PostgresSpecOptions } from './postgres-server.js';
 export { postgresProbe } from './postgres-probe.js';
+export { startPostgresServer } from './postgres-dedicated.js';
+export type { PostgresServer, PostgresServerOptions } from './postgres-dedicated.js';
 export type { PostgresProbeOptions, PostgresProbeResult } from './postgres-probe.js';
 
 export { startTcpProxy } from './tcp-proxy.js';

@@ -30,6 +30,11 @@ export interface BenchAddresses {
   readonly zkHosts: readonly string[];
   /** etcd client endpoints, `http://host:port`. */
   readonly etcdEndpoints: readonly string[];
+  /**
+   * PostgreSQL connection URL: the shared server's only. The counted scenarios (dedicated servers)
+   * have no PostgreSQL counters yet, so its subjects are absent there.
+   */
+  readonly postgresUrl?: string;
 }
 
 /** A set of servers with a counter probe per backend. */
@@ -45,11 +50,11 @@ export interface BenchServers {
 
 /** The shared topology's addresses (from `FENCELOCK_*` or the defaults). */
 export function sharedAddresses(): BenchAddresses {
-  const { redisUrl, redlockUrls, zkConnectionString, zkHosts, etcdEndpoints } = topology();
+  const { redisUrl, redlockUrls, zkConnectionString, zkHosts, etcdEndpoints, postgresUrl } = topology();
   // Every ZooKeeper client of the bench talks to the same member: a write costs more through a
   // follower than on the leader, and clients that pick members at random would turn that into noise
   // in the ratios (up to ~30 %).
-  return { redisUrl, redlockUrls, zkConnectionString: zkHosts[0] ?? zkConnectionString, zkHosts, etcdEndpoints };
+  return { redisUrl, redlockUrls, zkConnectionString: zkHosts[0] ?? zkConnectionString, zkHosts, etcdEndpoints, postgresUrl };
 }
 
 function probes(addresses: BenchAddresses): (backend: Backend) => CounterProbe {
@@ -65,6 +70,9 @@ function probes(addresses: BenchAddresses): (backend: Backend) => CounterProbe {
         return etcdCounterProbe(addresses.etcdEndpoints);
       case 'memory':
         return memoryStoreProbe();
+      case 'postgres':
+        // No server counters for PostgreSQL yet (pg_stat_* are flushed lazily, up to a second late).
+        return { source: 'none (PostgreSQL counters not read)', read: async () => ({}) };
     }
   };
 }

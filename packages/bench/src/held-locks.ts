@@ -83,6 +83,7 @@ export const ROUND_TRIP_DEFINITIONS: Readonly<Record<Backend, string>> = {
   zookeeper: 'client packets received, summed over the members (mntr zk_packets_received)',
   etcd: 'gRPC messages received, every method, summed over the members (grpc_server_msg_received_total: unary calls and stream messages such as LeaseKeepAlive)',
   memory: 'calls on the in-process store (requests, extends, releases)',
+  postgres: 'not counted (no PostgreSQL server counters yet)',
 };
 
 /** The counters worth keeping in the JSON (the rest of mntr and /metrics is gauges and histograms). */
@@ -102,6 +103,8 @@ export function serverRequests(backend: Backend, delta: CounterDelta): number {
       return sumMatching(delta, /^grpc_server_msg_received_total\{/);
     case 'memory':
       return sumMatching(delta, /^memory_store_(requests|extends|releases)$/);
+    case 'postgres':
+      return Number.NaN;
   }
 }
 

@@ -101,6 +101,8 @@ export function defaultRequestTimeout(backend: Backend, provider: LockProvider, 
       return { ms: Math.min(5_000, Math.floor(sessionTtlMs / 3)), source: `@fencelock/zookeeper requestTimeoutMs default (a third of the ${sessionTtlMs} ms session timeout, at most 5 s)` };
     case 'memory':
       return { source: 'none: the memory provider makes no requests' };
+    case 'postgres':
+      return { ms: Math.min(5_000, Math.floor(sessionTtlMs / 3)), source: `@fencelock/postgres requestTimeoutMs default (a third of the ${sessionTtlMs} ms session TTL, at most 5 s)` };
   }
 }
 

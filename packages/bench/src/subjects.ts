@@ -19,6 +19,7 @@ import RedlockUntyped from 'redlock';
 import type RedlockTyped from '../node_modules/redlock/dist/index.js';
 import { sharedAddresses, type BenchAddresses } from './bench-servers.js';
 import { benchMemoryStore } from './memory-subject.js';
+import { postgresSubjects } from './subjects-postgres.js';
 
 // The per-client subjects (fencelock and the raw loop on each Redis client library): their own section.
 export { redisClientPairs, type RedisClientPair } from './subjects-redis-clients.js';
@@ -41,7 +42,7 @@ const zookeeper = createRequire(import.meta.url)('node-zookeeper-client') as {
 };
 
 /** The backend a subject runs on (`memory`: the in-process provider of `@fencelock/core`). */
-export type Backend = 'redis' | 'redlock' | 'etcd' | 'zookeeper' | 'memory';
+export type Backend = 'redis' | 'redlock' | 'etcd' | 'zookeeper' | 'memory' | 'postgres';
 
 /** fencelock itself, the raw client doing the minimal protocol, or a library users would otherwise pick. */
 export type SubjectKind = 'fencelock' | 'raw' | 'peer';
@@ -313,6 +314,7 @@ export function subjects(addresses: BenchAddresses = sharedAddresses()): readonl
       open: async () => fencelockSession(new MemoryLockProvider({ store: benchMemoryStore })),
       openProvider: () => new MemoryLockProvider({ store: benchMemoryStore }),
     },
+    ...(addresses.postgresUrl === undefined ? [] : postgresSubjects(addresses.postgresUrl, fencelockSession, SESSION_TTL_MS)),
   ];
 }
 

@@ -56,6 +56,7 @@ export const WAKEUP_DEFINITIONS: Readonly<Record<Backend, string>> = {
   zookeeper: 'watches fired (mntr: sum of zk_sum_node_{deleted,children,changed,created}_watch_count over the members; includes a releasing holder hearing its own delete, from the watch each holder keeps on its own node)',
   etcd: 'watch events sent (etcd_debugging_mvcc_events_total summed over the members)',
   memory: 'grants to queued waiters plus acquire attempts (calls on the store)',
+  postgres: 'not counted (no PostgreSQL server counters yet)',
 };
 
 /**
@@ -77,6 +78,8 @@ export function wakeupsFromCounters(backend: Backend, delta: CounterDelta, relea
       return delta['etcd_debugging_mvcc_events_total'] ?? 0;
     case 'memory':
       return (delta['memory_store_requests'] ?? 0) + (delta['memory_store_queued_grants'] ?? 0);
+    case 'postgres':
+      return Number.NaN;
   }
 }
 

@@ -5,12 +5,13 @@
  */
 import type { LockProvider } from '@fencelock/core';
 import { createEtcdLockProvider } from '@fencelock/etcd';
+import { createPostgresLockProvider } from '@fencelock/postgres';
 import { createRedisLockProvider } from '@fencelock/redis';
 import { createRedlockLockProvider } from '@fencelock/redlock';
 import { createZooKeeperLockProvider } from '@fencelock/zookeeper';
 
 /** The backends, by the name used on the command line and in the table. */
-export const BACKEND_NAMES = ['redis', 'etcd', 'zookeeper', 'redlock'] as const;
+export const BACKEND_NAMES = ['redis', 'etcd', 'zookeeper', 'redlock', 'postgres'] as const;
 export type BackendName = (typeof BACKEND_NAMES)[number];
 
 /** True for a known backend name. */
@@ -20,7 +21,7 @@ export function isBackendName(value: string): value is BackendName {
 
 /** What the harness needs to know about a backend, beyond its adapter's capabilities. */
 export interface BackendTraits {
-  /** Locks live as long as a session or lease (etcd, ZooKeeper): no per-acquire `ttlMs`, no `autoExtend: false`. */
+  /** Locks live as long as a session or lease (etcd, ZooKeeper, PostgreSQL): no per-acquire `ttlMs`, no `autoExtend: false`. */
   readonly session: boolean;
   /** The lock TTL (or session timeout) the suite uses, ms. */
   readonly ttlMs: number;
@@ -34,6 +35,7 @@ export const BACKEND_TRAITS: Readonly<Record<BackendName, BackendTraits>> = {
   redlock: { session: false, ttlMs: 2_000, servers: 5 },
   etcd: { session: true, ttlMs: 2_000, servers: 3 },
   zookeeper: { session: true, ttlMs: 3_000, servers: 3 },
+  postgres: { session: true, ttlMs: 2_000, servers: 1 },
 };
 
 /** What a client process needs to build its provider: addresses (proxied or direct) and the run's key space. */
@@ -45,6 +47,8 @@ export interface ClientBackendConfig {
   readonly ttlMs: number;
   /** Unique per run, so runs sharing servers never see each other's keys. */
   readonly keyPrefix: string;
+  /** The client's proc id, given to the server where it can name a connection (PostgreSQL's `application_name`). */
+  readonly clientName?: string;
 }
 
 // Waiters re-poll at most every 100 ms (core's default is 500 ms): more contention per second of run.
@@ -84,6 +88,22 @@ export function createChaosProvider(config: ClientBackendConfig): LockProvider {
         connectionString: hosts.join(','),
         sessionTimeoutMs: config.ttlMs,
         root: `/${config.keyPrefix.replace(/[^A-Za-z0-9_-]/g, '_')}`,
+      });
+    case 'postgres':
+      return createPostgresLockProvider({
+        // application_name: the nemesis finds a client's session by it (pg_terminate_backend).
+        connection: {
+          host: '127.0.0.1',
+          port: config.ports[0] ?? 0,
+          user: 'postgres',
+          database: 'postgres',
+          application_name: config.clientName ?? 'fencelock-chaos',
+        },
+        // Advisory lock ids are hashed from namespace + key: the run's prefix keeps runs apart.
+        namespace: `fencelock:${config.keyPrefix}`,
+        sessionTtlMs: config.ttlMs,
+        // A fifth of the session TTL: a keepalive hung on a paused server leaves room for the next one.
+        requestTimeoutMs: Math.floor(config.ttlMs / 5),
       });
   }
 }

@@ -60,6 +60,13 @@ export interface Scenario {
   readonly name: string;
   /** A negative control: the checker MUST find a violation. */
   readonly expectViolation?: boolean;
+  /**
+   * The outcome is a race, not a guarantee: the fault takes the lock away on the server at the
+   * moment the holder's connection or session ends, and the holder only learns of it when its own
+   * process reads that end (PostgreSQL, whose locks live exactly as long as the session). A
+   * violation is reported, but does not fail the run.
+   */
+  readonly race?: boolean;
   /** Route every client through its own TCP proxies. */
   readonly proxies?: boolean;
   /** Redis / Redlock servers with AOF `appendfsync always`. */

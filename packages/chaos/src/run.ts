@@ -86,7 +86,7 @@ export interface RunOutcome {
   readonly loopDelayMaxMs: number | null;
   readonly row: SummaryRow;
   readonly elapsedMs: number;
-  /** True when the outcome is the expected one: no violation, or (negative control) at least one. */
+  /** True when the outcome is the expected one: no violation, (negative control) at least one, or either (a race). */
   readonly passed: boolean;
 }
 
@@ -166,7 +166,7 @@ export async function runScenario(options: RunOptions): Promise<RunOutcome> {
     const config: ClientStartConfig = {
       proc,
       seed: rng.fork(proc).seed,
-      backend: { backend, ports, ttlMs, keyPrefix },
+      backend: { backend, ports, ttlMs, keyPrefix, clientName: proc },
       storeUrl: store?.url ?? '',
       keys,
       probeKey,
@@ -328,6 +328,6 @@ export async function runScenario(options: RunOptions): Promise<RunOutcome> {
   const base = summaryRow(backend, `${scenario.id} ${scenario.name}`, result, scenario.expectViolation === true);
   const row: SummaryRow = { ...base, violations: base.violations + minorityGrants.length };
   const violated = row.violations > 0;
-  const passed = harnessErrors.length === 0 && (scenario.expectViolation === true ? violated : !violated);
+  const passed = harnessErrors.length === 0 && (scenario.expectViolation === true ? violated : scenario.race === true || !violated);
   return { backend, scenario, seed: options.seed, run, historyPath, result, minorityGrants, harnessErrors, injections, faultSteps, loopDelayMaxMs, row, elapsedMs: performance.now() - started, passed };
 }

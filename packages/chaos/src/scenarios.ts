@@ -4,6 +4,7 @@
  */
 import type { BackendName } from './backends.js';
 import type { NemesisContext, Scenario } from './nemesis.js';
+import { terminateSessionsOf } from './postgres-sessions.js';
 
 /** Waits for a current holder (≤ 3 × TTL); logs `no-holder` and resolves undefined if none came. */
 async function holder(context: NemesisContext, after?: number) {
@@ -124,8 +125,8 @@ function redisRestart(persistence: boolean): Scenario {
   };
 }
 
-/** F12: SIGSTOP the Redis server for TTL + 1 s. */
-const redisPause: Scenario = {
+/** F12: SIGSTOP the server for TTL + 1 s (Redis; PostgreSQL: the postmaster and every session's process). */
+const serverPause: Scenario = {
   id: 'F12',
   name: 'server pause > TTL',
   async inject(context) {
@@ -273,6 +274,76 @@ const latency: Scenario = {
   },
 };
 
+/**
+ * F27 (PostgreSQL): an operator's `pg_terminate_backend` of the holder's session, the one way to
+ * take a session advisory lock away. The server sends the session its termination message before
+ * it frees the session's locks, so a running holder learns of the loss first; that it does so
+ * before a waiter's next try is granted is a race it normally wins, not a guarantee (see F29).
+ */
+const sessionTerminated: Scenario = {
+  id: 'F27',
+  name: "holder's session terminated (pg_terminate_backend), a race",
+  race: true,
+  async inject(context) {
+    const hold = await holder(context, context.now());
+    if (hold === undefined) return;
+    await context.sleep(context.rng.between(0, context.ttlMs / 3));
+    const port = context.servers.nodes[0]?.port;
+    if (port === undefined) return;
+    context.log('terminate-session', hold.proc);
+    const count = await terminateSessionsOf(port, hold.proc);
+    context.log('terminated-sessions', hold.proc, count);
+  },
+};
+
+/**
+ * Pauses `proc` (SIGSTOP) across a restart of server 0 and until a waiter holds the lock on the
+ * restarted server, at most TTL/2 after the restart (a GC pause well inside the holder's validity):
+ * event-driven, so that a slow restart cannot end the pause before anyone could be granted.
+ */
+async function stalledAcrossRestart(context: NemesisContext, proc: string): Promise<void> {
+  const boundMs = context.ttlMs / 2;
+  context.log('start-pause', proc, { atMostMsAfterRestart: boundMs });
+  context.pauseClient(proc);
+  try {
+    const from = context.now();
+    await restartServer(context, 0);
+    // A hold that started after the pause began, by a client that is not paused.
+    await context.waitForHold({ after: from, timeoutMs: boundMs });
+  } finally {
+    context.log('stop-pause', proc);
+    context.resumeClient(proc);
+  }
+}
+
+/**
+ * F28 / F29 (PostgreSQL): fast shutdown + start of the server under a fresh holder, waiters waiting.
+ * Every session ends, so every lock is freed by the restart; the token counter survives. F28: the
+ * holder runs and reads its session's end at once. F29 (negative control): the holder sits in a
+ * GC pause from before the restart until a waiter is granted the lock on the restarted server (see
+ * stalledAcrossRestart), so the waiter holds it while the holder's validity still runs.
+ */
+function postgresRestart(stalledHolder: boolean): Scenario {
+  return {
+    id: stalledHolder ? 'F29' : 'F28',
+    name: stalledHolder ? 'restart, holder stalled across it' : 'restart (fast shutdown + start), a race',
+    expectViolation: stalledHolder,
+    race: !stalledHolder,
+    // Long holds of one contended key: the waiters must be waiting when the server comes back.
+    ttlMs: 4_000,
+    keys: 1,
+    workload: { probeShare: 0, holdMin: 1, holdMax: 1.2, abandonShare: 0 },
+    async inject(context) {
+      const hold = await holder(context, context.now());
+      if (hold === undefined) return;
+      await context.sleep(100);
+      if (stalledHolder) await stalledAcrossRestart(context, hold.proc);
+      else await restartServer(context, 0);
+      await context.sleep(context.ttlMs / 2);
+    },
+  };
+}
+
 const F2 = holderPause('F2', 'holder pause > TTL', 1, 1_000);
 const F3 = holderPause('F3', 'holder pause < TTL/3', 0.25, 0);
 const F5 = holderNetwork('F5', 'holder blackholed > TTL', 'blackhole', 1, 1_000);
@@ -280,10 +351,12 @@ const F6 = holderNetwork('F6', 'holder connection reset', 'reset', 0, 300);
 
 /** Every scenario each backend runs in the soak, in order. */
 export const SCENARIOS: Readonly<Record<BackendName, readonly Scenario[]>> = {
-  redis: [noFault, holderCrash, F2, F3, F5, F6, latency, redisRestart(true), redisPause, redisRestart(false)],
+  redis: [noFault, holderCrash, F2, F3, F5, F6, latency, redisRestart(true), serverPause, redisRestart(false)],
   redlock: [noFault, holderCrash, F2, F3, F5, F6, latency, redlockMinorityDown, redlockImmediateRestart],
   etcd: [noFault, holderCrash, F2, F3, F5, F6, latency, leaderKill('F20', 'leader kill + restart'), quorumLoss('F21', 'quorum loss (2 of 3 paused)')],
   zookeeper: [noFault, holderCrash, F2, F3, F5, F6, latency, leaderKill('F23', 'leader kill + restart'), quorumLoss('F24', 'quorum loss (2 of 3 paused)')],
+  // A reset connection is an ended session on PostgreSQL: the server frees its locks at once.
+  postgres: [noFault, holderCrash, F2, F3, F5, { ...F6, name: `${F6.name}, a race`, race: true }, latency, sessionTerminated, serverPause, postgresRestart(false), postgresRestart(true)],
 };
 
 /** The quick deterministic profile (part of `pnpm test`): a few faults per backend, controls included. */
@@ -292,6 +365,7 @@ export const QUICK_PROFILE: Readonly<Record<BackendName, readonly string[]>> = {
   etcd: ['F1', 'F2', 'F21'],
   zookeeper: ['F1', 'F2', 'F24'],
   redlock: ['F2', 'F16'],
+  postgres: ['F1', 'F2', 'F12', 'F29'],
 };
 
 /** The scenario `id` of `backend`. @throws RangeError when the backend does not run it. */

@@ -6,6 +6,7 @@ import {
   type ServerNode,
   type TcpProxy,
   startEtcdCluster,
+  startPostgresServer,
   startRedisMasters,
   startRedisServer,
   startTcpProxy,
@@ -95,6 +96,21 @@ export async function startBackendServers(backend: BackendName, options: Backend
           await ensemble.leaderIndex({ timeoutMs: 15_000 });
         },
         stop: () => ensemble.stop(),
+      };
+    }
+    case 'postgres': {
+      // fsync and synchronous_commit on: the token counter survives a crash, as in production.
+      // Pause stops the postmaster and every session's process; restart is a fast shutdown + start.
+      const server = await startPostgresServer({ durable: true });
+      return {
+        backend,
+        nodes: [server],
+        names: ['postgres-0'],
+        persistence: true,
+        setPersistence: () => Promise.resolve(),
+        leaderIndex: () => Promise.resolve(0),
+        heal: () => healNodes([server]),
+        stop: () => server.stop(),
       };
     }
   }

@@ -61,8 +61,13 @@ export class PgSession {
   // are what makes one provider's owners exclude each other. PostgreSQL counts re-entrant holds
   // too, so each local hold is one server-side hold, released by its own unlock.
   readonly #holds = new Map<string, { exclusive: number; shared: number }>();
+  /** When the session was opened (monotonic ms). */
+  readonly openedAt: number;
   readonly #detach: () => void;
   #closed = false;
+  // The statement issued last: pg 8 queues a query issued while another runs, but deprecates it
+  // (a warning on the user's stderr; pg 9 refuses it). We keep the queue ourselves, in the same order.
+  #previous: Promise<unknown> = Promise.resolve();
 
   private constructor(
     connection: DedicatedConnection,
@@ -74,6 +79,7 @@ export class PgSession {
     this.#connection = connection;
     this.#settings = settings;
     this.pid = identity.pid;
+    this.openedAt = identity.openedAt;
     this.identity = sessionIdentity(identity.pid, identity.started);
     this.serverExpiry = identity.serverExpiry;
     this.#detach = detach;
@@ -260,13 +266,18 @@ export class PgSession {
       // A handed client outlives us: leave nothing of ours on its session. After a loss its locks
       // may still be held (a silent socket that comes back): unlock them too.
       const { client } = this.#connection;
-      const unlocks: Promise<unknown>[] = [];
+      const statements: [string, unknown[]][] = [];
       for (const [id, holds] of this.#holds) {
-        for (let i = 0; i < holds.exclusive; i += 1) unlocks.push(client.query(this.#settings.statements.exclusive.unlock, [id]));
-        for (let i = 0; i < holds.shared; i += 1) unlocks.push(client.query(this.#settings.statements.shared.unlock, [id]));
+        for (let i = 0; i < holds.exclusive; i += 1) statements.push([this.#settings.statements.exclusive.unlock, [id]]);
+        for (let i = 0; i < holds.shared; i += 1) statements.push([this.#settings.statements.shared.unlock, [id]]);
       }
-      const resets = [client.query(`UNLISTEN ${quoteIdentifier(this.#settings.channel)}`), client.query('RESET idle_session_timeout')];
-      await withRequestTimeout(Promise.all([...unlocks, ...resets]), this.#settings.requestTimeoutMs, 'cleaning up the handed pg.Client').catch(() => undefined);
+      statements.push([`UNLISTEN ${quoteIdentifier(this.#settings.channel)}`, []], ['RESET idle_session_timeout', []]);
+      // One after another, after whatever is still running: see #previous.
+      const cleanUp = (async () => {
+        await this.#previous;
+        for (const [text, values] of statements) await client.query(text, values);
+      })();
+      await withRequestTimeout(cleanUp, this.#settings.requestTimeoutMs, 'cleaning up the handed pg.Client').catch(() => undefined);
     } finally {
       this.#holds.clear();
       this.#connection.client.off('error', ignore);
@@ -279,8 +290,11 @@ export class PgSession {
       ended.catch(() => undefined);
       return { answer: ended, outcome: ended };
     }
+    // Validity counts from here, not from when the statement leaves the queue: earlier, so never longer.
     const sentAt = monotonicNow();
-    const outcome = this.#connection.client.query<R>(text, values).then((result) => result.rows);
+    const { client } = this.#connection;
+    const outcome = this.#previous.then(() => client.query<R>(text, values)).then((result) => result.rows);
+    this.#previous = outcome.catch(() => undefined);
     // Nobody may be listening to the outcome: its rejection must not go unhandled.
     outcome.catch(() => undefined);
     const answer = (async (): Promise<R[]> => {

@@ -80,6 +80,18 @@ function ranOnServer(error: unknown): boolean {
   return !BEFORE_EXECUTION.some((cls) => code.startsWith(cls));
 }
 
+/**
+ * True when `error` says the connection under a statement is gone (reset by a peer or a middlebox,
+ * closed), not that the server refused the statement: Node's socket errors, and pg's own errors for
+ * a client whose connection failed, which carry no code, only these messages.
+ */
+function connectionBroken(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  if (code === 'ECONNRESET' || code === 'EPIPE') return true;
+  const message = error instanceof Error ? error.message : '';
+  return code === undefined && /Connection terminated|is not queryable/.test(message);
+}
+
 // Waiting between try-locks when no notification comes (a holder whose session died sends none).
 const RETRY = { initialDelayMs: 10, maxDelayMs: 250, factor: 2 };
 
@@ -238,7 +250,7 @@ export class PostgresBackend implements LockBackend {
   }
 
   /** One try-lock: a grant, or `undefined` while another session (or another local owner) holds the lock. */
-  async #attempt(request: BackendAcquireRequest, id: string, since: number): Promise<BackendGrant | undefined> {
+  async #attempt(request: BackendAcquireRequest, id: string, since: number, reconnect = true): Promise<BackendGrant | undefined> {
     const session = await this.#sessionFor(since);
     const { mode } = request;
     // Advisory locks are re-entrant within a session and its shared and exclusive holds never
@@ -254,6 +266,13 @@ export class PostgresBackend implements LockBackend {
       session.checkPid(row?.pid);
     } catch (error) {
       this.#undo(session, id, mode, request.ownerId, sent.outcome);
+      // A session opened before this call whose connection was already broken (an idle socket
+      // reset while nobody wrote on it): give it up and try once on a new session, as a client
+      // that reconnects would. Whatever the old session took ends with it on the server.
+      if (reconnect && connectionBroken(error) && session.openedAt < since) {
+        session.lose();
+        return this.#attempt(request, id, since, false);
+      }
       throw asLockError(error, `acquiring lock "${request.key}" failed`, request.key);
     }
     if (row?.granted !== true || row.token === null) {
