@@ -27,11 +27,14 @@ export const ACCESS_SOURCES = {
 /** The variable holding a password directly (for secret stores that inject variables). */
 export const PASSWORD_ENV = 'FENCELOCK_PASSWORD';
 
-// The backends whose providers take these settings, tested on secured servers.
-const SUPPORTED: Readonly<Partial<Record<BackendName, { readonly tls: boolean }>>> = {
+// What each backend's provider takes (all tested on secured servers).
+const SUPPORTED: Readonly<Record<BackendName, { readonly tls: boolean }>> = {
+  redis: { tls: true },
+  redlock: { tls: true },
   etcd: { tls: true },
   // node-zookeeper-client has no TLS; digest authentication only.
   zookeeper: { tls: false },
+  postgres: { tls: true },
 };
 
 function setting(values: Values, env: Env, source: { flag: string; env: string }): { value: string; origin: string } | undefined {
@@ -64,12 +67,7 @@ export function resolveAccess(backend: BackendName, values: Values, env: Env): A
   const tlsKey = setting(values, env, ACCESS_SOURCES.tlsKey);
   const given = [user, passwordFile, tlsCa, tlsCert, tlsKey].filter((entry) => entry !== undefined);
   if (given.length === 0 && (passwordEnv === undefined || passwordEnv === '')) return undefined;
-  const support = SUPPORTED[backend];
-  if (support === undefined) {
-    const what = given[0]?.origin ?? PASSWORD_ENV;
-    throw new UsageError(`${what} is not supported with --backend ${backend} yet: give the credentials in the address (etcd and zookeeper take these settings)`);
-  }
-  if (!support.tls) {
+  if (!SUPPORTED[backend].tls) {
     const tls = [tlsCa, tlsCert, tlsKey].find((entry) => entry !== undefined);
     if (tls !== undefined) throw new UsageError(`${tls.origin}: the ZooKeeper client cannot speak TLS; reach the ensemble through a TLS tunnel you control`);
   }
