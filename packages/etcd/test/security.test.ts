@@ -6,8 +6,8 @@
  * `waitMs`. No credential appears in any error or event.
  */
 import { readFileSync } from 'node:fs';
-import { ReportLog } from '@fencelock/conformance';
-import { type LockError, LockErrorCode, type LockProvider, isLockError } from '@fencelock/core';
+import { ReportLog, expectForbidden } from '@fencelock/conformance';
+import { LockErrorCode, type LockProvider, isLockError } from '@fencelock/core';
 import { SECURE_ETCD_OTHER_PREFIX, freePort, startSecureEtcd } from '@fencelock/test-infra';
 import { Etcd3, type IOptions } from 'etcd3';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -46,11 +46,6 @@ function raw(auth: User): Etcd3 {
 }
 
 const rejection = (promise: Promise<unknown>): Promise<unknown> => reports.rejection(promise);
-
-function expectForbidden(error: unknown, message: RegExp): void {
-  expect(isLockError(error, LockErrorCode.FORBIDDEN), String(error)).toBe(true);
-  expect((error as LockError).message).toMatch(message);
-}
 
 afterAll(async () => {
   await Promise.allSettled(providers.map((made) => made.close()));

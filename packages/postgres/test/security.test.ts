@@ -7,8 +7,8 @@
  * behind. No credential appears in any error or event.
  */
 import { readFileSync } from 'node:fs';
-import { ReportLog, describeLockProvider } from '@fencelock/conformance';
-import { type LockError, LockErrorCode, type LockProvider, isLockError } from '@fencelock/core';
+import { ReportLog, describeLockProvider, expectForbidden } from '@fencelock/conformance';
+import { LockErrorCode, type LockProvider, isLockError } from '@fencelock/core';
 import { freePort, startSecurePostgres } from '@fencelock/test-infra';
 import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -59,11 +59,6 @@ afterAll(async () => {
   await Promise.allSettled(clients.map((client) => client.end()));
   await secure.stop();
 }, 30_000);
-
-function expectForbidden(error: unknown, message: RegExp): void {
-  expect(isLockError(error, LockErrorCode.FORBIDDEN), String(error)).toBe(true);
-  expect((error as LockError).message).toMatch(message);
-}
 
 describeLockProvider({
   name: 'postgres over TLS as the lock role of the README',

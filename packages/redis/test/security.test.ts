@@ -6,8 +6,8 @@
  * within one request, never a wait until `waitMs`. No credential appears in any error or event.
  */
 import { readFileSync } from 'node:fs';
-import { ReportLog, describeLockProvider } from '@fencelock/conformance';
-import { type LockError, LockErrorCode, type LockProvider, isLockError } from '@fencelock/core';
+import { ReportLog, describeLockProvider, expectForbidden } from '@fencelock/conformance';
+import { LockErrorCode, type LockProvider, isLockError } from '@fencelock/core';
 import { freePort, startSecureRedis } from '@fencelock/test-infra';
 import { Redis, type RedisOptions } from 'ioredis';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -56,11 +56,6 @@ afterAll(async () => {
   for (const client of clients) client.disconnect();
   await secure.stop();
 }, 30_000);
-
-function expectForbidden(error: unknown, message: RegExp): void {
-  expect(isLockError(error, LockErrorCode.FORBIDDEN), String(error)).toBe(true);
-  expect((error as LockError).message).toMatch(message);
-}
 
 describeLockProvider({
   name: 'redis over TLS as the ACL user of the README',

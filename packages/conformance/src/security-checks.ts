@@ -1,7 +1,9 @@
-import type { LockEventMap, LockProvider } from '@fencelock/core';
+import { type LockError, type LockEventMap, type LockProvider, LockErrorCode, isLockError } from '@fencelock/core';
+import { expect } from 'vitest';
 
 /**
- * For the "secrets never leak" checks of an adapter's security tests: everything a provider reported
+ * For an adapter's security tests: a refusal is `LOCK_FORBIDDEN` with a given message, and the
+ * "secrets never leak" check: everything a provider reported
  * (errors with their causes, event payloads) as one text, searched for known secrets.
  */
 
@@ -59,4 +61,10 @@ export class ReportLog {
   leaked(secrets: readonly string[]): number[] {
     return leakedSecrets(this.items, secrets);
   }
+}
+
+/** Asserts that `error` is a `LOCK_FORBIDDEN` LockError whose message matches `message`. */
+export function expectForbidden(error: unknown, message: RegExp): asserts error is LockError {
+  expect(isLockError(error, LockErrorCode.FORBIDDEN), String(error)).toBe(true);
+  expect((error as LockError).message).toMatch(message);
 }
