@@ -8,7 +8,7 @@ import { delimiter, dirname, join } from 'node:path';
 import { InfraError } from './errors.js';
 
 /** Executables that must be on PATH. */
-const EXECUTABLES = ['redis-server', 'redis-cli', 'etcd', 'etcdctl', 'java'] as const;
+const EXECUTABLES = ['redis-server', 'redis-cli', 'etcd', 'etcdctl', 'java', 'openssl'] as const;
 
 /** Jars the ZooKeeper command line uses (see zookeeper-ensemble.ts). */
 export const ZOOKEEPER_JAR = '/usr/share/java/zookeeper.jar';
@@ -37,6 +37,8 @@ const BASE_PACKAGES = [
   'python3-kazoo',
   'python3-redis',
   'postgresql',
+  // The secured servers' throwaway certificates.
+  'openssl',
 ];
 
 /** What is missing, empty when everything is present. */

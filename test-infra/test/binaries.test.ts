@@ -15,7 +15,7 @@ describe('binaries', () => {
   });
 
   it('installs the Debian packages, adding a JRE only when java is missing', () => {
-    const base = ['apt-get', 'install', '-y', '--no-install-recommends', 'redis-server', 'zookeeper', 'etcd-server', 'etcd-client', 'libcurator-recipes-java', 'python3-kazoo', 'python3-redis', 'postgresql'];
+    const base = ['apt-get', 'install', '-y', '--no-install-recommends', 'redis-server', 'zookeeper', 'etcd-server', 'etcd-client', 'libcurator-recipes-java', 'python3-kazoo', 'python3-redis', 'postgresql', 'openssl'];
     expect(installCommand(['etcd'])).toEqual(base);
     expect(installCommand(['java'])).toEqual([...base, 'default-jre-headless']);
     expect(installCommand([SLF4J_SIMPLE_JAR])).toEqual([...base, 'libslf4j-java']);
@@ -48,10 +48,10 @@ describe('binaries', () => {
           ['-u', nobody.name, '--', '/usr/bin/env', 'PATH=/nonexistent', 'HOME=/tmp', process.execPath, script],
           { cwd: dir, timeout: 30_000 },
         );
-        expect(stdout).toContain('redis-server, redis-cli, etcd, etcdctl, java');
+        expect(stdout).toContain('redis-server, redis-cli, etcd, etcdctl, java, openssl');
         expect(stdout).toContain('not root');
         expect(stdout).toContain(
-          'sudo apt-get update && sudo DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends redis-server zookeeper etcd-server etcd-client libcurator-recipes-java python3-kazoo python3-redis postgresql default-jre-headless',
+          'sudo apt-get update && sudo DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends redis-server zookeeper etcd-server etcd-client libcurator-recipes-java python3-kazoo python3-redis postgresql openssl default-jre-headless',
         );
       } finally {
         await rm(dir, { recursive: true, force: true });

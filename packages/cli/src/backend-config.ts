@@ -10,6 +10,7 @@ import {
   type RedisKeyLayout,
   type ZooKeeperKeyLayout,
 } from './key-layout.js';
+import { type Access, resolveAccess } from './access.js';
 import { UsageError } from './usage-error.js';
 
 /** The backends `fencelock` can lock on. */
@@ -23,11 +24,11 @@ export const BACKEND_NAMES: readonly BackendName[] = ['redis', 'redlock', 'etcd'
  * connection made yet). A key layout setting that is absent is left to the adapter's default.
  */
 export type BackendConfig =
-  | ({ readonly backend: 'redis'; readonly url: string } & RedisKeyLayout)
-  | ({ readonly backend: 'redlock'; readonly urls: readonly string[] } & RedisKeyLayout)
-  | ({ readonly backend: 'etcd'; readonly endpoints: readonly string[] } & EtcdKeyLayout)
-  | ({ readonly backend: 'zookeeper'; readonly connectionString: string } & ZooKeeperKeyLayout)
-  | ({ readonly backend: 'postgres'; readonly url: string } & PostgresKeyLayout);
+  | ({ readonly backend: 'redis'; readonly url: string; readonly access?: Access } & RedisKeyLayout)
+  | ({ readonly backend: 'redlock'; readonly urls: readonly string[]; readonly access?: Access } & RedisKeyLayout)
+  | ({ readonly backend: 'etcd'; readonly endpoints: readonly string[]; readonly access?: Access } & EtcdKeyLayout)
+  | ({ readonly backend: 'zookeeper'; readonly connectionString: string; readonly access?: Access } & ZooKeeperKeyLayout)
+  | ({ readonly backend: 'postgres'; readonly url: string; readonly access?: Access } & PostgresKeyLayout);
 
 /** The loopback defaults, used when neither a flag nor an environment variable gives an address. */
 export const DEFAULT_ADDRESSES = {
@@ -76,6 +77,7 @@ export function resolveBackendConfig(values: Values, env: Env): BackendConfig {
     const foreign = name === backend ? undefined : backendFlags(name).find((flag) => values[flag] !== undefined);
     if (foreign !== undefined) throw new UsageError(`--${foreign} is for --backend ${name}, but the backend is ${backend}`);
   }
+  const access = resolveAccess(backend, values, env);
   const { flag, env: variable } = ADDRESS_SOURCES[backend];
   const given = stringValue(values[flag]);
   const raw = given ?? nonEmpty(env[variable]) ?? DEFAULT_ADDRESSES[backend];
@@ -84,27 +86,30 @@ export function resolveBackendConfig(values: Values, env: Env): BackendConfig {
     case 'redis': {
       const urls = parseUrls(raw, origin, ['redis:', 'rediss:'], 'redis://127.0.0.1:6379');
       if (urls.length !== 1) throw new UsageError(`${origin} must be one Redis URL, got ${urls.length}`);
-      return { backend, url: urls[0] as string, ...redisKeyLayout(backend, values, env) };
+      requireTlsScheme(urls, access, origin, 'rediss://');
+      return { backend, url: urls[0] as string, ...redisKeyLayout(backend, values, env), ...(access === undefined ? {} : { access }) };
     }
     case 'redlock': {
       const urls = parseUrls(raw, origin, ['redis:', 'rediss:'], 'redis://127.0.0.1:7001');
       if (urls.length < 3 || urls.length % 2 === 0) {
         throw new UsageError(`${origin} must list an odd number of independent Redis masters, at least 3; got ${urls.length}`);
       }
-      return { backend, urls, ...redisKeyLayout(backend, values, env) };
+      requireTlsScheme(urls, access, origin, 'rediss://');
+      return { backend, urls, ...redisKeyLayout(backend, values, env), ...(access === undefined ? {} : { access }) };
     }
     case 'etcd': {
       // etcd endpoints are often written without a scheme; etcd's own default is plain http.
       const withScheme = splitList(raw, origin).map((item) => (/^[a-z][a-z0-9+.-]*:\/\//i.test(item) ? item : `http://${item}`));
       const endpoints = parseUrls(withScheme.join(','), origin, ['http:', 'https:'], 'http://127.0.0.1:2379');
-      return { backend, endpoints, ...etcdKeyLayout(values, env) };
+      requireTlsScheme(endpoints, access, origin, 'https://');
+      return { backend, endpoints, ...etcdKeyLayout(values, env), ...(access === undefined ? {} : { access }) };
     }
     case 'zookeeper':
-      return { backend, connectionString: parseZooKeeperHosts(raw, origin), ...zooKeeperKeyLayout(values, env) };
+      return { backend, connectionString: parseZooKeeperHosts(raw, origin), ...zooKeeperKeyLayout(values, env), ...(access === undefined ? {} : { access }) };
     case 'postgres': {
       const urls = parseUrls(raw, origin, ['postgres:', 'postgresql:'], 'postgres://user@127.0.0.1:5432/db');
       if (urls.length !== 1) throw new UsageError(`${origin} must be one PostgreSQL URL, got ${urls.length}`);
-      return { backend, url: urls[0] as string, ...postgresKeyLayout(values, env) };
+      return { backend, url: urls[0] as string, ...postgresKeyLayout(values, env), ...(access === undefined ? {} : { access }) };
     }
   }
 }
@@ -164,6 +169,13 @@ function redact(url: string): string {
     return parsed.toString().replace(/\/$/, '');
   } catch {
     return url;
+  }
+}
+
+/** TLS material means TLS: an address that says otherwise is a mistake worth saying before connecting. */
+function requireTlsScheme(urls: readonly string[], access: Access | undefined, origin: string, scheme: string): void {
+  if (access?.tls !== undefined && urls.some((url) => !url.startsWith(scheme))) {
+    throw new UsageError(`${origin}: TLS material was given, so every address must be ${scheme}`);
   }
 }
 

@@ -1,4 +1,7 @@
 import type { LockCapabilities, LockProvider } from '@fencelock/core';
+import type { RedisOptions } from 'ioredis';
+import type { ClientConfig } from 'pg';
+import type { Access } from './access.js';
 import type { BackendConfig } from './backend-config.js';
 import { formatDuration } from './duration.js';
 import { UsageError } from './usage-error.js';
@@ -18,18 +21,25 @@ export async function connectProvider(config: BackendConfig, lifetimeMs: number 
     case 'redis': {
       const { createRedisLockProvider, REDIS_CAPABILITIES } = await import('@fencelock/redis');
       checkLifetime(lifetimeMs, REDIS_CAPABILITIES);
-      return createRedisLockProvider({ connection: config.url, keyPrefix: config.keyPrefix, ...(lifetimeMs === undefined ? {} : { defaultTtlMs: lifetimeMs }) });
+      return createRedisLockProvider({ connection: redisConnection(config.url, config.access), keyPrefix: config.keyPrefix, ...(lifetimeMs === undefined ? {} : { defaultTtlMs: lifetimeMs }) });
     }
     case 'redlock': {
       const { createRedlockLockProvider, REDLOCK_CAPABILITIES } = await import('@fencelock/redlock');
       checkLifetime(lifetimeMs, REDLOCK_CAPABILITIES);
-      return createRedlockLockProvider({ masters: [...config.urls], keyPrefix: config.keyPrefix, ...(lifetimeMs === undefined ? {} : { defaultTtlMs: lifetimeMs }) });
+      const { access } = config;
+      return createRedlockLockProvider({ masters: config.urls.map((url) => redisConnection(url, access)), keyPrefix: config.keyPrefix, ...(lifetimeMs === undefined ? {} : { defaultTtlMs: lifetimeMs }) });
     }
     case 'etcd': {
       const { createEtcdLockProvider, ETCD_CAPABILITIES } = await import('@fencelock/etcd');
       checkLifetime(lifetimeMs, ETCD_CAPABILITIES);
+      const { access } = config;
+      const tls = access?.tls;
       return createEtcdLockProvider({
-        connection: { hosts: [...config.endpoints] },
+        connection: {
+          hosts: [...config.endpoints],
+          ...(tls === undefined ? {} : { credentials: { rootCertificate: tls.ca, ...(tls.cert === undefined ? {} : { certChain: tls.cert, privateKey: tls.key }) } }),
+          ...(access?.user === undefined ? {} : { auth: { username: access.user, password: access.password ?? '' } }),
+        },
         keyPrefix: config.keyPrefix,
         keyEncoding: config.keyEncoding,
         ...(lifetimeMs === undefined ? {} : { sessionTtlMs: lifetimeMs }),
@@ -40,18 +50,60 @@ export async function connectProvider(config: BackendConfig, lifetimeMs: number 
       checkLifetime(lifetimeMs, ZOOKEEPER_CAPABILITIES);
       const sessionTimeoutMs = lifetimeMs ?? DEFAULT_SESSION_TIMEOUT_MS;
       // The adapter bounds each request by a third of the granted session timeout (5 s at most).
-      return createZooKeeperLockProvider({ connectionString: config.connectionString, sessionTimeoutMs, root: config.root, naming: config.naming });
+      const { user, password } = config.access ?? {};
+      return createZooKeeperLockProvider({
+        connectionString: config.connectionString,
+        sessionTimeoutMs,
+        root: config.root,
+        naming: config.naming,
+        ...(user === undefined ? {} : { auth: { scheme: 'digest' as const, credentials: `${user}:${password ?? ''}` } }),
+      });
     }
     case 'postgres': {
       const { createPostgresLockProvider, POSTGRES_CAPABILITIES } = await import('@fencelock/postgres');
       checkLifetime(lifetimeMs, POSTGRES_CAPABILITIES);
       return createPostgresLockProvider({
-        connection: config.url,
+        connection: postgresConnection(config.url, config.access),
         ...(config.namespace === undefined ? {} : { namespace: config.namespace }),
         ...(lifetimeMs === undefined ? {} : { sessionTtlMs: lifetimeMs }),
       });
     }
   }
+}
+
+/**
+ * A Redis URL as ioredis options with the access settings: the URL's own user and password (if any)
+ * give way to them. Without access settings, the URL itself.
+ */
+function redisConnection(url: string, access: Access | undefined): string | RedisOptions {
+  if (access === undefined) return url;
+  const parsed = new URL(url);
+  const db = Number(parsed.pathname.replace(/^\//, '') || '0');
+  return {
+    host: parsed.hostname.replace(/^\[|\]$/g, ''),
+    port: Number(parsed.port || 6379),
+    ...(Number.isInteger(db) && db > 0 ? { db } : {}),
+    // No ready check for a named user: it needs INFO, which a least-privilege lock user is not granted.
+    ...(access.user === undefined ? {} : { username: access.user, password: access.password, enableReadyCheck: false }),
+    ...(access.tls === undefined ? {} : { tls: { ca: access.tls.ca, ...(access.tls.cert === undefined ? {} : { cert: access.tls.cert, key: access.tls.key }) } }),
+  };
+}
+
+/**
+ * A PostgreSQL URL as pg settings with the access settings. Not pg's `connectionString`: what it
+ * parses from the URL replaces the settings given beside it, user and TLS included.
+ */
+function postgresConnection(url: string, access: Access | undefined): string | ClientConfig {
+  if (access === undefined) return url;
+  const parsed = new URL(url);
+  return {
+    host: parsed.hostname.replace(/^\[|\]$/g, ''),
+    port: Number(parsed.port || 5432),
+    database: decodeURIComponent(parsed.pathname.replace(/^\//, '')) || 'postgres',
+    ...(parsed.username === '' ? {} : { user: decodeURIComponent(parsed.username), password: decodeURIComponent(parsed.password) }),
+    ...(access.user === undefined ? {} : { user: access.user, password: access.password }),
+    ...(access.tls === undefined ? {} : { ssl: { ca: access.tls.ca, ...(access.tls.cert === undefined ? {} : { cert: access.tls.cert, key: access.tls.key }) } }),
+  };
 }
 
 /** `--ttl` below what the backend honours is a usage error, said before the client connects. */

@@ -59,6 +59,8 @@ function exitCodeOf(error: LockError, context: ErrorContext): number {
     case LockErrorCode.INVALID_ARGUMENT:
     case LockErrorCode.UNSUPPORTED:
       return ExitCode.USAGE;
+    case LockErrorCode.FORBIDDEN:
+      return ExitCode.FORBIDDEN;
     default:
       return ExitCode.INTERNAL;
   }
@@ -76,6 +78,8 @@ function hintFor(error: LockError, context: ErrorContext): string | undefined {
       const { flag, env } = addressSource(context.backend.backend);
       return `is ${describeBackend(context.backend)} running? Choose the backend with --backend or FENCELOCK_BACKEND, its address with --${flag} or ${env}`;
     }
+    case LockErrorCode.FORBIDDEN:
+      return 'check the user and password (--user, --password-file or FENCELOCK_PASSWORD), the TLS files (--tls-ca, --tls-cert, --tls-key) and what the user is allowed on the backend';
     case LockErrorCode.QUORUM_NOT_REACHED:
       return 'fewer than a majority of the Redlock masters answered; check that most of them are running';
     case LockErrorCode.UNSUPPORTED:

@@ -12,6 +12,8 @@ export const ExitCode = {
   USAGE: 64,
   /** The backend could not be reached or did not answer (a Redlock quorum included). (EX_UNAVAILABLE) */
   BACKEND_UNAVAILABLE: 69,
+  /** The backend refused the credentials, the certificates or the operation (`LOCK_FORBIDDEN`). (EX_NOPERM) */
+  FORBIDDEN: 77,
   /** An unexpected internal error. (EX_SOFTWARE) */
   INTERNAL: 70,
   /** The lock was not acquired: held elsewhere with `--no-wait`, or `--wait` ran out. Changeable with `--conflict-exit-code`. (EX_TEMPFAIL) */

@@ -24,6 +24,12 @@ export const LockErrorCode = {
   /** A fencing guard refused a write whose token is older than one it has already accepted. */
   STALE_TOKEN: 'LOCK_STALE_TOKEN',
   /**
+   * The backend refused the credentials or the operation: a wrong password, an unknown user, a
+   * refused certificate, or an identity without the permission the operation needs. Not retried:
+   * asking again with the same identity gets the same answer.
+   */
+  FORBIDDEN: 'LOCK_FORBIDDEN',
+  /**
    * A semaphore was asked for with a `limit` other than the one its current holders agreed on. All
    * holders of a semaphore must agree on its limit: a second limit is refused, never applied.
    */
@@ -166,6 +172,15 @@ export function lockAbortedError(key: string, signal: AbortSignal): LockError {
 export function backendUnavailableError(what: string, cause: unknown, key?: string): LockError {
   const detail = cause instanceof Error ? `: ${cause.message}` : '';
   return new LockError(LockErrorCode.BACKEND_UNAVAILABLE, `${what}${detail}`, { key, cause });
+}
+
+/**
+ * A `LOCK_FORBIDDEN` error: `backend` refused `what` (e.g. `creating the contender node`) to this
+ * identity. `detail` says what the server answered, in words that never carry a credential (callers
+ * pass the server's error name, never a message that could echo what was sent).
+ */
+export function forbiddenError(backend: string, what: string, detail: string, cause?: unknown, key?: string): LockError {
+  return new LockError(LockErrorCode.FORBIDDEN, `${backend} refused ${what}: ${detail}`, { key, cause });
 }
 
 /**

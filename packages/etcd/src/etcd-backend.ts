@@ -20,7 +20,8 @@ import {
 import { EtcdLeaseInvalidError, type IKeyValue, type Watcher } from 'etcd3';
 import { type EtcdCalls, createRevision } from './etcd-calls.js';
 import { HolderWatch, type HolderWatchEvents } from './holder-watch.js';
-import { type KeyEncoding, lockName } from './key-encoding.js';
+import { type KeyEncoding, lockName, tombstoneRoot } from './key-encoding.js';
+import { asRefusal } from './refusals.js';
 import { LeaseSession } from './lease-session.js';
 import { decodeLockValue, encodeLockValue } from './lock-value.js';
 import {
@@ -117,7 +118,7 @@ export class EtcdBackend implements LockBackend {
   }
 
   async acquire(request: BackendAcquireRequest): Promise<BackendGrant | undefined> {
-    const range = lockRange(lockName(request.key, this.#settings.keyPrefix, this.#settings.keyEncoding));
+    const range = lockRange(lockName(request.key, this.#settings.keyPrefix, this.#settings.keyEncoding), this.#settings.keyPrefix);
     let lastError: unknown;
     let lateRequeues = 0;
     for (let round = 0; round < MAX_ROUNDS; round += 1) {
@@ -149,8 +150,10 @@ export class EtcdBackend implements LockBackend {
   }
 
   async inspect(key: string): Promise<LockInfo | undefined> {
-    const range = lockRange(lockName(key, this.#settings.keyPrefix, this.#settings.keyEncoding));
-    const waiters = await listWaiters(this.#calls, range);
+    const range = lockRange(lockName(key, this.#settings.keyPrefix, this.#settings.keyEncoding), this.#settings.keyPrefix);
+    const waiters = await listWaiters(this.#calls, range).catch((error: unknown) => {
+      throw asRefusal(error, "reading the lock's keys");
+    });
     const first = waiters[0];
     if (first === undefined) return undefined;
     const firstValue = decodeLockValue(first.value);
@@ -244,6 +247,9 @@ export class EtcdBackend implements LockBackend {
           session.abandon();
           return 'requeue';
         }
+        // Refused to this identity: nothing was applied, and asking again gets the same answer.
+        const refused = asRefusal(error, 'queueing for the lock (a transaction on its keys)');
+        if (refused !== error) throw refused;
         // The put may have been applied although we saw no reply.
         uncertain = true;
         throw error;
@@ -525,7 +531,7 @@ export class EtcdBackend implements LockBackend {
   async #cleanupOnce(session: LeaseSession, name: string, waiterKey: Buffer, revision: bigint | undefined, uncertain: boolean): Promise<void> {
     if (uncertain || revision === undefined) {
       // The name stays reserved: its tombstone lives with the lease.
-      await cancelUncertain(this.#calls, waiterKey, session.id);
+      await cancelUncertain(this.#calls, tombstoneRoot(this.#settings.keyPrefix), waiterKey, session.id);
       return;
     }
     // Not deleted: the key is gone, or someone else's now (written since); its name stays burnt.

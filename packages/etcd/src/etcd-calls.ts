@@ -7,13 +7,16 @@ import {
   type ITxnRequest,
   type ITxnResponse,
   type Namespace,
+  type IOptions,
   type Watcher,
+  GRPCUnavailableError,
   castGrpcError,
 } from 'etcd3';
 import { withRequestTimeout } from '@fencelock/core/adapter';
+import { probeTls } from './tls-probe.js';
 
-// Outside every lock's range (it starts with NUL) and never written by fencelock.
-const WATCH_STREAM_ANCHOR = Buffer.from('\u0000fencelock-watch-stream', 'utf8');
+// With no key prefix: outside every lock's range (it starts with NUL) and never written by fencelock.
+const UNPREFIXED_STREAM_ANCHOR = Buffer.from('\u0000fencelock-watch-stream', 'utf8');
 
 /**
  * The few etcd RPCs the lock recipe needs, each with a per-request deadline: etcd3 sets none, and a
@@ -23,11 +26,20 @@ const WATCH_STREAM_ANCHOR = Buffer.from('\u0000fencelock-watch-stream', 'utf8');
 export class EtcdCalls {
   readonly client: Etcd3;
   readonly #requestTimeoutMs: number;
+  readonly #streamAnchor: Buffer;
+  // The options of a client the provider opened: what a TLS diagnosis needs.
+  readonly #connection: IOptions | undefined;
   #holders: Namespace | undefined;
 
-  constructor(client: Etcd3, requestTimeoutMs: number) {
+  /**
+   * `keyPrefix` names the key the holders' watch stream stays open on: the prefix itself, a key no
+   * lock uses (every lock's keys are longer) and one a role limited to the prefix may read.
+   */
+  constructor(client: Etcd3, requestTimeoutMs: number, keyPrefix: string, connection?: IOptions) {
     this.client = client;
+    this.#connection = connection;
     this.#requestTimeoutMs = requestTimeoutMs;
+    this.#streamAnchor = keyPrefix === '' ? UNPREFIXED_STREAM_ANCHOR : Buffer.from(keyPrefix, 'utf8');
   }
 
   // grpc deadlines are wall-clock Dates; this is only a timeout, never a validity computation.
@@ -45,6 +57,15 @@ export class EtcdCalls {
 
   deleteKey(key: Buffer): Promise<IDeleteRangeResponse> {
     return this.client.kv.deleteRange({ key }, this.#options());
+  }
+
+  /**
+   * After a failed connection: what is wrong with the TLS certificates, if that is why (see
+   * `probeTls`); `undefined` otherwise, or for a client we were given (its options are its own).
+   */
+  async certificateProblem(error: unknown): Promise<string | undefined> {
+    if (this.#connection === undefined || !(error instanceof GRPCUnavailableError)) return undefined;
+    return probeTls(this.#connection, this.#requestTimeoutMs);
   }
 
   /** Grants lease `id` (chosen by us, so that a grant lost in flight can still be revoked). */
@@ -115,7 +136,7 @@ export class EtcdCalls {
    * come and go would pay for a stream set-up each).
    */
   holdWatchStream(): Watcher {
-    return this.#holderStream().watch().key(WATCH_STREAM_ANCHOR).watcher();
+    return this.#holderStream().watch().key(this.#streamAnchor).watcher();
   }
 
   // The holders' watches multiplex over one watch stream of their own: a second etcd3 namespace (no

@@ -95,7 +95,7 @@ export class EtcdLockProvider extends BaseLockProvider {
     const settings = validateOptions(options);
     const client = options.client ?? new Etcd3(options.connection as IOptions);
     const backend = new EtcdBackend({
-      calls: new EtcdCalls(client, settings.requestTimeoutMs),
+      calls: new EtcdCalls(client, settings.requestTimeoutMs, settings.keyPrefix, options.client === undefined ? options.connection : undefined),
       ownsClient: options.client === undefined,
       keyPrefix: settings.keyPrefix,
       keyEncoding: settings.keyEncoding,

@@ -7,6 +7,8 @@
  * (`<prefix><segment>/`) can contain another lock's keys: `a` never sees `a/b`'s waiters.
  */
 
+import { LockRangeError } from '@fencelock/core/adapter';
+
 /** How user keys are turned into etcd names. */
 export type KeyEncoding = 'escape' | 'as-is';
 
@@ -25,7 +27,22 @@ export function escapeKeySegment(key: string): string {
  * With `as-is`, the key is used verbatim (after `keyPrefix`), exactly as `etcdctl lock NAME` would.
  */
 export function lockName(key: string, keyPrefix: string, encoding: KeyEncoding): string {
+  if (encoding === 'as-is' && key.startsWith(RESERVED_AS_IS)) {
+    throw new LockRangeError('key', `keys starting with ${JSON.stringify(RESERVED_AS_IS)} are reserved with keyEncoding 'as-is' (fencelock's own keys live there)`);
+  }
   return keyPrefix + (encoding === 'escape' ? escapeKeySegment(key) : key);
+}
+
+// fencelock's own keys under the prefix (tombstones: see `tombstoneRoot`) start with NUL, which an
+// escaped key never does; only a verbatim key could.
+const RESERVED_AS_IS = '\u0000fencelock-';
+
+/**
+ * Where the tombstones of cancelled attempts live: `<keyPrefix>\0fencelock-cancelled/`. Under the
+ * prefix, so that a role limited to the prefix covers them, and outside every lock's range.
+ */
+export function tombstoneRoot(keyPrefix: string): Buffer {
+  return Buffer.from(`${keyPrefix}${RESERVED_AS_IS}cancelled/`, 'utf8');
 }
 
 /** The range `[start, end)` holding every key that starts with `prefix` (etcd's "prefix + 1" rule). */

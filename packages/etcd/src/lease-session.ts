@@ -1,7 +1,8 @@
 import { randomBytes } from 'node:crypto';
-import { type GrantObserver, LockError, LockErrorCode, SessionKeeper, driftMarginMs, monotonicNow } from '@fencelock/core/adapter';
+import { type GrantObserver, LockError, LockErrorCode, SessionKeeper, driftMarginMs, forbiddenError, monotonicNow } from '@fencelock/core/adapter';
 import { EtcdLeaseInvalidError } from 'etcd3';
 import type { EtcdCalls } from './etcd-calls.js';
+import { asRefusal } from './refusals.js';
 
 /** Hands core a revoke of a lease whose grant may have been applied unseen (see `BackendAcquireRequest.releaseLater`). */
 export type ReleaseLater = (release: () => Promise<unknown>, until: number) => void;
@@ -93,6 +94,11 @@ export class LeaseSession {
         const granted = await calls.leaseGrant(id, ttlSeconds);
         return new LeaseSession(calls, id, granted.ttlSeconds * 1000, sentAt, requestTimeoutMs, onEnd);
       } catch (error) {
+        // Refused to this identity (authentication failed, or no role): nothing was granted.
+        const refused = asRefusal(error, 'granting the session lease');
+        if (refused !== error) throw refused;
+        const problem = await calls.certificateProblem(error);
+        if (problem !== undefined) throw forbiddenError('etcd', 'the TLS connection', problem, error);
         lastError = error;
         // A collision: the lease is someone else's, never ours to revoke. Try another id.
         if (error instanceof Error && /already exists/i.test(error.message)) continue;

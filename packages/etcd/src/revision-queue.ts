@@ -2,7 +2,7 @@ import type { LockMode } from '@fencelock/core';
 import { CompareResult, CompareTarget, type ICompare, type IKeyValue, type IRangeRequest, SortOrder, SortTarget } from 'etcd3';
 import { type EtcdCalls, createRevision } from './etcd-calls.js';
 import { isReader } from './lock-value.js';
-import { prefixRange } from './key-encoding.js';
+import { prefixRange, tombstoneRoot } from './key-encoding.js';
 
 /**
  * The protocol steps of etcd's `concurrency.Mutex`, extended to readers and writers, one function each.
@@ -15,21 +15,23 @@ export interface LockRange {
   readonly prefix: Buffer;
   readonly start: Buffer;
   readonly end: Buffer;
+  /** Where this lock's tombstones live (`tombstoneRoot` of the provider's key prefix). */
+  readonly tombstones: Buffer;
 }
 
 /** Builds the waiter range of lock `name`. */
-export function lockRange(name: string): LockRange {
+export function lockRange(name: string, keyPrefix: string): LockRange {
   const prefix = Buffer.from(`${name}/`, 'utf8');
-  return { prefix, ...prefixRange(prefix) };
+  return { prefix, ...prefixRange(prefix), tombstones: tombstoneRoot(keyPrefix) };
 }
 
 /**
- * Where a cancelled attempt leaves a tombstone (under its lease): outside every lock's range, since
- * it starts with NUL. An enqueue refuses to run once its tombstone exists, so a put that was still
- * in flight when we gave up can never land after our cleanup.
+ * Where a cancelled attempt leaves a tombstone (under its lease): outside every lock's range (see
+ * `tombstoneRoot`). An enqueue refuses to run once its tombstone exists, so a put that was still in
+ * flight when we gave up can never land after our cleanup.
  */
-export function tombstoneKey(waiterKey: Buffer): Buffer {
-  return Buffer.concat([Buffer.from('\u0000fencelock-cancelled/', 'utf8'), waiterKey]);
+export function tombstoneKey(tombstones: Buffer, waiterKey: Buffer): Buffer {
+  return Buffer.concat([tombstones, waiterKey]);
 }
 
 /** Who a waiter must wait for: a writer waits for the key just before it; a reader for the last earlier writer. */
@@ -74,7 +76,7 @@ export async function enqueue(
   const response = await calls.txn({
     compare: [
       { key: waiterKey, target: CompareTarget.Create, result: CompareResult.Equal, create_revision: 0 },
-      { key: tombstoneKey(waiterKey), target: CompareTarget.Create, result: CompareResult.Equal, create_revision: 0 },
+      { key: tombstoneKey(range.tombstones, waiterKey), target: CompareTarget.Create, result: CompareResult.Equal, create_revision: 0 },
     ],
     success: [{ request_put: { key: waiterKey, value, lease: leaseId } }, { request_range: earlierRange(range, mode) }],
     failure: [],
@@ -148,11 +150,11 @@ export async function deleteOwn(calls: EtcdCalls, waiterKey: Buffer, revision: b
  * writes the tombstone (so a late enqueue is refused) and deletes the key, in one transaction.
  * Waiter names are unique to our lease, so no other client's key can be deleted.
  */
-export async function cancelUncertain(calls: EtcdCalls, waiterKey: Buffer, leaseId: string): Promise<void> {
+export async function cancelUncertain(calls: EtcdCalls, tombstones: Buffer, waiterKey: Buffer, leaseId: string): Promise<void> {
   await calls.txn({
     compare: [],
     success: [
-      { request_put: { key: tombstoneKey(waiterKey), value: Buffer.alloc(0), lease: leaseId } },
+      { request_put: { key: tombstoneKey(tombstones, waiterKey), value: Buffer.alloc(0), lease: leaseId } },
       { request_delete_range: { key: waiterKey } },
     ],
     failure: [],

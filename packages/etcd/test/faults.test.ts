@@ -4,7 +4,8 @@ import { type EtcdCluster, type TcpProxy, sleep, startEtcdCluster, startTcpProxy
 import { Etcd3 } from 'etcd3';
 import { randomUUID } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { EtcdLockProvider, type EtcdLockProviderOptions } from '../src/index.js';
+import type { EtcdLockProviderOptions } from '../src/index.js';
+import { OwnClientProvider } from './own-client-provider.js';
 import { backendWaiters, deleteLock } from './backend-waiters.js';
 
 // One dedicated 3-member cluster for this file: members are killed and paused here. The suite's
@@ -27,25 +28,10 @@ afterAll(async () => {
 const SESSION_TTL_MS = 2_000;
 const clients = new WeakMap<LockProvider, Etcd3>();
 
-/** A provider on a client of its own (closed with it), so that a "crash" can cut the client off. */
-class OwnClientProvider extends EtcdLockProvider {
-  readonly #client: Etcd3;
-  constructor(client: Etcd3, options: Omit<EtcdLockProviderOptions, 'client' | 'connection'> = {}) {
-    super({ client, sessionTtlMs: SESSION_TTL_MS, keyPrefix: 'fencelock-faults/', ...options });
-    this.#client = client;
-  }
-  override async close(): Promise<void> {
-    try {
-      await super.close();
-    } finally {
-      this.#client.close();
-    }
-  }
-}
 
 function makeProvider(options?: Omit<EtcdLockProviderOptions, 'client' | 'connection'>, hosts = [...cluster.endpoints]): OwnClientProvider {
   const client = new Etcd3({ hosts });
-  const provider = new OwnClientProvider(client, options);
+  const provider = new OwnClientProvider(client, { sessionTtlMs: SESSION_TTL_MS, keyPrefix: 'fencelock-faults/', ...options });
   clients.set(provider, client);
   return provider;
 }

@@ -1,4 +1,5 @@
-import { LockError, LockErrorCode, backendUnavailableError, withRequestTimeout } from '@fencelock/core/adapter';
+import { LockError, LockErrorCode, withRequestTimeout } from '@fencelock/core/adapter';
+import { postgresFailure } from './refusals.js';
 import pg from 'pg';
 
 /** One connection the provider uses as its own server session, and how to give it back. */
@@ -39,7 +40,7 @@ export async function openConnection(source: ConnectionSource, timeoutMs: number
         return { client, owned: true, dispose: async () => client.release(true) };
       } catch (error) {
         void checkout.then((late) => late.release(true), () => undefined);
-        throw backendUnavailableError('the PostgreSQL provider could not get a dedicated connection from its pg.Pool', error);
+        throw postgresFailure('checking a dedicated connection out of the pg.Pool', error);
       }
     }
     case 'connection': {
@@ -52,7 +53,7 @@ export async function openConnection(source: ConnectionSource, timeoutMs: number
         await withRequestTimeout(connecting, timeoutMs, 'connecting to PostgreSQL');
       } catch (error) {
         void connecting.then(() => client.end(), () => undefined).catch(() => undefined);
-        throw backendUnavailableError('the PostgreSQL provider could not connect', error);
+        throw postgresFailure('connecting to PostgreSQL', error);
       } finally {
         client.off('error', ignore);
       }

@@ -3,12 +3,12 @@ import {
   LockError,
   LockErrorCode,
   SessionKeeper,
-  backendUnavailableError,
   monotonicNow,
   withRequestTimeout,
 } from '@fencelock/core/adapter';
 import type pg from 'pg';
 import type { DedicatedConnection } from './connection-source.js';
+import { postgresFailure } from './refusals.js';
 import { type AdvisoryMode, type Statements, holdersTableName, quoteIdentifier, sessionIdentity } from './sql.js';
 
 /** What a session needs from its provider (validated there). */
@@ -157,7 +157,7 @@ export class PgSession {
     } catch (error) {
       detach();
       await connection.dispose();
-      throw backendUnavailableError('opening a PostgreSQL session for locks failed', error);
+      throw postgresFailure('opening a PostgreSQL session for locks', error);
     }
   }
 

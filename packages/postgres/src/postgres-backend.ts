@@ -8,7 +8,6 @@ import {
   type LockInfo,
   LockError,
   LockErrorCode,
-  asLockError,
   backendUnavailableError,
   lockLostError,
   monotonicNow,
@@ -18,6 +17,7 @@ import {
 import { type ConnectionSource, openConnection } from './connection-source.js';
 import { type LockIdFunction, checkedLockId, lockIdParts } from './lock-id.js';
 import { PgSession } from './pg-session.js';
+import { postgresFailure } from './refusals.js';
 import { ReleaseNotifier } from './release-notifier.js';
 import type { AdvisoryMode, Statements } from './sql.js';
 
@@ -273,7 +273,7 @@ export class PostgresBackend implements LockBackend {
         session.lose();
         return this.#attempt(request, id, since, false);
       }
-      throw asLockError(error, `acquiring lock "${request.key}" failed`, request.key);
+      throw postgresFailure(`acquiring lock "${request.key}"`, error, request.key);
     }
     if (row?.granted !== true || row.token === null) {
       session.free(id, mode);

@@ -3,6 +3,7 @@ import {
   LockErrorCode,
   SlotList,
   backendUnavailableError,
+  forbiddenError,
   isLockError,
   lockLostError,
   monotonicNow,
@@ -28,6 +29,8 @@ import {
   mergeEvictionWarnings,
   inspectScript,
   redisLockScripts,
+  redisRefusal,
+  refusalCause,
   ScriptRunner,
   type ClientStatus,
   type LockClient,
@@ -316,8 +319,21 @@ export class RedisLockBackend implements LockBackend, GrantingBackend {
   // paused server). A later attempt of this acquisition takes such a stray lock over (same owner id);
   // what is left when the acquisition ends without a grant goes to core's retried release (see acquire()).
   #attemptFailed(error: unknown, request: BackendAcquireRequest, attempts: AttemptState): LockError {
+    const refused = this.#refused(error, 'acquiring lock', request.key);
+    if (refused !== undefined) return refused;
     attempts.indeterminate = true;
     return backendUnavailableError(`acquiring lock "${request.key}" failed`, error, request.key);
+  }
+
+  /**
+   * `LOCK_FORBIDDEN` when Redis refused this identity or its certificates: in the reply (NOPERM,
+   * WRONGPASS, NOAUTH), or, for a request that failed while the client cannot connect, in the reason
+   * its connection was refused. Nothing was applied then, and retrying cannot help.
+   */
+  #refused(error: unknown, action: string, key: string | undefined): LockError | undefined {
+    if (isLockError(error, LockErrorCode.FORBIDDEN)) return error;
+    const detail = redisRefusal(error) ?? this.#client.connectionRefusal();
+    return detail === undefined ? undefined : forbiddenError('Redis', describeRequest(action, key), detail, refusalCause(error), key);
   }
 
   // What the acquire script answered: the grant, or `undefined` when the key is held by another owner.
@@ -342,7 +358,7 @@ export class RedisLockBackend implements LockBackend, GrantingBackend {
     try {
       outcome = await this.#extends.extend({ lockKey: lock.keys.lock, metaKey: lock.keys.meta, ownerId: lock.ownerId, ttlMs });
     } catch (error) {
-      throw backendUnavailableError(`extending lock "${lock.key}" failed`, error, lock.key);
+      throw this.#refused(error, 'extending lock', lock.key) ?? backendUnavailableError(`extending lock "${lock.key}" failed`, error, lock.key);
     }
     if (!outcome.extended) {
       this.#active.delete(lock);
@@ -368,7 +384,7 @@ export class RedisLockBackend implements LockBackend, GrantingBackend {
         reply = await this.#boundedScript(this.#releaseScript.runAgain(error, args), 'releasing lock', key);
       }
     } catch (error) {
-      throw backendUnavailableError(`releasing lock "${key}" failed`, error, key);
+      throw this.#refused(error, 'releasing lock', key) ?? backendUnavailableError(`releasing lock "${key}" failed`, error, key);
     }
     return Number(reply) === 1;
   }
@@ -422,9 +438,13 @@ export class RedisLockBackend implements LockBackend, GrantingBackend {
   // A script outside the acquire and release paths, bounded, once more as EVAL after NOSCRIPT.
   async #runScript(script: ScriptRunner, args: readonly ScriptArgument[], action: string, key?: string): Promise<unknown> {
     try {
-      return await this.#boundedScript(script.run(args), action, key);
+      try {
+        return await this.#boundedScript(script.run(args), action, key);
+      } catch (error) {
+        return await this.#boundedScript(script.runAgain(error, args), action, key);
+      }
     } catch (error) {
-      return this.#boundedScript(script.runAgain(error, args), action, key);
+      throw this.#refused(error, action, key) ?? error;
     }
   }
 

@@ -68,6 +68,8 @@ export class RedisSemaphores {
       try {
         reply = await this.#run(this.#acquire, this.#acquireArgs(request, keys), 'acquiring semaphore', request.key);
       } catch (error) {
+        // Refused to this identity (see the backend's #runScript): nothing ran, and retrying cannot help.
+        if (isLockError(error, LockErrorCode.FORBIDDEN)) throw error;
         // The script may have run: a later attempt takes it over (same owner id), or clean-up frees it.
         indeterminate = true;
         lastError = backendUnavailableError(`acquiring semaphore "${request.key}" failed`, error, request.key);

@@ -1,4 +1,5 @@
 import type { NodeOutcome } from '@fencelock/core/adapter';
+import { redisRefusal, refusalCause } from '@fencelock/redis-shared';
 import type { MasterNode, NodeReply } from './master-node.js';
 
 /** A round's replies, counted the ways the Redlock decisions need them. */
@@ -29,7 +30,8 @@ export function tally(masters: readonly MasterNode[], replies: readonly NodeRepl
     if (!reply.ok) {
       failed += 1;
       if (reply.unreachable) unreachable += 1;
-      return { node, outcome: 'error', error: reply.error };
+      // A refusal keeps the server's words only: a client's reply error to AUTH carries the password.
+      return { node, outcome: 'error', error: redisRefusal(reply.error) === undefined ? reply.error : refusalCause(reply.error) };
     }
     if (reply.value) {
       succeeded += 1;

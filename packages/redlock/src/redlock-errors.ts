@@ -1,5 +1,28 @@
-import { LockError, LockErrorCode } from '@fencelock/core/adapter';
+import { LockError, LockErrorCode, forbiddenError } from '@fencelock/core/adapter';
+import { redisRefusal } from '@fencelock/redis-shared';
+import type { MasterNode } from './master-node.js';
 import { type RoundTally, describeFailures } from './node-outcomes.js';
+
+/**
+ * `LOCK_FORBIDDEN` when the masters that refused this identity or its certificates (NOPERM,
+ * WRONGPASS, NOAUTH in their reply, or a connection refused for that reason) are enough to keep a
+ * majority out of reach: retrying cannot help then. `undefined` otherwise (the round failed for other
+ * reasons, or enough masters are left to make a majority).
+ */
+export function refusedQuorumError(key: string, what: string, quorum: number, tally: RoundTally, masters: readonly MasterNode[]): LockError | undefined {
+  let refused = 0;
+  let detail: string | undefined;
+  tally.nodes.forEach((node, index) => {
+    if (node.outcome !== 'error') return;
+    const why = redisRefusal(node.error) ?? masters[index]?.client.connectionRefusal();
+    if (why === undefined) return;
+    refused += 1;
+    detail ??= why;
+  });
+  if (detail === undefined || tally.nodes.length - refused >= quorum) return undefined;
+  const refusal = forbiddenError('Redis', `${what} lock "${key}" on ${refused} of ${tally.nodes.length} masters`, detail, undefined, key);
+  return new LockError(LockErrorCode.FORBIDDEN, refusal.message, { key, nodes: tally.nodes });
+}
 
 /**
  * `LOCK_QUORUM_NOT_REACHED` because masters failed (unreachable, timed out, error replies) — never

@@ -4,3 +4,5 @@ export { DEFAULT_ROOT, DEFAULT_SESSION_TIMEOUT_MS, MIN_SESSION_TIMEOUT_MS } from
 export type { ContenderNaming } from './contender-names.js';
 export { encodeKeySegment, decodeKeySegment } from './key-encoding.js';
 export { ZOOKEEPER_CAPABILITIES } from './zookeeper-backend.js';
+export { zooKeeperDigestId } from './access.js';
+export type { ZooKeeperAclEntry, ZooKeeperAclOption, ZooKeeperAuth, ZooKeeperPermission } from './access.js';

@@ -190,8 +190,9 @@ export class LockAttempt {
         'creating the contender node',
         (done) => {
           const path = this.#path(this.#prefix);
-          if (data === undefined) this.#session.client.create(path, CreateMode.EPHEMERAL_SEQUENTIAL, done);
-          else this.#session.client.create(path, data, CreateMode.EPHEMERAL_SEQUENTIAL, done);
+          const { acl } = this.#session;
+          if (data === undefined) this.#session.client.create(path, acl, CreateMode.EPHEMERAL_SEQUENTIAL, done);
+          else this.#session.client.create(path, data, acl, CreateMode.EPHEMERAL_SEQUENTIAL, done);
         },
         { late: (path) => this.#adoptLateCreate(path), signal },
       );

@@ -13,7 +13,7 @@ import { type ZooKeeperSession, zooKeeperCode } from './zookeeper-session.js';
 
 async function createPersistent(session: ZooKeeperSession, path: string): Promise<'created' | 'exists' | 'no-parent'> {
   try {
-    await session.request<string>('creating a lock parent', (done) => session.client.create(path, CreateMode.PERSISTENT, done));
+    await session.request<string>('creating a lock parent', (done) => session.client.create(path, session.acl, CreateMode.PERSISTENT, done));
     return 'created';
   } catch (error) {
     const code = zooKeeperCode(error);

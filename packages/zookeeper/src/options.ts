@@ -1,5 +1,6 @@
 import { LockRangeError, LockTypeError, type LockProviderOptions, readAdapterOptions, validateDurationMs } from '@fencelock/core/adapter';
 import type { Client } from 'node-zookeeper-client';
+import { type ResolvedAccess, type ZooKeeperAclOption, type ZooKeeperAuth, resolveAccess } from './access.js';
 import type { ContenderNaming } from './contender-names.js';
 
 /** The smallest session timeout accepted, in ms (ZooKeeper's own floor is 2 × tickTime). */
@@ -73,6 +74,20 @@ export interface ZooKeeperLockProviderOptions extends Omit<LockProviderOptions, 
    * @default true, and false with `naming: 'kazoo'`
    */
   readonly removeEmptyParents?: boolean;
+  /**
+   * Credentials a client the provider opens sends on every connection (ZooKeeper's `digest` scheme:
+   * `{ scheme: 'digest', credentials: 'user:password' }`). Not allowed with `client`: authenticate
+   * the client you pass with its `addAuthInfo`. Kept out of every error message and event.
+   */
+  readonly auth?: ZooKeeperAuth | readonly ZooKeeperAuth[];
+  /**
+   * The ACL of every znode the provider creates (the root's segments, lock znodes, contender nodes).
+   * ZooKeeper checks CREATE and DELETE on a znode's parent, so this decides which identities can
+   * queue for, and delete contenders of, a lock: give every identity that shares the locks and no other.
+   * @default 'creator-all-world-read' with `auth` (the provider's identity may do anything, anyone may
+   * read), else 'open' (anyone who reaches the ensemble may delete a holder's node)
+   */
+  readonly acl?: ZooKeeperAclOption;
 }
 
 /** Options after validation and defaults (internal). */
@@ -88,6 +103,7 @@ export interface ResolvedOptions {
   readonly spinDelayMs: number;
   readonly removeEmptyParents: boolean;
   readonly defaultWaitMs: number | undefined;
+  readonly access: ResolvedAccess;
 }
 
 const KNOWN: readonly (keyof ZooKeeperLockProviderOptions & string)[] = [
@@ -100,6 +116,8 @@ const KNOWN: readonly (keyof ZooKeeperLockProviderOptions & string)[] = [
   'spinDelayMs',
   'removeEmptyParents',
   'defaultWaitMs',
+  'auth',
+  'acl',
 ];
 // Names that once meant something here, or elsewhere: refused with what to use instead.
 const REFUSED_WITH_HINT: Readonly<Record<string, string>> = {
@@ -187,6 +205,7 @@ export function resolveOptions(options: ZooKeeperLockProviderOptions): ResolvedO
     spinDelayMs,
     removeEmptyParents,
     defaultWaitMs: options.defaultWaitMs,
+    access: resolveAccess(options.auth, options.acl, client !== undefined),
   };
 }
 

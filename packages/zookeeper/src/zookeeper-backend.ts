@@ -247,6 +247,7 @@ export class ZooKeeperBackend implements LockBackend {
     if (current?.alive === true) return current;
     const settings: SessionSettings = {
       timingFor: (timeoutMs) => sessionTiming(this.#options, timeoutMs),
+      access: this.#options.access,
       // Only the current session connects: a replaced one is dead and hears no more state changes.
       granted: (timing) => {
         if (timing.keepaliveIntervalMs !== this.#timing.keepaliveIntervalMs) this.#capabilities = capabilitiesWith(timing.keepaliveIntervalMs);

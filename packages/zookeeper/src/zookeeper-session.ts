@@ -23,12 +23,14 @@ import {
   RequestTimeoutError,
   SessionKeeper,
   backendUnavailableError,
+  forbiddenError,
   lockLostError,
   monotonicNow,
   waitFor,
   withRequestTimeout,
 } from '@fencelock/core/adapter';
-import { type Client, Exception, State, createClient } from 'node-zookeeper-client';
+import { type ACL, type Client, Exception, State, createClient } from 'node-zookeeper-client';
+import type { ResolvedAccess } from './access.js';
 import { NodeWatches } from './node-watches.js';
 import type { SessionTiming } from './options.js';
 import { restoreWatchesInParts } from './set-watches.js';
@@ -46,6 +48,8 @@ export interface SessionSettings {
   readonly timingFor: (timeoutMs: number) => SessionTiming;
   /** Told the timing derived from the granted timeout, on every (re)connection. */
   readonly granted?: (timing: SessionTiming) => void;
+  /** Who the session is and who may touch the znodes it creates. */
+  readonly access: ResolvedAccess;
 }
 
 /** Why a session can no longer be used. */
@@ -65,6 +69,19 @@ export interface RequestOptions<T> {
 export function zooKeeperCode(error: unknown): number | undefined {
   if (error instanceof Exception) return error.code;
   return undefined;
+}
+
+// Answers that mean this identity may not do it: asking again gets the same answer.
+const REFUSALS: ReadonlyMap<number, string> = new Map([
+  [Exception.NO_AUTH, 'permission denied by the znode ACL (NoAuth)'],
+  [Exception.INVALID_ACL, 'the ACL was refused (InvalidACL)'],
+  [Exception.AUTH_FAILED, 'authentication failed (AuthFailed)'],
+]);
+
+/** A `LOCK_FORBIDDEN` error for a ZooKeeper refusal, or `undefined` for any other error. */
+function refusal(code: number | undefined, what: string, error: unknown): LockError | undefined {
+  const detail = code === undefined ? undefined : REFUSALS.get(code);
+  return detail === undefined ? undefined : forbiddenError('ZooKeeper', what, detail, error);
 }
 
 // Error codes that are not an answer from the server (so they prove nothing about the session).
@@ -172,6 +189,8 @@ export class ZooKeeperSession {
   static open(connectionString: string, sessionTimeoutMs: number, spinDelayMs: number, settings: SessionSettings): ZooKeeperSession {
     // retries 0: a create the client retried by itself could leave a second contender behind.
     const client = createClient(connectionString, { sessionTimeout: sessionTimeoutMs, spinDelay: spinDelayMs, retries: 0 });
+    // Before connect(): the client sends its credentials on every connection, the first included.
+    for (const { scheme, credentials } of settings.access.auth) client.addAuthInfo(scheme, Buffer.from(credentials));
     const session = new ZooKeeperSession(client, true, settings);
     client.connect();
     return session;
@@ -202,6 +221,11 @@ export class ZooKeeperSession {
   /** The cadences in use, derived from {@link timeoutMs} at the last connection. */
   get timing(): SessionTiming {
     return this.#timing;
+  }
+
+  /** The ACL of every znode this session creates. */
+  get acl(): ACL[] {
+    return this.#settings.access.acl;
   }
 
   /** The ZooKeeper session id, as the server stores it in `ephemeralOwner`. */
@@ -272,7 +296,7 @@ export class ZooKeeperSession {
           return;
         }
         if (error === null) resolve(value);
-        else reject(error);
+        else reject(refusal(code, what, error) ?? error);
       });
     });
     const bounded = withRequestTimeout(answered, options.timeoutMs ?? this.#timing.requestTimeoutMs, what);
@@ -385,6 +409,7 @@ export class ZooKeeperSession {
       closed: 'the ZooKeeper session was closed',
       'auth-failed': 'ZooKeeper authentication failed',
     };
+    if (this.#end === 'auth-failed') return forbiddenError('ZooKeeper', 'the connection', 'authentication failed (AuthFailed)');
     return new LockError(LockErrorCode.BACKEND_UNAVAILABLE, why[this.#end ?? 'closed']);
   }
 

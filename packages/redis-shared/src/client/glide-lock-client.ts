@@ -174,4 +174,10 @@ export class GlideLockClient implements LockClient {
   disconnect(): void {
     if (this.#client.isClosed !== true) this.#client.close();
   }
+
+  // Not known: GLIDE creates its clients connected (a refused connection fails their creation, in the
+  // user's code) and reports later trouble only through its requests' errors.
+  connectionRefusal(): string | undefined {
+    return undefined;
+  }
 }

@@ -1,4 +1,5 @@
 import { monotonicNow, waitFor, withRequestTimeout } from '@fencelock/core/adapter';
+import { redisRefusal } from '../refusals.js';
 import type { ScriptArgument } from '../scripts/script-runner.js';
 import { IoredisTimedCommands, type IoredisCommand, type IoredisCommandClass } from './ioredis-timed-commands.js';
 import type {
@@ -69,6 +70,7 @@ export class IoredisLockClient implements LockClient {
   readonly boundsCommands: boolean;
   readonly #client: IoredisInternals;
   readonly #timed: IoredisTimedCommands | undefined;
+  #refusal: string | undefined;
 
   constructor(client: IoredisInternals, options: IoredisLockClientOptions = {}) {
     this.#client = client;
@@ -81,6 +83,18 @@ export class IoredisLockClient implements LockClient {
     this.boundsScripts = this.#timed !== undefined;
     // A Cluster's own queue is not bounded by commandTimeout (commands wait there for the slot map).
     this.boundsCommands = requestTimeoutMs !== undefined && !client.isCluster && client.options.commandTimeout === requestTimeoutMs;
+    // ioredis retries a refused connection forever and queues the requests meanwhile: the reason is
+    // only in its 'error' events. Listening also keeps its "Unhandled error event" lines quiet.
+    client.on('error', (error: unknown) => {
+      this.#refusal = redisRefusal(error) ?? this.#refusal;
+    });
+    client.on('ready', () => {
+      this.#refusal = undefined;
+    });
+  }
+
+  connectionRefusal(): string | undefined {
+    return this.#refusal;
   }
 
   get status(): ClientStatus {

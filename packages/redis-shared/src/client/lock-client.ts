@@ -114,4 +114,10 @@ export interface LockClient {
   close(timeoutMs: number): Promise<void>;
   /** Drops the connection at once, without a goodbye (a crash, or a client that will not answer). */
   disconnect(): void;
+  /**
+   * Why the last connection attempt was refused, when it was refused for the credentials or the TLS
+   * certificates (see `redisRefusal`) and no connection has been ready since; `undefined` otherwise,
+   * or where the client library does not report connection errors.
+   */
+  connectionRefusal(): string | undefined;
 }

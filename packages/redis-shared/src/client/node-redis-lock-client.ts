@@ -140,6 +140,13 @@ abstract class NodeRedisSeam<C extends NodeRedisCommon> {
     if (this.client.isOpen) this.client.destroy();
   }
 
+  // Not known: node-redis reports connection errors only as 'error' events, which the seam leaves to
+  // the user (a listener would silence the user's own unhandled-error reporting). Refusals of a
+  // command (NOPERM, WRONGPASS, NOAUTH) still come back as its reply.
+  connectionRefusal(): string | undefined {
+    return undefined;
+  }
+
   onStatus(listener: (status: ClientStatus) => void): () => void {
     const ready = (): void => listener('ready');
     const down = (): void => listener(this.status === 'closed' ? 'closed' : 'down');
