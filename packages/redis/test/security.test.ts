@@ -10,6 +10,7 @@ import { ReportLog, describeLockProvider, expectForbidden } from '@fencelock/con
 import { LockErrorCode, type LockProvider, isLockError } from '@fencelock/core';
 import { freePort, startSecureRedis } from '@fencelock/test-infra';
 import { Redis, type RedisOptions } from 'ioredis';
+import { createClient } from 'redis';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createRedisLockProvider, type RedisLockProviderOptions } from '../src/index.js';
 import { redisLockKeys } from '../src/redis-keys.js';
@@ -107,6 +108,18 @@ describe('redis: refused credentials and certificates are LOCK_FORBIDDEN within 
   it.each(cases)('%s', async (_what, make, message) => {
     // A ten-minute wait: only a refusal settles the call within the test's time.
     expectForbidden(await reports.rejection(make().acquire('refused', { waitMs: 600_000 })), message);
+  }, 20_000);
+
+  it('through node-redis (with an error listener of its owner): an untrusted server certificate', async () => {
+    const client = createClient({ url: secure.url, username: 'locker', password: user('locker').password, socket: { tls: true, ca: readFileSync(secure.certificates.foreignCa) } });
+    client.on('error', () => undefined);
+    const made = reports.watch(createRedisLockProvider({ client, keyPrefix: KEY_PREFIX, defaultTtlMs: 2_000 }));
+    try {
+      expectForbidden(await reports.rejection(made.acquire('refused', { waitMs: 600_000 })), /the server's certificate chain ends in an untrusted CA/);
+    } finally {
+      await made.close();
+      if (client.isOpen) client.destroy();
+    }
   }, 20_000);
 
   it('a TLS server that is down is LOCK_BACKEND_UNAVAILABLE, not a refusal', async () => {

@@ -4,14 +4,14 @@
  * at once (its `nodes` say where), while a refusal on a minority still leaves the majority to grant.
  */
 import { readFileSync } from 'node:fs';
-import { ReportLog } from '@fencelock/conformance';
+import { ReportLog, describeLockProvider } from '@fencelock/conformance';
 import { type LockError, LockErrorCode, type LockProvider, isLockError } from '@fencelock/core';
 import { type SecureRedis, startSecureRedis } from '@fencelock/test-infra';
 import { afterAll, describe, expect, it } from 'vitest';
 import { type RedlockMasterOptions, createRedlockLockProvider } from '../src/index.js';
 
 const LOCKER_RULES =
-  'resetchannels ~locks:* ~{*}fencelock:*:locks:* &fencelock:released* -@all +evalsha +eval +subscribe +unsubscribe +ping +time ' +
+  'resetchannels ~locks:* ~{*}fencelock:*:locks:* &fencelock:redlock:released* -@all +evalsha +eval +subscribe +unsubscribe +ping +time ' +
   '+get +set +del +exists +pexpire +pttl +publish +hget +hset +hdel +zadd +zcard +zrange +zrangebyscore +zrem +zremrangebyscore +zscore';
 
 const masters: SecureRedis[] = await Promise.all([0, 1, 2].map(() => startSecureRedis({ users: { locker: LOCKER_RULES } })));
@@ -35,6 +35,14 @@ function provider(wrongOn: readonly number[]): LockProvider {
   providers.push(made);
   return made;
 }
+
+// The suite's cases that need no operator powers, as the lock user on every master.
+describeLockProvider({
+  name: 'redlock over three secured masters as the ACL user of the recipe',
+  createProvider: () => provider([]),
+  expectCapabilities: { fencing: 'none', semaphore: 'none' },
+  shortTtlMs: 400,
+});
 
 describe('redlock over secured masters', () => {
   it('the lock user acquires on every master', async () => {

@@ -6,20 +6,21 @@
  * server setting, so these run on the shared ensemble, each under a root of its own.
  */
 import { randomUUID } from 'node:crypto';
-import { ReportLog } from '@fencelock/conformance';
+import { ReportLog, describeLockProvider } from '@fencelock/conformance';
 import { type LockError, LockErrorCode, isLockError } from '@fencelock/core';
 import { topology } from '@fencelock/test-infra';
 import { type ACL, type Client, Exception, Permission } from 'node-zookeeper-client';
 import { afterAll, describe, expect, it } from 'vitest';
 import {
+  ZooKeeperLockProvider,
   type ZooKeeperAclOption,
-  type ZooKeeperLockProvider,
   type ZooKeeperLockProviderOptions,
   createZooKeeperLockProvider,
   encodeKeySegment,
   zooKeeperDigestId,
 } from '../src/index.js';
-import { childrenOf, rawClient } from './znodes.js';
+import { dropConnectionForTesting } from '../src/zookeeper-lock-provider.js';
+import { childrenOf, deleteHolders, rawClient, waitingContenders } from './znodes.js';
 
 const connectionString = topology().zkConnectionString;
 const run = randomUUID().slice(0, 8);
@@ -91,6 +92,25 @@ afterAll(async () => {
   }
   for (const client of clients) client.close();
 }, 30_000);
+
+// The whole suite as alice, under the ACL her auth implies; the operator's powers as alice too (an
+// identity outside the ACL could not delete a holder's node: see below).
+const SUITE_ROOT = newRoot(alice);
+describeLockProvider({
+  name: 'zookeeper with digest authentication and the creator-all-world-read ACL',
+  createProvider: () => provider(SUITE_ROOT, { sessionTimeoutMs: 3_000, auth: { scheme: 'digest', credentials: credentials(alice) } }),
+  expectCapabilities: { fencing: 'global', lossDetection: true, notify: true, fifo: true, readWrite: true, expiry: 'session', deletionNotice: 'watch' },
+  harness: {
+    backendWaiters: async (key) => waitingContenders(await raw(), SUITE_ROOT, key),
+    deleteLock: async (key) => {
+      await deleteHolders(await raw(alice), SUITE_ROOT, key);
+    },
+    crashProvider: async (made) => {
+      if (!(made instanceof ZooKeeperLockProvider)) throw new Error('not a ZooKeeperLockProvider');
+      dropConnectionForTesting(made);
+    },
+  },
+});
 
 describe('ZooKeeper: nodes carry the ACL of the provider identity', () => {
   it("creates the root, the lock znode and its contender with 'creator-all-world-read' under auth", async () => {

@@ -85,11 +85,20 @@ export class IoredisLockClient implements LockClient {
     this.boundsCommands = requestTimeoutMs !== undefined && !client.isCluster && client.options.commandTimeout === requestTimeoutMs;
     // ioredis retries a refused connection forever and queues the requests meanwhile: the reason is
     // only in its 'error' events. Listening also keeps its "Unhandled error event" lines quiet.
+    // ioredis may still emit 'ready' on a connection whose AUTH was refused: only a connection that
+    // was refused nothing clears the reason.
+    let refusedSinceConnect = false;
+    client.on('connect', () => {
+      refusedSinceConnect = false;
+    });
     client.on('error', (error: unknown) => {
-      this.#refusal = redisRefusal(error) ?? this.#refusal;
+      const refusal = redisRefusal(error);
+      if (refusal === undefined) return;
+      this.#refusal = refusal;
+      refusedSinceConnect = true;
     });
     client.on('ready', () => {
-      this.#refusal = undefined;
+      if (!refusedSinceConnect) this.#refusal = undefined;
     });
   }
 

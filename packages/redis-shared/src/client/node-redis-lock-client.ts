@@ -1,4 +1,5 @@
 import { withRequestTimeout } from '@fencelock/core/adapter';
+import { redisRefusal } from '../refusals.js';
 import type { ScriptArgument } from '../scripts/script-runner.js';
 import { timeReplyMicros } from './ioredis-lock-client.js';
 import type {
@@ -63,6 +64,7 @@ abstract class NodeRedisSeam<C extends NodeRedisCommon> {
   protected readonly client: C;
   #wasOpen: boolean;
   #down = false;
+  #refusal: string | undefined;
 
   constructor(client: C, readyEvent: string, downEvents: readonly string[]) {
     this.client = client;
@@ -70,7 +72,15 @@ abstract class NodeRedisSeam<C extends NodeRedisCommon> {
     client.on(readyEvent, () => {
       this.#wasOpen = true;
       this.#down = false;
+      this.#refusal = undefined;
     });
+    // Why a connection was refused is only in node-redis' 'error' events. Listened to only beside a
+    // listener of the user's own: node-redis throws an error nobody listens to, and that stays so.
+    if (((client as unknown as { listenerCount?(event: string): number }).listenerCount?.('error') ?? 0) > 0) {
+      client.on('error', (error: unknown) => {
+        this.#refusal = redisRefusal(error) ?? this.#refusal;
+      });
+    }
     for (const event of downEvents) {
       client.on(event, () => {
         this.#down = true;
@@ -140,11 +150,8 @@ abstract class NodeRedisSeam<C extends NodeRedisCommon> {
     if (this.client.isOpen) this.client.destroy();
   }
 
-  // Not known: node-redis reports connection errors only as 'error' events, which the seam leaves to
-  // the user (a listener would silence the user's own unhandled-error reporting). Refusals of a
-  // command (NOPERM, WRONGPASS, NOAUTH) still come back as its reply.
   connectionRefusal(): string | undefined {
-    return undefined;
+    return this.#refusal;
   }
 
   onStatus(listener: (status: ClientStatus) => void): () => void {
