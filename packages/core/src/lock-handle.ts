@@ -260,7 +260,10 @@ export class ManagedLockHandle implements LockHandle {
   #onRenewed(validUntil: number): void {
     // A lock whose release is retried lives on with its session: the retries may go on as long.
     if (this.#state === 'releasing') this.#validUntil = Math.max(this.#validUntil, validUntil);
-    if (!this.#isActive()) return;
+    // A paused process may hear a renewal only after its validity ran out (the answer waited in a
+    // socket): the lock is lost by then, and a renewal that would end in the past revives nothing.
+    this.#checkDeadline();
+    if (!this.#isActive() || validUntil <= monotonicNow()) return;
     this.#setValidUntil(validUntil);
     // A session heartbeat is an automatic extension as far as observers (and history checkers) go.
     if (this.#listens('extended')) this.#emit('extended', { ownerId: this.ownerId, validUntil, automatic: true });

@@ -132,6 +132,39 @@ describe('BaseLockProvider over a backend', () => {
     await lock.release();
   });
 
+  it('a session renewal answered after the validity ran out (a paused process) does not revive the lock', async () => {
+    const backend = new ScriptedBackend([]);
+    let observer: BackendAcquireRequest['observer'] | undefined;
+    backend.steps.push(async (request) => {
+      observer = request.observer;
+      return backend.grant(50);
+    });
+    const provider = new BaseLockProvider(backend);
+    const extended: number[] = [];
+    provider.on('extended', (event) => extended.push(event.validUntil));
+    const lock = await provider.acquire('k');
+    // A keepalive sent now, whose answer is read only after the process was frozen past the
+    // validity: its deadline (send time + timeout) is already over when the backend reports it.
+    const sentAt = monotonicNow();
+    Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 120);
+    observer?.renewed(sentAt + 60);
+    expect(lock.state).toBe('lost');
+    expect(lock.isHeld()).toBe(false);
+    expect(extended).toEqual([]);
+    // A renewal that still leaves time, on a lock that is still valid, does extend it.
+    const second = new ScriptedBackend([]);
+    let secondObserver: BackendAcquireRequest['observer'] | undefined;
+    second.steps.push(async (request) => {
+      secondObserver = request.observer;
+      return second.grant(5_000);
+    });
+    const other = new BaseLockProvider(second);
+    const kept = await other.acquire('k');
+    secondObserver?.renewed(monotonicNow() + 10_000);
+    expect(kept.isHeld()).toBe(true);
+    await kept.release();
+  });
+
   it('wraps a client library failure as LOCK_BACKEND_UNAVAILABLE with the cause', async () => {
     const failure = new Error('ECONNREFUSED');
     const backend = new ScriptedBackend([
