@@ -14,6 +14,7 @@
  *   are `redis-clients/<library>/fencelock|raw`);
  * - BENCH_REDIS_CLIENTS: comma-separated library ids of the per-client section (ioredis5, ioredis6,
  *   iovalkey, node-redis5, node-redis6, glide), `0` to skip it (it alone: `pnpm bench:redis-clients`);
+ * - BENCH_COORDINATION=0 skips the semaphores-and-elections section (it alone: `pnpm bench:coordination`);
  * - BENCH_STRESS=0 skips the stress section; BENCH_HOGS: CPU hog processes of its loaded runs,
  *   default 3; BENCH_HERD_WAITERS: the herd's concurrent acquires, default 1000;
  * - BENCH_ALLOCATION_CYCLES: cycles of each pass of the allocation scenario (4b), default 20000 (each
@@ -30,7 +31,9 @@ import { runMemory, type MemoryResult } from './memory.js';
 import { runParallelKeysGroup, type ParallelKeysResult } from './parallel-keys.js';
 import { checkTargets, computeRatios, machineInfo, renderMarkdown, type BenchResults } from './report.js';
 import { runStress, type StressResults } from './stress.js';
+import { runCoordination } from './coordination.js';
 import { redisClientsMarkdown, runRedisClients } from './redis-clients.js';
+import { coordinationGroups } from './subjects-coordination.js';
 import { redisClientPairs, subjects, type Subject } from './subjects.js';
 import { runUncontendedGroup, type UncontendedResult } from './uncontended.js';
 import { runWaiters, type WaitersResult } from './waiters.js';
@@ -105,6 +108,23 @@ const clientPairs = clientLibraries.includes('0')
   : redisClientPairs(sharedAddresses().redisUrl, clientLibraries).filter((pair) => only.length === 0 || only.some((part) => pair.fencelock.id.includes(part) || pair.raw.id.includes(part)));
 running = 'per Redis client';
 const redisClients = await runRedisClients(clientPairs, { maxCycles, maxMs: seconds * 1000, rounds }, (s, e) => fail('per client', s, e), (line) => console.log(`${elapsed()} per client ${line}`));
+
+// 1d: semaphores and elections beside the peers, uncontended and contended, interleaved.
+running = 'coordination';
+const coordination =
+  process.env['BENCH_COORDINATION'] === '0'
+    ? []
+    : await runCoordination(
+        coordinationGroups(sharedAddresses()).map((group) => ({ ...group, subjects: pick(group.subjects) })).filter((group) => group.subjects.length > 0),
+        { maxCycles, maxMs: seconds * 1000, rounds },
+        (s, e) => fail('coordination', s, e),
+        (line) => console.log(`${elapsed()} ${line}`),
+      );
+for (const group of coordination) {
+  for (const s of group.subjects) {
+    if ((s.contended?.mostHolders ?? 0) > group.limit) errors[`coordination ${s.subject}`] = `SAFETY: ${s.contended?.mostHolders} holders at once, limit ${group.limit}`;
+  }
+}
 
 // 2: forked client processes.
 const contention: ContentionResult[] = [];
@@ -237,6 +257,7 @@ const results: BenchResults = {
   uncontended,
   parallelKeys,
   ...(redisClients.length === 0 ? {} : { redisClients }),
+  ...(coordination.length === 0 ? {} : { coordination }),
   contention,
   waiters,
   heldLocks,

@@ -9,6 +9,7 @@ import { ROUND_TRIP_DEFINITIONS, type HeldLocksResult } from './held-locks.js';
 import type { MemoryResult } from './memory.js';
 import type { HerdResult } from './herd.js';
 import type { ParallelKeysResult } from './parallel-keys.js';
+import { coordinationMarkdown, type CoordinationResult } from './coordination.js';
 import { redisClientsMarkdown, type RedisClientResult } from './redis-clients.js';
 import { median } from './rounds.js';
 import { round } from './stats.js';
@@ -59,6 +60,8 @@ export interface BenchResults {
   readonly waiters: readonly WaitersResult[];
   /** Per Redis client library, fencelock beside the raw loop on the same client (absent when skipped). */
   readonly redisClients?: readonly RedisClientResult[];
+  /** Semaphores and elections beside the peers (absent when skipped and in older results). */
+  readonly coordination?: readonly CoordinationResult[];
   /** 10,000 held locks with auto-extension (absent in older results). */
   readonly heldLocks?: readonly HeldLocksResult[];
   readonly memory: readonly MemoryResult[];
@@ -545,6 +548,7 @@ export function renderMarkdown(results: BenchResults): string {
     '',
     ...chart('parallel-keys-latency.svg'),
     ...(results.redisClients === undefined || results.redisClients.length === 0 ? [] : redisClientsMarkdown(results.redisClients, 'pnpm bench')),
+    ...(results.coordination === undefined || results.coordination.length === 0 ? [] : coordinationMarkdown(results.coordination, 'pnpm bench')),
     '## 2. Contention: client processes on one key',
     '',
     'Each process loops acquire → hold 1 ms → release. Hand-off = from a holder starting its release to the',
