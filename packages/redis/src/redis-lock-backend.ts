@@ -98,6 +98,7 @@ export class RedisLockBackend implements LockBackend, GrantingBackend {
     } else {
       for (const lock of this.#active.snapshot()) lock.observer.uncertain();
     }
+    this.#semaphores.connectionChanged(status === 'ready');
   };
 
   constructor(connection: RedisConnection, options: ResolvedRedisLockOptions) {
@@ -261,6 +262,7 @@ export class RedisLockBackend implements LockBackend, GrantingBackend {
     this.#stopWatching();
     this.#subscriber.close();
     this.#active.clear();
+    this.#semaphores.clear();
     // Core made its last attempt at every pending release before closing the backend.
     if (this.#connection.owned) await this.#client.close(this.#options.requestTimeoutMs);
   }

@@ -7,7 +7,9 @@ import {
   monotonicNow,
   validityDeadline,
   waitForGrant,
+  SlotList,
   type BackendGrant,
+  type GrantObserver,
   type BackendSemaphoreRequest,
   type RetryOptions,
   type SemaphoreInfo,
@@ -44,6 +46,8 @@ export class RedisSemaphores {
   readonly #extend: ScriptRunner;
   readonly #release: ScriptRunner;
   readonly #inspect: ScriptRunner;
+  // Held permits, so that a dropped link makes them uncertain and a reconnect rechecks them.
+  readonly #active = new SlotList<RedisSemaphoreGrant>();
 
   constructor(client: LockClient, settings: RedisSemaphoreSettings, subscriber: ReleaseSubscriber, run: RunScript) {
     this.#settings = settings;
@@ -86,7 +90,9 @@ export class RedisSemaphores {
         return undefined;
       }
       const validUntil = validityDeadline(sent, request.ttlMs, this.#settings.clockDriftFactor);
-      return new RedisSemaphoreGrant(this, request.key, keys, request.ownerId, BigInt(String(reply)), validUntil);
+      const granted = new RedisSemaphoreGrant(this, request.key, keys, request.ownerId, request.observer, BigInt(String(reply)), validUntil);
+      this.#active.add(granted);
+      return granted;
     };
     let grant: BackendGrant | undefined;
     try {
@@ -145,8 +151,50 @@ export class RedisSemaphores {
     } catch (error) {
       throw isLockError(error) ? error : backendUnavailableError(`extending semaphore "${grant.key}" failed`, error, grant.key);
     }
-    if (Number(reply) !== 1) throw lockLostError(grant.key, 'taken-over');
+    if (Number(reply) !== 1) {
+      this.#active.delete(grant);
+      throw lockLostError(grant.key, 'taken-over');
+    }
     return validityDeadline(sent, ttlMs, this.#settings.clockDriftFactor);
+  }
+
+  /** Gives `grant`'s permits back (one bounded attempt; core retries a failure). */
+  release(grant: RedisSemaphoreGrant): Promise<boolean> {
+    this.#active.delete(grant);
+    return this.releaseOnce(grant.keys, grant.ownerId, grant.key);
+  }
+
+  /**
+   * The link to Redis went down (`ready` false: every held permit is uncertain, valid until its
+   * deadline) or came back (`ready` true: each is checked, then recovered or lost).
+   */
+  connectionChanged(ready: boolean): void {
+    for (const grant of this.#active.snapshot()) {
+      if (ready) void this.#recheck(grant);
+      else grant.observer.uncertain();
+    }
+  }
+
+  /** Forgets every held permit (the backend is closing). */
+  clear(): void {
+    this.#active.clear();
+  }
+
+  // After a reconnect: does the holder still hold? (An expired holder not yet swept still shows in
+  // the info hash; its handle's own validity deadline ends it.)
+  async #recheck(grant: RedisSemaphoreGrant): Promise<void> {
+    try {
+      const held = await this.#run(this.#inspect, [2, grant.keys.holders, grant.keys.info], 'checking semaphore', grant.key);
+      if (!this.#active.has(grant)) return;
+      if (Array.isArray(held) && held.some((field, index) => index % 4 === 0 && String(field) === grant.ownerId)) {
+        grant.observer.recovered();
+      } else {
+        this.#active.delete(grant);
+        grant.observer.lost(lockLostError(grant.key, 'taken-over'));
+      }
+    } catch {
+      // Still unreachable: the handle stays uncertain and its deadline decides.
+    }
   }
 
   /** One bounded attempt to free this owner's permits; rejects on failure (core retries it). */
@@ -180,15 +228,18 @@ class RedisSemaphoreGrant implements BackendGrant {
   readonly key: string;
   readonly keys: RedisSemaphoreKeys;
   readonly ownerId: string;
+  readonly observer: GrantObserver;
   readonly fencingToken: bigint;
   readonly validUntil: number;
+  listSlot = -1;
   readonly #semaphores: RedisSemaphores;
 
-  constructor(semaphores: RedisSemaphores, key: string, keys: RedisSemaphoreKeys, ownerId: string, fencingToken: bigint, validUntil: number) {
+  constructor(semaphores: RedisSemaphores, key: string, keys: RedisSemaphoreKeys, ownerId: string, observer: GrantObserver, fencingToken: bigint, validUntil: number) {
     this.#semaphores = semaphores;
     this.key = key;
     this.keys = keys;
     this.ownerId = ownerId;
+    this.observer = observer;
     this.fencingToken = fencingToken;
     this.validUntil = validUntil;
   }
@@ -198,6 +249,6 @@ class RedisSemaphoreGrant implements BackendGrant {
   }
 
   release(): Promise<boolean> {
-    return this.#semaphores.releaseOnce(this.keys, this.ownerId, this.key);
+    return this.#semaphores.release(this);
   }
 }

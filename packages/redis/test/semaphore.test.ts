@@ -1,5 +1,6 @@
 import type { LockProvider } from '@fencelock/core';
-import { topology } from '@fencelock/test-infra';
+import { abortedWithin, nextEvent } from '@fencelock/conformance';
+import { redisCommand, startTcpProxy, topology } from '@fencelock/test-infra';
 import { hashSlot } from '@fencelock/redis-shared';
 import { Redis } from 'ioredis';
 import { randomUUID } from 'node:crypto';
@@ -73,4 +74,35 @@ describe('semaphore keys on Redis', () => {
     expect(second.fencingToken! > first.fencingToken!).toBe(true);
     await second.release();
   });
+});
+
+// As a lock's handle does (see faults.test.ts): a dropped link makes the permits uncertain, and the
+// reconnect either finds them still held (recovered) or gone (lost).
+describe('semaphore permits across a connection reset', () => {
+  it('turn uncertain on a reset link; after reconnecting they recover (still held) or are lost (deleted meanwhile)', async () => {
+    const { port } = new URL(redisUrl);
+    const proxy = await startTcpProxy({ targetPort: Number(port) });
+    const through = createRedisLockProvider({ connection: `redis://127.0.0.1:${proxy.port}`, defaultTtlMs: 10_000, requestTimeoutMs: 500 });
+    try {
+      const kept = await through.acquireSemaphore(`semaphore:reset-kept:${randomUUID()}`, { limit: 2 });
+      const takenName = `semaphore:reset-taken:${randomUUID()}`;
+      const taken = await through.acquireSemaphore(takenName, { limit: 2 });
+      const uncertain = nextEvent(through, 'uncertain', (e) => e.ownerId === kept.ownerId, 5_000);
+      const recovered = nextEvent(through, 'recovered', (e) => e.ownerId === kept.ownerId, 10_000);
+      proxy.setMode('reset');
+      await uncertain;
+      expect(kept.state).toBe('uncertain');
+      // While this client is cut off, the second holder's permits are deleted behind its back.
+      const takenKeys = redisSemaphoreKeys('', takenName);
+      expect(await redisCommand(Number(port), ['DEL', takenKeys.holders, takenKeys.info])).toBe(2);
+      proxy.setMode('pass');
+      await recovered;
+      expect(kept.state).toBe('held');
+      expect(await abortedWithin(taken.signal, 10_000, 'the loss found at reconnect')).toMatchObject({ code: 'LOCK_LOST' });
+      expect(await kept.release()).toBe(true);
+    } finally {
+      await through.close();
+      await proxy.close();
+    }
+  }, 30_000);
 });
