@@ -1,3 +1,5 @@
+import { type SemaphoreStatements, semaphoreStatements } from './semaphore-sql.js';
+
 /**
  * Every SQL statement the adapter sends, built once per provider around its (validated, quoted)
  * token table name. Each lock operation is one statement, so one round trip.
@@ -64,6 +66,8 @@ export interface Statements {
    * recorded for that session and mode), or one row with a null owner for a foreign session.
    */
   readonly inspect: string;
+  /** The counting semaphores' statements (their tables are made on a session's first semaphore call). */
+  readonly semaphores: SemaphoreStatements;
 }
 
 /** The holder table kept beside the token table `table`: `<table>_holders`, in the same schema. */
@@ -144,6 +148,7 @@ WHERE l.locktype = 'advisory' AND l.granted AND l.objsubid = 1
   AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())
   AND l.classid = $2::oid AND l.objid = $3::oid
 ORDER BY l.pid, h.owner_id`,
+    semaphores: semaphoreStatements(table),
   };
 }
 
