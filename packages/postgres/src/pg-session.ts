@@ -10,12 +10,13 @@ import type pg from 'pg';
 import type { DedicatedConnection } from './connection-source.js';
 import { postgresFailure } from './refusals.js';
 import type { SemaphoreLockIds } from './semaphore-id.js';
-import { semaphoreHoldersTableName, semaphoreTableName } from './semaphore-sql.js';
+import { type SemaphoreStatements, semaphoreHoldersTableName, semaphoreTableName } from './semaphore-sql.js';
 import { type AdvisoryMode, type Statements, holdersTableName, quoteIdentifier, sessionIdentity } from './sql.js';
 
 /** What a session needs from its provider (validated there). */
 export interface PgSessionSettings {
   readonly statements: Statements;
+  readonly semaphoreStatements: SemaphoreStatements;
   /** The token table's name, as given (for `to_regclass`). */
   readonly table: string;
   /** The LISTEN/NOTIFY channel of release notifications. */
@@ -232,11 +233,11 @@ export class PgSession {
    */
   prepareSemaphores(): Promise<void> {
     this.#semaphoresReady ??= (async () => {
-      const { table, statements } = this.#settings;
+      const { table, semaphoreStatements } = this.#settings;
       const names = [semaphoreTableName(table), semaphoreHoldersTableName(table)];
-      const [tables] = await this.query<{ present: boolean }>(statements.semaphores.tablesExist, names, 'looking for the semaphore tables');
+      const [tables] = await this.query<{ present: boolean }>(semaphoreStatements.tablesExist, names, 'looking for the semaphore tables');
       if (tables?.present !== true) {
-        for (const create of statements.semaphores.createTables) {
+        for (const create of semaphoreStatements.createTables) {
           try {
             await this.query(create, [], 'creating the semaphore tables');
           } catch (error) {
@@ -244,7 +245,7 @@ export class PgSession {
           }
         }
       }
-      await this.query(statements.semaphores.createFunction, [], 'defining the semaphore function');
+      await this.query(semaphoreStatements.createFunction, [], 'defining the semaphore function');
     })().catch((error: unknown) => {
       this.#semaphoresReady = undefined;
       throw error;
@@ -324,7 +325,7 @@ export class PgSession {
       }
       if (this.#semaphoresReady !== undefined) {
         const touched = [...this.#semaphores.values()];
-        const { unlockSlots, dropFunction } = this.#settings.statements.semaphores.cleanUp;
+        const { unlockSlots, dropFunction } = this.#settings.semaphoreStatements.cleanUp;
         if (touched.length > 0) {
           statements.push([unlockSlots, [touched.map((ids) => ids.key1), touched.map((ids) => ids.key2), touched.map((ids) => ids.classid), touched.map((ids) => ids.objidBase)]]);
         }

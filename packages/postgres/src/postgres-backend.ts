@@ -22,6 +22,7 @@ import { PgSession, connectionBroken } from './pg-session.js';
 import { PostgresSemaphores } from './postgres-semaphores.js';
 import { postgresFailure } from './refusals.js';
 import { ReleaseNotifier } from './release-notifier.js';
+import type { SemaphoreStatements } from './semaphore-sql.js';
 import type { AdvisoryMode, Statements } from './sql.js';
 
 /** What a PostgreSQL provider guarantees. */
@@ -55,6 +56,7 @@ export const POSTGRES_CAPABILITIES: LockCapabilities = normalizeCapabilities({
 export interface PostgresBackendSettings {
   readonly source: ConnectionSource;
   readonly statements: Statements;
+  readonly semaphoreStatements: SemaphoreStatements;
   readonly table: string;
   readonly channel: string;
   readonly lockId: LockIdFunction;
@@ -110,7 +112,7 @@ export class PostgresBackend implements LockBackend {
   constructor(settings: PostgresBackendSettings) {
     this.#settings = settings;
     this.#semaphores = new PostgresSemaphores({
-      statements: settings.statements.semaphores,
+      statements: settings.semaphoreStatements,
       channel: settings.channel,
       lockId: settings.lockId,
       requestTimeoutMs: settings.requestTimeoutMs,
@@ -242,11 +244,11 @@ export class PostgresBackend implements LockBackend {
   }
 
   async #open(): Promise<PgSession> {
-    const { source, statements, table, channel, sessionTtlMs, requestTimeoutMs } = this.#settings;
+    const { source, statements, semaphoreStatements, table, channel, sessionTtlMs, requestTimeoutMs } = this.#settings;
     const connection = await openConnection(source, requestTimeoutMs, () => this.#handedClientEnded);
     const session = await PgSession.open(
       connection,
-      { statements, table, channel, ttlMs: sessionTtlMs, requestTimeoutMs, notified: (id) => this.#notifier.notify(id) },
+      { statements, semaphoreStatements, table, channel, ttlMs: sessionTtlMs, requestTimeoutMs, notified: (id) => this.#notifier.notify(id) },
       (ended) => {
         if (this.#session === ended) this.#session = undefined;
         // Lost or closed: end the connection (the server frees whatever it still holds).

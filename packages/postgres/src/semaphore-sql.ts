@@ -2,7 +2,7 @@
  * The statements of the counting semaphores (see postgres-semaphores.ts for the design), built once
  * per provider around its token table's name: two tables beside it and a session-local function.
  */
-import { quoteIdentifier } from './sql.js';
+import { IDENTITY_SQL, quoteIdentifier } from './sql.js';
 
 /** The table of semaphores (`<table>_sem`): one row per semaphore id, its counter and last limit. */
 export function semaphoreTableName(table: string): string {
@@ -55,9 +55,6 @@ const SLOTS_OF = (l: string, classid: string, base: string): string => `${l}.loc
     AND ${l}.database = (SELECT oid FROM pg_database WHERE datname = current_database())
     AND ${l}.classid = ${classid}::oid AND ${l}.objid::bigint BETWEEN ${base}::bigint AND ${base}::bigint + 1023`;
 
-// A session identity as sessionIdentity writes it (see sql.ts).
-const IDENTITY_SQL = (pid: string, started: string): string => `${pid}::text || '@' || (extract(epoch FROM ${started}) * 1000000)::bigint::text`;
-
 /** Builds the semaphore statements for the token table `table` (validated with `isTableName`). */
 export function semaphoreStatements(table: string): SemaphoreStatements {
   const s = quoteIdentifier(semaphoreTableName(table));
@@ -100,7 +97,8 @@ BEGIN
   --    are one step to the others (bounded: a row held elsewhere longer is "busy", tried again later).
   PERFORM set_config('lock_timeout', p_wait_ms || 'ms', true);
   BEGIN
-    INSERT INTO ${s} (semaphore_id, token, semaphore_limit) VALUES (p_id, 0, p_limit) ON CONFLICT (semaphore_id) DO NOTHING;
+    -- A new row has limit 0: no grant yet, so no limit to agree with.
+    INSERT INTO ${s} (semaphore_id, token, semaphore_limit) VALUES (p_id, 0, 0) ON CONFLICT (semaphore_id) DO NOTHING;
     SELECT t.semaphore_limit INTO v_stored FROM ${s} t WHERE t.semaphore_id = p_id FOR UPDATE;
   EXCEPTION WHEN lock_not_available THEN
     RETURN QUERY SELECT 'held'::text, NULL::text, NULL::integer[], pg_backend_pid();
@@ -113,7 +111,7 @@ BEGIN
   SELECT count(*)::integer, coalesce(array_agg((l.objid::bigint - p_base::bigint)::integer) FILTER (WHERE l.pid = pg_backend_pid()), '{}')
     INTO v_live, v_mine
     FROM pg_locks l WHERE ${SLOTS_OF('l', 'p_classid', 'p_base')};
-  IF v_live > 0 AND v_stored <> p_limit THEN
+  IF v_live > 0 AND v_stored <> 0 AND v_stored <> p_limit THEN
     RETURN QUERY SELECT 'limit'::text, v_stored::text, NULL::integer[], pg_backend_pid();
     RETURN;
   END IF;
@@ -129,13 +127,12 @@ BEGIN
       RETURN QUERY SELECT 'held'::text, NULL::text, NULL::integer[], pg_backend_pid();
       RETURN;
     END IF;
-    -- 4. Granted: the counter and the limit move with the grant; holder rows of sessions that no
-    --    longer hold their slots are forgotten.
+    -- 4. Granted: the counter and the limit move with the grant. Holder rows whose first slot nobody
+    --    holds are forgotten (their sessions ended); inspect trusts a row only while its own session
+    --    holds that slot, so a row left a little longer shows nothing.
     UPDATE ${s} t SET token = t.token + 1, semaphore_limit = p_limit WHERE t.semaphore_id = p_id RETURNING t.token INTO v_token;
     DELETE FROM ${h} o WHERE o.semaphore_id = p_id AND (o.owner_id = p_owner OR NOT EXISTS (
-      SELECT 1 FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid
-      WHERE ${SLOTS_OF('l', 'p_classid', 'p_base')}
-        AND l.objid::bigint = p_base::bigint + o.slots[1] AND o.holder_session = ${IDENTITY_SQL('l.pid', 'a.backend_start')}));
+      SELECT 1 FROM pg_locks l WHERE ${SLOTS_OF('l', 'p_classid', 'p_base')} AND l.objid::bigint = p_base::bigint + o.slots[1]));
     INSERT INTO ${h} (semaphore_id, owner_id, holder_session, slots, token, metadata) VALUES (p_id, p_owner, p_session, v_taken, v_token, p_metadata);
   EXCEPTION WHEN OTHERS THEN
     -- A session lock outlives the rollback: give back what this call took before failing.
@@ -160,9 +157,9 @@ recorded AS (
   WHERE h.semaphore_id = $1::bigint AND EXISTS (SELECT 1 FROM slot WHERE slot.holder_session = h.holder_session AND slot.n = h.slots[1])
 )
 SELECT owner_id, permits, token::text AS token, metadata, NULL::integer AS pid,
-  (SELECT semaphore_limit FROM ${s} WHERE semaphore_id = $1::bigint) AS semaphore_limit FROM recorded
+  NULLIF((SELECT semaphore_limit FROM ${s} WHERE semaphore_id = $1::bigint), 0) AS semaphore_limit FROM recorded
 UNION ALL
-SELECT NULL, count(*)::integer, NULL, NULL, slot.pid, (SELECT semaphore_limit FROM ${s} WHERE semaphore_id = $1::bigint)
+SELECT NULL, count(*)::integer, NULL, NULL, slot.pid, NULLIF((SELECT semaphore_limit FROM ${s} WHERE semaphore_id = $1::bigint), 0)
 FROM slot WHERE NOT EXISTS (SELECT 1 FROM recorded r WHERE r.holder_session = slot.holder_session AND slot.n = ANY (r.slots))
 GROUP BY slot.pid
 ORDER BY 1 NULLS LAST, 5`,

@@ -1,5 +1,3 @@
-import { type SemaphoreStatements, semaphoreStatements } from './semaphore-sql.js';
-
 /**
  * Every SQL statement the adapter sends, built once per provider around its (validated, quoted)
  * token table name. Each lock operation is one statement, so one round trip.
@@ -9,7 +7,7 @@ import { type SemaphoreStatements, semaphoreStatements } from './semaphore-sql.j
 export const DEFAULT_TABLE = 'fencelock_tokens';
 
 // Plain identifiers only (optionally schema-qualified): they are quoted, never interpolated raw.
-// The table part leaves room for the `_holders` suffix within PostgreSQL's 63-byte names.
+// The table part leaves room for the `_holders` and `_semhold` suffixes within PostgreSQL's 63-byte names.
 const IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_$]{0,62}$/;
 const TABLE_IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_$]{0,54}$/;
 
@@ -66,8 +64,6 @@ export interface Statements {
    * recorded for that session and mode), or one row with a null owner for a foreign session.
    */
   readonly inspect: string;
-  /** The counting semaphores' statements (their tables are made on a session's first semaphore call). */
-  readonly semaphores: SemaphoreStatements;
 }
 
 /** The holder table kept beside the token table `table`: `<table>_holders`, in the same schema. */
@@ -75,8 +71,8 @@ export function holdersTableName(table: string): string {
   return `${table}_holders`;
 }
 
-// A session identity as sessionIdentity writes it (null, so matching nothing, without a start time).
-const IDENTITY_SQL = (pid: string, started: string): string => `${pid}::text || '@' || (extract(epoch FROM ${started}) * 1000000)::bigint::text`;
+/** A session identity as sessionIdentity writes it, in SQL (null, so matching nothing, without a start time). */
+export const IDENTITY_SQL = (pid: string, started: string): string => `${pid}::text || '@' || (extract(epoch FROM ${started}) * 1000000)::bigint::text`;
 
 function modeStatements(mode: AdvisoryMode, tokens: string, holders: string): ModeStatements {
   const suffix = mode === 'shared' ? '_shared' : '';
@@ -148,7 +144,6 @@ WHERE l.locktype = 'advisory' AND l.granted AND l.objsubid = 1
   AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())
   AND l.classid = $2::oid AND l.objid = $3::oid
 ORDER BY l.pid, h.owner_id`,
-    semaphores: semaphoreStatements(table),
   };
 }
 
