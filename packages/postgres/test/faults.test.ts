@@ -105,6 +105,33 @@ describe("a semaphore holder's connection killed (pg_terminate_backend)", () => 
   });
 });
 
+describe('a semaphore attempt that fails after taking slots', () => {
+  it('gives its slots back and bumps no token (a session lock outlives the rollback)', async () => {
+    // The operator makes every holder row refused: the attempt has taken its slots when the insert fails.
+    const table = `fl_semfail_${crypto.randomUUID().replaceAll('-', '')}`;
+    const client = await operator;
+    await client.query(`CREATE TABLE ${table}_semhold (semaphore_id bigint NOT NULL, owner_id text NOT NULL, holder_session text NOT NULL,
+      slots integer[] NOT NULL, token bigint NOT NULL, metadata bytea, PRIMARY KEY (semaphore_id, owner_id), CHECK (false))`);
+    try {
+      const a = provider({ table });
+      const key = `semfail:${crypto.randomUUID()}`;
+      const error: unknown = await a.tryAcquireSemaphore(key, { limit: 3, permits: 2 }).catch((e: unknown) => e);
+      expect(error).toMatchObject({ code: 'LOCK_BACKEND_UNAVAILABLE', key });
+      expect(String((error as { cause?: unknown }).cause)).toMatch(/check constraint/);
+      expect(await semaphoreSlots(client, key)).toEqual([]);
+      // The statement rolled back whole: not even the semaphore's row stayed.
+      expect((await client.query(`SELECT token FROM ${table}_sem`)).rows).toEqual([]);
+      // The session is still good, and nothing of the failed attempt holds the key's slots.
+      await client.query(`ALTER TABLE ${table}_semhold DROP CONSTRAINT ${table}_semhold_check`);
+      const permits = await a.tryAcquireSemaphore(key, { limit: 3, permits: 3 });
+      expect(permits?.fencingToken).toBe(1n);
+      await permits?.release();
+    } finally {
+      await client.query(`DROP TABLE IF EXISTS ${table}_sem, ${table}_semhold, ${table}, ${table}_holders`);
+    }
+  });
+});
+
 describe('one session, many owners', () => {
   it('never grants a lock twice on the one session (advisory locks are re-entrant per session)', async () => {
     const a = provider();

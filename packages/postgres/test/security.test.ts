@@ -92,6 +92,16 @@ describe('postgres least privilege', () => {
     await using lock = await provider(role('locker')).acquire('no-grants', { waitMs: 5_000 });
     expect(lock.isHeld()).toBe(true);
   }, 20_000);
+
+  it('a role without the semaphore tables\' privileges is refused at once, and leaves no permit behind', async () => {
+    const outsider = provider(role('other'));
+    expectForbidden(
+      await reports.rejection(outsider.acquireSemaphore('no-grants-sem', { limit: 1, waitMs: 600_000 })),
+      /^PostgreSQL refused acquiring semaphore "no-grants-sem": permission denied \(42501/,
+    );
+    await using permit = await provider(role('locker')).acquireSemaphore('no-grants-sem', { limit: 1, waitMs: 5_000 });
+    expect(permit.isHeld()).toBe(true);
+  }, 20_000);
 });
 
 describe('postgres: refused credentials and certificates are LOCK_FORBIDDEN at once', () => {
