@@ -94,7 +94,8 @@ const RETRY = { initialDelayMs: 10, maxDelayMs: 250, factor: 2 };
 /**
  * The PostgreSQL lock backend: session advisory locks (`pg_try_advisory_lock(bigint)`) on one server
  * session per provider, a fencing token bumped in the same statement on a durable per-key counter,
- * release notifications over LISTEN/NOTIFY with core's polling loop as the fallback.
+ * release notifications over LISTEN/NOTIFY with core's polling loop as the fallback. Counting
+ * semaphores live on the same session, in the two-int4 advisory lock space (postgres-semaphores.ts).
  */
 export class PostgresBackend implements LockBackend {
   readonly name = 'postgres';

@@ -13,7 +13,8 @@
  *   under the row lock it counts the slots held by any session in `pg_locks` (the lock manager's
  *   truth: a holder whose session died holds nothing), and while any is held a different limit is
  *   refused (`LOCK_LIMIT_MISMATCH`) before a slot is tried. Every grant writes its limit, so the row
- *   holds the limit of every live holder.
+ *   holds the limit of every live holder; a row made by an attempt that granted nothing has limit 0,
+ *   which binds nobody (slots held then are another program's two-int4 locks, not holders of ours).
  * - **All or none.** The function tries free slots in order and, when it found fewer than
  *   `permits`, unlocks the ones it took before it returns. Other acquirers of the key wait on the
  *   row meanwhile, so none of them ever sees such a passing hold; releases never wait for it (they
