@@ -1,4 +1,4 @@
-import { LockRangeError, MAX_SEMAPHORE_LIMIT } from '@fencelock/core/adapter';
+import { LockRangeError } from '@fencelock/core/adapter';
 
 /**
  * How many slots (advisory locks) a semaphore key has room for: its limit can be at most this. Ten
@@ -50,7 +50,10 @@ export function semaphoreLockIds(lockId: bigint): SemaphoreLockIds {
   };
 }
 
-/** Refuses, before any query, a limit the slots cannot hold (core's own bound is checked first). */
+/**
+ * Refuses, before any query, a limit the slots cannot hold. Core's `MAX_SEMAPHORE_LIMIT` (checked
+ * first) is the same 1024 today; this keeps a larger one from ever reaching the slot arithmetic.
+ */
 export function checkedSemaphoreLimit(limit: number): number {
   if (limit > SEMAPHORE_SLOTS) {
     throw new LockRangeError('options.limit', `options.limit must be at most ${SEMAPHORE_SLOTS} on PostgreSQL (one advisory lock per permit), got ${limit}`);
@@ -58,5 +61,3 @@ export function checkedSemaphoreLimit(limit: number): number {
   return limit;
 }
 
-// The slot bits must cover every limit core accepts.
-if (MAX_SEMAPHORE_LIMIT > SEMAPHORE_SLOTS) throw new Error(`@fencelock/postgres: ${SEMAPHORE_SLOTS} semaphore slots cannot hold MAX_SEMAPHORE_LIMIT ${MAX_SEMAPHORE_LIMIT}`);

@@ -1,7 +1,8 @@
-import { isLockError } from '@fencelock/core';
+import { MAX_SEMAPHORE_LIMIT, isLockError } from '@fencelock/core';
 import pg from 'pg';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import { type PostgresLockProvider, advisoryLockId, createPostgresLockProvider, semaphoreLockIds } from '../src/index.js';
+import { type PostgresLockProvider, SEMAPHORE_SLOTS, advisoryLockId, createPostgresLockProvider, semaphoreLockIds } from '../src/index.js';
+import { checkedSemaphoreLimit } from '../src/semaphore-id.js';
 import { holderPids, postgresUrl, rawClient, semaphoreSlots, terminateHolders } from './pg.js';
 
 const operator = rawClient();
@@ -129,6 +130,30 @@ describe('a semaphore attempt that fails after taking slots', () => {
     } finally {
       await client.query(`DROP TABLE IF EXISTS ${table}_sem, ${table}_semhold, ${table}, ${table}_holders`);
     }
+  });
+});
+
+describe('semaphore limits at the edge of the slots', () => {
+  it('takes all 1024 permits of a key in one call, as 1024 slots of its own range and no other', async () => {
+    const a = provider();
+    const key = `sem-edge:${crypto.randomUUID()}`;
+    const all = await a.acquireSemaphore(key, { limit: MAX_SEMAPHORE_LIMIT, permits: MAX_SEMAPHORE_LIMIT });
+    const slots = await semaphoreSlots(await operator, key);
+    expect(slots.map((row) => row.slot)).toEqual(Array.from({ length: SEMAPHORE_SLOTS }, (_, slot) => slot));
+    // Every slot in the key's range, none beyond it: the session holds exactly these two-int4 locks.
+    const { rows } = await (await operator).query<{ count: number }>(
+      "SELECT count(*)::int AS count FROM pg_locks WHERE locktype = 'advisory' AND objsubid = 2 AND pid = $1",
+      [a.backendPid],
+    );
+    expect(rows[0]?.count).toBe(SEMAPHORE_SLOTS);
+    expect(await a.tryAcquireSemaphore(key, { limit: MAX_SEMAPHORE_LIMIT })).toBeUndefined();
+    expect(await all.release()).toBe(true);
+    expect(await semaphoreSlots(await operator, key)).toEqual([]);
+  });
+
+  it('refuses a limit beyond the slots with a typed error (before any query)', () => {
+    expect(checkedSemaphoreLimit(SEMAPHORE_SLOTS)).toBe(SEMAPHORE_SLOTS);
+    expect(() => checkedSemaphoreLimit(SEMAPHORE_SLOTS + 1)).toThrow(expect.objectContaining({ code: 'LOCK_INVALID_ARGUMENT', name: 'LockRangeError' }));
   });
 });
 
