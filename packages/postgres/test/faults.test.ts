@@ -372,5 +372,9 @@ describe('bad options', () => {
     await expect(a.tryAcquire('k')).rejects.toMatchObject({ code: 'LOCK_INVALID_ARGUMENT' });
     const b = provider({ lockId: () => 7 as unknown as bigint });
     await expect(b.tryAcquire('k')).rejects.toMatchObject({ code: 'LOCK_INVALID_ARGUMENT' });
+    // Semaphores take their slots from the same id: refused the same way, and no session was opened for it.
+    await expect(a.tryAcquireSemaphore('k', { limit: 2 })).rejects.toMatchObject({ code: 'LOCK_INVALID_ARGUMENT' });
+    await expect(b.inspectSemaphore('k')).rejects.toMatchObject({ code: 'LOCK_INVALID_ARGUMENT' });
+    expect(a.backendPid).toBeUndefined();
   });
 });
