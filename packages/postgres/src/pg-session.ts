@@ -9,11 +9,14 @@ import {
 import type pg from 'pg';
 import type { DedicatedConnection } from './connection-source.js';
 import { postgresFailure } from './refusals.js';
+import type { SemaphoreLockIds } from './semaphore-id.js';
+import { type SemaphoreStatements, semaphoreHoldersTableName, semaphoreTableName } from './semaphore-sql.js';
 import { type AdvisoryMode, type Statements, holdersTableName, quoteIdentifier, sessionIdentity } from './sql.js';
 
 /** What a session needs from its provider (validated there). */
 export interface PgSessionSettings {
   readonly statements: Statements;
+  readonly semaphoreStatements: SemaphoreStatements;
   /** The token table's name, as given (for `to_regclass`). */
   readonly table: string;
   /** The LISTEN/NOTIFY channel of release notifications. */
@@ -33,6 +36,18 @@ const UNIQUE_VIOLATION = '23505'; // two sessions creating the table at once
 function sqlState(error: unknown): string | undefined {
   const code = (error as { code?: unknown } | null)?.code;
   return typeof code === 'string' ? code : undefined;
+}
+
+/**
+ * True when `error` says the connection under a statement is gone (reset by a peer or a middlebox,
+ * closed), not that the server refused the statement: Node's socket errors, and pg's own errors for
+ * a client whose connection failed, which carry no code, only these messages.
+ */
+export function connectionBroken(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  if (code === 'ECONNRESET' || code === 'EPIPE') return true;
+  const message = error instanceof Error ? error.message : '';
+  return code === undefined && /Connection terminated|is not queryable/.test(message);
 }
 
 /**
@@ -64,6 +79,12 @@ export class PgSession {
   /** When the session was opened (monotonic ms). */
   readonly openedAt: number;
   readonly #detach: () => void;
+  // The semaphores whose slots this session took or may have taken (an attempt in flight), by
+  // semaphore id: what a handed client's clean-up unlocks.
+  readonly #semaphores = new Map<bigint, SemaphoreLockIds>();
+  // Made on the first semaphore call: the semaphore tables checked (or created) and the session's
+  // acquire function defined.
+  #semaphoresReady: Promise<void> | undefined;
   #closed = false;
   // The statement issued last: pg 8 queues a query issued while another runs, but deprecates it
   // (a warning on the user's stderr; pg 9 refuses it). We keep the queue ourselves, in the same order.
@@ -207,6 +228,37 @@ export class PgSession {
   }
 
   /**
+   * Readies the session for semaphores, once: makes sure the semaphore tables exist and (re)defines
+   * the session-local acquire function. A failure is not kept: the next call tries again.
+   */
+  prepareSemaphores(): Promise<void> {
+    this.#semaphoresReady ??= (async () => {
+      const { table, semaphoreStatements } = this.#settings;
+      const names = [semaphoreTableName(table), semaphoreHoldersTableName(table)];
+      const [tables] = await this.query<{ present: boolean }>(semaphoreStatements.tablesExist, names, 'looking for the semaphore tables');
+      if (tables?.present !== true) {
+        for (const create of semaphoreStatements.createTables) {
+          try {
+            await this.query(create, [], 'creating the semaphore tables');
+          } catch (error) {
+            if (sqlState(error) !== DUPLICATE_TABLE && sqlState(error) !== UNIQUE_VIOLATION) throw error;
+          }
+        }
+      }
+      await this.query(semaphoreStatements.createFunction, [], 'defining the semaphore function');
+    })().catch((error: unknown) => {
+      this.#semaphoresReady = undefined;
+      throw error;
+    });
+    return this.#semaphoresReady;
+  }
+
+  /** Notes that this session may hold slots of semaphore `ids` (for a handed client's clean-up). */
+  touchSemaphore(ids: SemaphoreLockIds): void {
+    this.#semaphores.set(ids.semaphoreId, ids);
+  }
+
+  /**
    * Sends one statement, bounded by the request timeout. An answer renews the session from the send
    * time; a timeout leaves it uncertain until the next answer (the statement may still run later).
    */
@@ -271,6 +323,14 @@ export class PgSession {
         for (let i = 0; i < holds.exclusive; i += 1) statements.push([this.#settings.statements.exclusive.unlock, [id]]);
         for (let i = 0; i < holds.shared; i += 1) statements.push([this.#settings.statements.shared.unlock, [id]]);
       }
+      if (this.#semaphoresReady !== undefined) {
+        const touched = [...this.#semaphores.values()];
+        const { unlockSlots, dropFunction } = this.#settings.semaphoreStatements.cleanUp;
+        if (touched.length > 0) {
+          statements.push([unlockSlots, [touched.map((ids) => ids.key1), touched.map((ids) => ids.key2), touched.map((ids) => ids.classid), touched.map((ids) => ids.objidBase)]]);
+        }
+        statements.push([dropFunction, []]);
+      }
       statements.push([`UNLISTEN ${quoteIdentifier(this.#settings.channel)}`, []], ['RESET idle_session_timeout', []]);
       // One after another, after whatever is still running: see #previous.
       const cleanUp = (async () => {
@@ -280,6 +340,7 @@ export class PgSession {
       await withRequestTimeout(cleanUp, this.#settings.requestTimeoutMs, 'cleaning up the handed pg.Client').catch(() => undefined);
     } finally {
       this.#holds.clear();
+      this.#semaphores.clear();
       this.#connection.client.off('error', ignore);
     }
   }

@@ -1,11 +1,13 @@
 import {
   type BackendAcquireRequest,
   type BackendGrant,
+  type BackendSemaphoreRequest,
   type BackendWarning,
   type LockBackend,
   type LockCapabilities,
   type LockHolder,
   type LockInfo,
+  type SemaphoreInfo,
   LockError,
   LockErrorCode,
   backendUnavailableError,
@@ -16,9 +18,11 @@ import {
 } from '@fencelock/core/adapter';
 import { type ConnectionSource, openConnection } from './connection-source.js';
 import { type LockIdFunction, checkedLockId, lockIdParts } from './lock-id.js';
-import { PgSession } from './pg-session.js';
+import { PgSession, connectionBroken } from './pg-session.js';
+import { PostgresSemaphores } from './postgres-semaphores.js';
 import { postgresFailure } from './refusals.js';
 import { ReleaseNotifier } from './release-notifier.js';
+import type { SemaphoreStatements } from './semaphore-sql.js';
 import type { AdvisoryMode, Statements } from './sql.js';
 
 /** What a PostgreSQL provider guarantees. */
@@ -43,12 +47,16 @@ export const POSTGRES_CAPABILITIES: LockCapabilities = normalizeCapabilities({
   // Nothing can remove a session advisory lock but its own session: "deleting" it means ending the
   // holder's session (pg_terminate_backend), which the server announces on the holder's connection.
   deletionNotice: 'watch',
+  // Each permit one advisory lock (a slot) of the two-int4 space; several are taken in one
+  // statement, all or none, while the key's other acquirers wait on its row (postgres-semaphores.ts).
+  semaphore: 'multi-permit',
 });
 
 /** The settings the backend runs with (validated by the provider). */
 export interface PostgresBackendSettings {
   readonly source: ConnectionSource;
   readonly statements: Statements;
+  readonly semaphoreStatements: SemaphoreStatements;
   readonly table: string;
   readonly channel: string;
   readonly lockId: LockIdFunction;
@@ -80,31 +88,21 @@ function ranOnServer(error: unknown): boolean {
   return !BEFORE_EXECUTION.some((cls) => code.startsWith(cls));
 }
 
-/**
- * True when `error` says the connection under a statement is gone (reset by a peer or a middlebox,
- * closed), not that the server refused the statement: Node's socket errors, and pg's own errors for
- * a client whose connection failed, which carry no code, only these messages.
- */
-function connectionBroken(error: unknown): boolean {
-  const code = (error as { code?: unknown } | null)?.code;
-  if (code === 'ECONNRESET' || code === 'EPIPE') return true;
-  const message = error instanceof Error ? error.message : '';
-  return code === undefined && /Connection terminated|is not queryable/.test(message);
-}
-
 // Waiting between try-locks when no notification comes (a holder whose session died sends none).
 const RETRY = { initialDelayMs: 10, maxDelayMs: 250, factor: 2 };
 
 /**
  * The PostgreSQL lock backend: session advisory locks (`pg_try_advisory_lock(bigint)`) on one server
  * session per provider, a fencing token bumped in the same statement on a durable per-key counter,
- * release notifications over LISTEN/NOTIFY with core's polling loop as the fallback.
+ * release notifications over LISTEN/NOTIFY with core's polling loop as the fallback. Counting
+ * semaphores live on the same session, in the two-int4 advisory lock space (postgres-semaphores.ts).
  */
 export class PostgresBackend implements LockBackend {
   readonly name = 'postgres';
   readonly capabilities = POSTGRES_CAPABILITIES;
   readonly #settings: PostgresBackendSettings;
   readonly #notifier = new ReleaseNotifier();
+  readonly #semaphores: PostgresSemaphores;
   #session: PgSession | undefined;
   #opening: Promise<PgSession> | undefined;
   // When the open in flight started (monotonic ms).
@@ -114,6 +112,15 @@ export class PostgresBackend implements LockBackend {
 
   constructor(settings: PostgresBackendSettings) {
     this.#settings = settings;
+    this.#semaphores = new PostgresSemaphores({
+      statements: settings.semaphoreStatements,
+      channel: settings.channel,
+      lockId: settings.lockId,
+      requestTimeoutMs: settings.requestTimeoutMs,
+      retry: RETRY,
+      sessionFor: (since) => this.#sessionFor(since),
+      notifier: this.#notifier,
+    });
     const { source } = settings;
     if (source.kind === 'client') {
       source.client.once('end', () => {
@@ -159,6 +166,14 @@ export class PostgresBackend implements LockBackend {
       }),
     );
     return { key, holders };
+  }
+
+  acquireSemaphore(request: BackendSemaphoreRequest): Promise<BackendGrant | undefined> {
+    return this.#semaphores.acquire(request);
+  }
+
+  inspectSemaphore(key: string): Promise<SemaphoreInfo | undefined> {
+    return this.#semaphores.inspect(key);
   }
 
   async checkConfiguration(): Promise<readonly BackendWarning[]> {
@@ -230,11 +245,11 @@ export class PostgresBackend implements LockBackend {
   }
 
   async #open(): Promise<PgSession> {
-    const { source, statements, table, channel, sessionTtlMs, requestTimeoutMs } = this.#settings;
+    const { source, statements, semaphoreStatements, table, channel, sessionTtlMs, requestTimeoutMs } = this.#settings;
     const connection = await openConnection(source, requestTimeoutMs, () => this.#handedClientEnded);
     const session = await PgSession.open(
       connection,
-      { statements, table, channel, ttlMs: sessionTtlMs, requestTimeoutMs, notified: (id) => this.#notifier.notify(id) },
+      { statements, semaphoreStatements, table, channel, ttlMs: sessionTtlMs, requestTimeoutMs, notified: (id) => this.#notifier.notify(id) },
       (ended) => {
         if (this.#session === ended) this.#session = undefined;
         // Lost or closed: end the connection (the server frees whatever it still holds).

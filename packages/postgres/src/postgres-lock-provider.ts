@@ -12,6 +12,7 @@ import type { ConnectionSource } from './connection-source.js';
 import { DEFAULT_NAMESPACE, type LockIdFunction, advisoryLockId } from './lock-id.js';
 import type { PgSession } from './pg-session.js';
 import { PostgresBackend } from './postgres-backend.js';
+import { semaphoreStatements } from './semaphore-sql.js';
 import { DEFAULT_TABLE, isTableName, statements } from './sql.js';
 
 /**
@@ -169,5 +170,5 @@ function validateOptions(given: PostgresLockProviderOptions): ValidatedOptions {
     sessionTtlMs,
     'options.sessionTtlMs',
   );
-  return { source, statements: statements(table), table, channel, lockId, sessionTtlMs, requestTimeoutMs };
+  return { source, statements: statements(table), semaphoreStatements: semaphoreStatements(table), table, channel, lockId, sessionTtlMs, requestTimeoutMs };
 }

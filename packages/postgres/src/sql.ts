@@ -7,7 +7,7 @@
 export const DEFAULT_TABLE = 'fencelock_tokens';
 
 // Plain identifiers only (optionally schema-qualified): they are quoted, never interpolated raw.
-// The table part leaves room for the `_holders` suffix within PostgreSQL's 63-byte names.
+// The table part leaves room for the `_holders` and `_semhold` suffixes within PostgreSQL's 63-byte names.
 const IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_$]{0,62}$/;
 const TABLE_IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_$]{0,54}$/;
 
@@ -71,8 +71,8 @@ export function holdersTableName(table: string): string {
   return `${table}_holders`;
 }
 
-// A session identity as sessionIdentity writes it (null, so matching nothing, without a start time).
-const IDENTITY_SQL = (pid: string, started: string): string => `${pid}::text || '@' || (extract(epoch FROM ${started}) * 1000000)::bigint::text`;
+/** A session identity as sessionIdentity writes it, in SQL (null, so matching nothing, without a start time). */
+export const IDENTITY_SQL = (pid: string, started: string): string => `${pid}::text || '@' || (extract(epoch FROM ${started}) * 1000000)::bigint::text`;
 
 function modeStatements(mode: AdvisoryMode, tokens: string, holders: string): ModeStatements {
   const suffix = mode === 'shared' ? '_shared' : '';

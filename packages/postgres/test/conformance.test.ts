@@ -37,6 +37,7 @@ describeLockProvider({
     ttlResolutionMs: 1,
     minTtlMs: 1_000,
     deletionNotice: 'watch',
+    semaphore: 'multi-permit',
   },
   harness: {
     // An operator ending the holder's session (pg_terminate_backend): nothing else can take a

@@ -1,8 +1,9 @@
-import { isLockError } from '@fencelock/core';
+import { MAX_SEMAPHORE_LIMIT, isLockError } from '@fencelock/core';
 import pg from 'pg';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import { type PostgresLockProvider, advisoryLockId, createPostgresLockProvider } from '../src/index.js';
-import { holderPids, postgresUrl, rawClient, terminateHolders } from './pg.js';
+import { type PostgresLockProvider, SEMAPHORE_SLOTS, advisoryLockId, createPostgresLockProvider, semaphoreLockIds } from '../src/index.js';
+import { checkedSemaphoreLimit } from '../src/semaphore-id.js';
+import { holderPids, postgresUrl, rawClient, semaphoreSlots, terminateHolders } from './pg.js';
 
 const operator = rawClient();
 afterAll(async () => (await operator).end());
@@ -62,6 +63,97 @@ describe('the holder connection killed (pg_terminate_backend)', () => {
     expect(again.fencingToken! > next.fencingToken!).toBe(true);
     expect(a.backendPid).not.toBe(pid);
     await again.release();
+  });
+});
+
+describe("a semaphore holder's connection killed (pg_terminate_backend)", () => {
+  it('frees every permit of its session, aborts its handles with LOCK_LOST, and a waiter gets them with a larger token', async () => {
+    const [a, b] = [provider(), provider()];
+    const key = `faults-sem:${crypto.randomUUID()}`;
+    // Both permits on a's one session: two permits of one holder, and the limit is reached.
+    const [two, other] = [await a.acquireSemaphore(key, { limit: 3, permits: 2 }), await a.acquireSemaphore(key, { limit: 3 })];
+    const pid = a.backendPid;
+    expect(await semaphoreSlots(await operator, key)).toEqual([0, 1, 2].map((slot) => ({ pid, slot })));
+    const contended = new Promise<void>((resolve) => {
+      const off = b.on('contended', (event) => {
+        if (event.key !== key) return;
+        off();
+        resolve();
+      });
+    });
+    const waiter = b.acquireSemaphore(key, { limit: 3, permits: 3, waitMs: 20_000 });
+    await contended;
+    await (await operator).query('SELECT pg_terminate_backend($1, 5000)', [pid]);
+    for (const handle of [two, other]) {
+      expect(await aborted(handle.signal, 5_000)).toMatchObject({ code: 'LOCK_LOST', reason: 'session-lost', key });
+      expect(handle.isHeld()).toBe(false);
+    }
+    // The server freed the slots with the session (no NOTIFY from a dead session): the waiter's poll finds all three.
+    const next = await waiter;
+    expect(next.permits).toBe(3);
+    expect(next.fencingToken! > other.fencingToken!).toBe(true);
+    expect(await semaphoreSlots(await operator, key)).toEqual([0, 1, 2].map((slot) => ({ pid: b.backendPid, slot })));
+    expect(await two.release()).toBe(false);
+    await expect(other.extend()).rejects.toMatchObject({ code: 'LOCK_LOST' });
+    expect((await a.inspectSemaphore(key))?.holders.map((h) => [h.ownerId, h.permits])).toEqual([[next.ownerId, 3]]);
+    // The killed provider opens a new session for its next permit, fenced above the waiter's.
+    expect(await next.release()).toBe(true);
+    const again = await a.acquireSemaphore(key, { limit: 3, waitMs: 10_000 });
+    expect(again.fencingToken! > next.fencingToken!).toBe(true);
+    expect(a.backendPid).not.toBe(pid);
+    await again.release();
+    expect(await semaphoreSlots(await operator, key)).toEqual([]);
+  });
+});
+
+describe('a semaphore attempt that fails after taking slots', () => {
+  it('gives its slots back and bumps no token (a session lock outlives the rollback)', async () => {
+    // The operator makes every holder row refused: the attempt has taken its slots when the insert fails.
+    const table = `fl_semfail_${crypto.randomUUID().replaceAll('-', '')}`;
+    const client = await operator;
+    await client.query(`CREATE TABLE ${table}_semhold (semaphore_id bigint NOT NULL, owner_id text NOT NULL, holder_session text NOT NULL,
+      slots integer[] NOT NULL, token bigint NOT NULL, metadata bytea, PRIMARY KEY (semaphore_id, owner_id), CHECK (false))`);
+    try {
+      const a = provider({ table });
+      const key = `semfail:${crypto.randomUUID()}`;
+      const error: unknown = await a.tryAcquireSemaphore(key, { limit: 3, permits: 2 }).catch((e: unknown) => e);
+      expect(error).toMatchObject({ code: 'LOCK_BACKEND_UNAVAILABLE', key });
+      expect(String((error as { cause?: unknown }).cause)).toMatch(/check constraint/);
+      expect(await semaphoreSlots(client, key)).toEqual([]);
+      // The statement rolled back whole: not even the semaphore's row stayed.
+      expect((await client.query(`SELECT token FROM ${table}_sem`)).rows).toEqual([]);
+      // The session is still good, and nothing of the failed attempt holds the key's slots.
+      await client.query(`ALTER TABLE ${table}_semhold DROP CONSTRAINT ${table}_semhold_check`);
+      const permits = await a.tryAcquireSemaphore(key, { limit: 3, permits: 3 });
+      expect(permits?.fencingToken).toBe(1n);
+      await permits?.release();
+    } finally {
+      await client.query(`DROP TABLE IF EXISTS ${table}_sem, ${table}_semhold, ${table}, ${table}_holders`);
+    }
+  });
+});
+
+describe('semaphore limits at the edge of the slots', () => {
+  it('takes all 1024 permits of a key in one call, as 1024 slots of its own range and no other', async () => {
+    const a = provider();
+    const key = `sem-edge:${crypto.randomUUID()}`;
+    const all = await a.acquireSemaphore(key, { limit: MAX_SEMAPHORE_LIMIT, permits: MAX_SEMAPHORE_LIMIT });
+    const slots = await semaphoreSlots(await operator, key);
+    expect(slots.map((row) => row.slot)).toEqual(Array.from({ length: SEMAPHORE_SLOTS }, (_, slot) => slot));
+    // Every slot in the key's range, none beyond it: the session holds exactly these two-int4 locks.
+    const { rows } = await (await operator).query<{ count: number }>(
+      "SELECT count(*)::int AS count FROM pg_locks WHERE locktype = 'advisory' AND objsubid = 2 AND pid = $1",
+      [a.backendPid],
+    );
+    expect(rows[0]?.count).toBe(SEMAPHORE_SLOTS);
+    expect(await a.tryAcquireSemaphore(key, { limit: MAX_SEMAPHORE_LIMIT })).toBeUndefined();
+    expect(await all.release()).toBe(true);
+    expect(await semaphoreSlots(await operator, key)).toEqual([]);
+  });
+
+  it('refuses a limit beyond the slots with a typed error (before any query)', () => {
+    expect(checkedSemaphoreLimit(SEMAPHORE_SLOTS)).toBe(SEMAPHORE_SLOTS);
+    expect(() => checkedSemaphoreLimit(SEMAPHORE_SLOTS + 1)).toThrow(expect.objectContaining({ code: 'LOCK_INVALID_ARGUMENT', name: 'LockRangeError' }));
   });
 });
 
@@ -178,6 +270,31 @@ describe('release notifications', () => {
   });
 });
 
+describe('semaphore release notifications', () => {
+  it('a release of permits NOTIFYs the channel with semaphore:<id>, never a lock id', async () => {
+    const listener = await rawClient();
+    try {
+      await listener.query('LISTEN fencelock_release');
+      const key = `notify-sem:${crypto.randomUUID()}`;
+      const expected = `semaphore:${semaphoreLockIds(advisoryLockId(key)).semaphoreId}`;
+      const payloads: string[] = [];
+      const heard = new Promise<void>((resolve) => {
+        listener.on('notification', (message) => {
+          if (message.payload === undefined) return;
+          payloads.push(message.payload);
+          if (message.payload === expected) resolve();
+        });
+      });
+      const permit = await provider().acquireSemaphore(key, { limit: 2 });
+      expect(await permit.release()).toBe(true);
+      await heard;
+      expect(payloads).not.toContain(advisoryLockId(key).toString());
+    } finally {
+      await listener.end();
+    }
+  });
+});
+
 describe('connections it was handed', () => {
   it('uses a handed pg.Client and never closes it, leaving nothing of its own on the session', async () => {
     const client = await rawClient();
@@ -190,6 +307,25 @@ describe('connections it was handed', () => {
         "SELECT current_setting('idle_session_timeout') AS timeout, (SELECT count(*)::int FROM pg_listening_channels()) AS listening",
       );
       expect(rows[0]).toEqual({ timeout: '0', listening: 0 });
+    } finally {
+      await client.end();
+    }
+  });
+
+  it('leaves neither a semaphore slot nor the session-local acquire function on a handed pg.Client', async () => {
+    const client = await rawClient();
+    try {
+      const a = provider({ connection: undefined, client });
+      const key = `handed-sem:${crypto.randomUUID()}`;
+      const permit = await a.acquireSemaphore(key, { limit: 2, permits: 2 });
+      const { rows: who } = await client.query<{ pid: number; fn: string | null }>("SELECT pg_backend_pid() AS pid, to_regproc('pg_temp.fencelock_semaphore_acquire')::text AS fn");
+      expect(who[0]?.fn).not.toBeNull();
+      expect(await semaphoreSlots(await operator, key)).toEqual([0, 1].map((slot) => ({ pid: who[0]?.pid, slot })));
+      await a.close();
+      expect(permit.isHeld()).toBe(false);
+      expect(await semaphoreSlots(await operator, key)).toEqual([]);
+      const { rows } = await client.query<{ fn: string | null }>("SELECT to_regproc('pg_temp.fencelock_semaphore_acquire')::text AS fn");
+      expect(rows[0]).toEqual({ fn: null });
     } finally {
       await client.end();
     }
@@ -236,5 +372,9 @@ describe('bad options', () => {
     await expect(a.tryAcquire('k')).rejects.toMatchObject({ code: 'LOCK_INVALID_ARGUMENT' });
     const b = provider({ lockId: () => 7 as unknown as bigint });
     await expect(b.tryAcquire('k')).rejects.toMatchObject({ code: 'LOCK_INVALID_ARGUMENT' });
+    // Semaphores take their slots from the same id: refused the same way, and no session was opened for it.
+    await expect(a.tryAcquireSemaphore('k', { limit: 2 })).rejects.toMatchObject({ code: 'LOCK_INVALID_ARGUMENT' });
+    await expect(b.inspectSemaphore('k')).rejects.toMatchObject({ code: 'LOCK_INVALID_ARGUMENT' });
+    expect(a.backendPid).toBeUndefined();
   });
 });

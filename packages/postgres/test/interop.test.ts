@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { type PostgresLockProvider, advisoryLockId, createPostgresLockProvider } from '../src/index.js';
+import { type PostgresLockProvider, advisoryLockId, createPostgresLockProvider, semaphoreLockIds } from '../src/index.js';
+import { lockIdParts } from '../src/lock-id.js';
 import { postgresUrl } from './pg.js';
 import { PsqlSession } from './psql.js';
 
@@ -62,5 +63,75 @@ describe('interop with psql sessions locking the documented id', () => {
     psql = PsqlSession.start();
     expect(await psql.run(`SELECT pg_try_advisory_lock(${id});`)).toBe('f');
     await lock.release();
+  });
+});
+
+// What an operator sees of semaphores, and other programs locking their documented slots.
+describe('semaphores seen from psql', () => {
+  let psql: PsqlSession | undefined;
+  let provider: PostgresLockProvider | undefined;
+  afterEach(async () => {
+    await provider?.close();
+    await psql?.quit();
+    provider = undefined;
+    psql = undefined;
+  });
+
+  it('computes the documented slot keys in SQL exactly as semaphoreLockIds does', async () => {
+    psql = PsqlSession.start();
+    for (const key of ['jobs:nightly', 'é', '__proto__', `sem:${crypto.randomUUID()}`]) {
+      const literal = key.replaceAll("'", "''");
+      const keys = await psql.run(
+        `WITH k AS (SELECT ('x' || left(encode(sha256(convert_to('fencelock:' || '${literal}', 'UTF8')), 'hex'), 16))::bit(64)::bigint & 18014398509481983 AS id)
+         SELECT (id >> 22)::bit(32)::int, ((id & 4194303) << 10)::bit(32)::int FROM k;`,
+      );
+      const ids = semaphoreLockIds(advisoryLockId(key));
+      expect(keys).toBe(`${ids.key1}|${ids.key2}`);
+    }
+  });
+
+  it('shows each permit as one pg_locks row (objsubid 2, slot in objid), apart from the lock of the same key (objsubid 1)', async () => {
+    const key = `sem-view:${crypto.randomUUID()}`;
+    const ids = semaphoreLockIds(advisoryLockId(key));
+    provider = createPostgresLockProvider({ connection: postgresUrl });
+    const permits = await provider.acquireSemaphore(key, { limit: 3, permits: 2 });
+    const lock = await provider.acquire(key);
+    const pid = provider.backendPid;
+    psql = PsqlSession.start();
+    // The operator's query: every advisory lock of our session, the semaphore's slots decoded.
+    const rows = await psql.run(
+      `SELECT objsubid, CASE WHEN objsubid = 2 THEN (classid::bigint << 22) + (objid::bigint >> 10) END, CASE WHEN objsubid = 2 THEN objid::bigint & 1023 END
+       FROM pg_locks WHERE locktype = 'advisory' AND granted AND pid = ${pid} ORDER BY 1, 3;`,
+    );
+    const { classid, objid } = lockIdParts(advisoryLockId(key));
+    expect(classid).not.toBe(ids.classid);
+    expect(rows.split('\n')).toEqual(['1||', `2|${ids.semaphoreId}|0`, `2|${ids.semaphoreId}|1`]);
+    expect(await psql.run(`SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND objsubid = 1 AND classid = ${classid} AND objid = ${objid} AND pid = ${pid};`)).toBe('1');
+    await Promise.all([permits.release(), lock.release()]);
+    expect(await psql.run(`SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND pid = ${pid};`)).toBe('0');
+  });
+
+  it("psql holding a slot's two-int lock takes that permit; the same 64 bits as a bigint lock take nothing", async () => {
+    const key = `sem-interop:${crypto.randomUUID()}`;
+    const ids = semaphoreLockIds(advisoryLockId(key));
+    psql = PsqlSession.start();
+    expect(await psql.run(`SELECT pg_advisory_lock(${ids.key1}, ${ids.key2});`)).toBe('');
+    provider = createPostgresLockProvider({ connection: postgresUrl });
+    expect(await provider.tryAcquireSemaphore(key, { limit: 1 })).toBeUndefined();
+    const info = await provider.inspectSemaphore(key);
+    expect(info?.holders).toEqual([expect.objectContaining({ ownerId: expect.stringMatching(/^postgres-pid:\d+$/), permits: 1, fencingToken: undefined })]);
+    // A second slot is free for a limit of 2 (the one psql holds has no recorded limit to disagree with).
+    const second = await provider.tryAcquireSemaphore(key, { limit: 2 });
+    expect(second).toBeDefined();
+    await second?.release();
+    expect(await psql.run(`SELECT pg_advisory_unlock(${ids.key1}, ${ids.key2});`)).toBe('t');
+    // A foreign unlock sends no notification: the waiter's polling finds the permit free.
+    const permit = await provider.acquireSemaphore(key, { limit: 1, waitMs: 10_000 });
+    // The bigint with the same 64 bits as slot 0's two keys is another lock (objsubid 1): free.
+    const sameBits = (BigInt(ids.classid) << 32n) | BigInt(ids.objidBase);
+    expect(await psql.run(`SELECT pg_try_advisory_lock(${BigInt.asIntN(64, sameBits)});`)).toBe('t');
+    expect(await psql.run(`SELECT pg_try_advisory_lock(${ids.key1}, ${ids.key2});`)).toBe('f');
+    await permit.release();
+    expect(await psql.run(`SELECT pg_try_advisory_lock(${ids.key1}, ${ids.key2});`)).toBe('t');
   });
 });

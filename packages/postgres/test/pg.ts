@@ -1,6 +1,6 @@
 import { type TcpProxy, startTcpProxy, topology } from '@fencelock/test-infra';
 import pg from 'pg';
-import { advisoryLockId } from '../src/index.js';
+import { advisoryLockId, semaphoreLockIds } from '../src/index.js';
 import { lockIdParts } from '../src/lock-id.js';
 
 /** The shared PostgreSQL (`FENCELOCK_POSTGRES_URL`, default 127.0.0.1:15432). */
@@ -48,4 +48,17 @@ export async function terminateHolders(client: pg.Client, key: string, namespace
   const pids = await holderPids(client, key, namespace);
   for (const pid of pids) await client.query('SELECT pg_terminate_backend($1, 5000)', [pid]);
   return pids.length;
+}
+
+/** The slots of semaphore `key` held now, as `pg_locks` shows them (two-int4 advisory locks, `objsubid` 2). */
+export async function semaphoreSlots(client: pg.Client, key: string, namespace?: string): Promise<{ pid: number; slot: number }[]> {
+  const ids = semaphoreLockIds(advisoryLockId(key, namespace));
+  const { rows } = await client.query<{ pid: number; slot: number }>(
+    `SELECT pid, (objid::bigint - $2::bigint)::int AS slot FROM pg_locks WHERE locktype = 'advisory' AND granted AND objsubid = 2
+       AND database = (SELECT oid FROM pg_database WHERE datname = current_database())
+       AND classid = $1::oid AND objid::bigint BETWEEN $2::bigint AND $2::bigint + 1023
+     ORDER BY slot`,
+    [ids.classid, ids.objidBase],
+  );
+  return rows;
 }

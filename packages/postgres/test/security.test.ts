@@ -19,10 +19,13 @@ import { createPostgresLockProvider, type PostgresLockProviderOptions } from '..
 const RECIPE = {
   tables: `CREATE TABLE fencelock_tokens (lock_id bigint PRIMARY KEY, token bigint NOT NULL);
 CREATE TABLE fencelock_tokens_holders (lock_id bigint NOT NULL, owner_id text NOT NULL, holder_session text NOT NULL,
-  mode text NOT NULL, token bigint NOT NULL, metadata bytea, PRIMARY KEY (lock_id, owner_id));`,
-  locker: `GRANT SELECT, INSERT, UPDATE ON fencelock_tokens TO locker;
-GRANT SELECT, INSERT, DELETE ON fencelock_tokens_holders TO locker;`,
-  reader: 'GRANT SELECT ON fencelock_tokens_holders TO reader; GRANT pg_read_all_stats TO reader;',
+  mode text NOT NULL, token bigint NOT NULL, metadata bytea, PRIMARY KEY (lock_id, owner_id));
+CREATE TABLE fencelock_tokens_sem (semaphore_id bigint PRIMARY KEY, token bigint NOT NULL, semaphore_limit integer NOT NULL);
+CREATE TABLE fencelock_tokens_semhold (semaphore_id bigint NOT NULL, owner_id text NOT NULL, holder_session text NOT NULL,
+  slots integer[] NOT NULL, token bigint NOT NULL, metadata bytea, PRIMARY KEY (semaphore_id, owner_id));`,
+  locker: `GRANT SELECT, INSERT, UPDATE ON fencelock_tokens, fencelock_tokens_sem TO locker;
+GRANT SELECT, INSERT, DELETE ON fencelock_tokens_holders, fencelock_tokens_semhold TO locker;`,
+  reader: 'GRANT SELECT ON fencelock_tokens_holders, fencelock_tokens_sem, fencelock_tokens_semhold TO reader; GRANT pg_read_all_stats TO reader;',
 };
 
 const secure = await startSecurePostgres({ roles: { locker: '', reader: '', other: '' } });
@@ -88,6 +91,16 @@ describe('postgres least privilege', () => {
     // The try-lock ran before the insert was refused: undone, so the lock role gets the key at once.
     await using lock = await provider(role('locker')).acquire('no-grants', { waitMs: 5_000 });
     expect(lock.isHeld()).toBe(true);
+  }, 20_000);
+
+  it('a role without the semaphore tables\' privileges is refused at once, and leaves no permit behind', async () => {
+    const outsider = provider(role('other'));
+    expectForbidden(
+      await reports.rejection(outsider.acquireSemaphore('no-grants-sem', { limit: 1, waitMs: 600_000 })),
+      /^PostgreSQL refused acquiring semaphore "no-grants-sem": permission denied \(42501/,
+    );
+    await using permit = await provider(role('locker')).acquireSemaphore('no-grants-sem', { limit: 1, waitMs: 5_000 });
+    expect(permit.isHeld()).toBe(true);
   }, 20_000);
 });
 
