@@ -10,8 +10,6 @@ import {
   type SemaphoreInfo,
   LockError,
   LockErrorCode,
-  backendUnavailableError,
-  lockLostError,
   monotonicNow,
   normalizeCapabilities,
   waitForGrant,
@@ -22,6 +20,7 @@ import { PgSession, connectionBroken } from './pg-session.js';
 import { PostgresSemaphores } from './postgres-semaphores.js';
 import { postgresFailure } from './refusals.js';
 import { ReleaseNotifier } from './release-notifier.js';
+import { sessionGrant } from './session-grant.js';
 import type { SemaphoreStatements } from './semaphore-sql.js';
 import type { AdvisoryMode, Statements } from './sql.js';
 
@@ -322,58 +321,20 @@ export class PostgresBackend implements LockBackend {
   }
 
   #grant(request: BackendAcquireRequest, session: PgSession, id: string, token: bigint): BackendGrant {
-    const { key, observer, mode, ownerId } = request;
+    const { key, mode, ownerId } = request;
     const { channel } = this.#settings;
     const statements = this.#settings.statements[mode];
-    let ended = false;
-    let leave = (): void => undefined;
-    const end = (): void => {
-      if (ended) return;
-      ended = true;
-      leave();
-    };
-    leave = session.join({
-      lost: (error) => {
-        if (ended) return;
-        end();
-        observer.lost(lockLostError(key, 'session-lost', error));
-      },
-      uncertain: () => observer.uncertain(),
-      recovered: () => observer.recovered(),
-      renewed: (validUntil) => observer.renewed(validUntil),
-    });
-    return {
-      fencingToken: token,
-      validUntil: session.validUntil,
-      extend: async (): Promise<number> => {
-        if (ended) throw lockLostError(key, 'session-lost');
-        try {
-          // Only the session can drop the lock, and a keepalive answered by it proves it alive.
-          return await session.keepAlive();
-        } catch (error) {
-          if (!session.alive) throw lockLostError(key, 'session-lost', error);
-          throw backendUnavailableError(`extending lock "${key}" failed`, error, key);
-        }
-      },
-      // One bounded attempt; core retries a rejection in the background.
-      release: async (): Promise<boolean> => {
-        if (ended) return false;
-        // The session is gone (or being ended): the server frees its locks with it.
-        if (!session.alive) {
-          end();
-          return false;
-        }
-        let released: boolean;
-        try {
-          const [row] = await session.query<{ released: boolean }>(statements.release, [id, channel, id, ownerId], `releasing lock "${key}"`);
-          released = row?.released === true;
-        } catch (error) {
-          throw backendUnavailableError(`releasing lock "${key}" failed`, error, key);
-        }
+    return sessionGrant({
+      key,
+      kind: 'lock',
+      observer: request.observer,
+      session,
+      token,
+      releaseOnce: async () => {
+        const [row] = await session.query<{ released: boolean }>(statements.release, [id, channel, id, ownerId], `releasing lock "${key}"`);
         session.free(id, mode);
-        end();
-        return released;
+        return row?.released === true;
       },
-    };
+    });
   }
 }

@@ -38,9 +38,7 @@ import {
   type BackendSemaphoreRequest,
   type RetryOptions,
   type SemaphoreInfo,
-  backendUnavailableError,
   limitMismatchError,
-  lockLostError,
   monotonicNow,
   waitForGrant,
 } from '@fencelock/core/adapter';
@@ -50,6 +48,7 @@ import { postgresFailure } from './refusals.js';
 import type { ReleaseNotifier } from './release-notifier.js';
 import { type SemaphoreLockIds, checkedSemaphoreLimit, semaphoreLockIds } from './semaphore-id.js';
 import type { SemaphoreStatements } from './semaphore-sql.js';
+import { sessionGrant } from './session-grant.js';
 
 /** What the semaphores need of the backend. */
 export interface PostgresSemaphoreSettings {
@@ -197,56 +196,16 @@ export class PostgresSemaphores {
     return row?.released === true;
   }
 
+  // The slots are the session's: they end with it, as the provider's locks do.
   #grant(request: BackendSemaphoreRequest, session: PgSession, ids: SemaphoreLockIds, token: bigint, slots: readonly number[]): BackendGrant {
-    const { key, observer, ownerId } = request;
-    let ended = false;
-    let leave = (): void => undefined;
-    const end = (): void => {
-      if (ended) return;
-      ended = true;
-      leave();
-    };
-    // The slots are the session's: they end with it, as the provider's locks do.
-    leave = session.join({
-      lost: (error) => {
-        if (ended) return;
-        end();
-        observer.lost(lockLostError(key, 'session-lost', error));
-      },
-      uncertain: () => observer.uncertain(),
-      recovered: () => observer.recovered(),
-      renewed: (validUntil) => observer.renewed(validUntil),
+    const { key, ownerId } = request;
+    return sessionGrant({
+      key,
+      kind: 'semaphore',
+      observer: request.observer,
+      session,
+      token,
+      releaseOnce: () => this.#release(session, ids, ownerId, slots, `releasing semaphore "${key}"`),
     });
-    return {
-      fencingToken: token,
-      validUntil: session.validUntil,
-      extend: async (): Promise<number> => {
-        if (ended) throw lockLostError(key, 'session-lost');
-        try {
-          // Only the session can drop the slots, and a keepalive answered by it proves it alive.
-          return await session.keepAlive();
-        } catch (error) {
-          if (!session.alive) throw lockLostError(key, 'session-lost', error);
-          throw backendUnavailableError(`extending semaphore "${key}" failed`, error, key);
-        }
-      },
-      // One bounded attempt; core retries a rejection in the background.
-      release: async (): Promise<boolean> => {
-        if (ended) return false;
-        // The session is gone (or being ended): the server frees its slots with it.
-        if (!session.alive) {
-          end();
-          return false;
-        }
-        let released: boolean;
-        try {
-          released = await this.#release(session, ids, ownerId, slots, `releasing semaphore "${key}"`);
-        } catch (error) {
-          throw backendUnavailableError(`releasing semaphore "${key}" failed`, error, key);
-        }
-        end();
-        return released;
-      },
-    };
   }
 }
