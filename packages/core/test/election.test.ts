@@ -383,4 +383,50 @@ describe('leader election on other backends', () => {
     await expect(within(iterator.next(), 'the refusal')).rejects.toMatchObject({ code: 'LOCK_FORBIDDEN' });
     controller.abort();
   });
+
+  it('observes a notified backend through watchLeader: set up before the first read, retried when it fails, let go at the end', async () => {
+    let current: LeaderInfo | undefined;
+    const calls: string[] = [];
+    let watchFailures = 1;
+    let onChange: (() => void) | undefined;
+    let watchSignal: AbortSignal | undefined;
+    const backend: LockBackend = {
+      ...unreachableBackend('none'),
+      capabilities: normalizeCapabilities({ fencing: 'global', election: 'notified' }),
+      campaign: () => Promise.reject(new Error('not used')),
+      leader: async () => {
+        calls.push('read');
+        return current;
+      },
+      watchLeader: async (_name, changed, signal) => {
+        calls.push('watch');
+        if (watchFailures > 0) {
+          watchFailures -= 1;
+          throw new Error('connection reset');
+        }
+        onChange = changed;
+        watchSignal = signal;
+      },
+    };
+    const provider = new BaseLockProvider(backend);
+    providers.push(provider);
+    const controller = new AbortController();
+    const iterator = provider.observe('n', { signal: controller.signal })[Symbol.asyncIterator]();
+    expect((await next(iterator, 'the first state')).value).toBeUndefined();
+    // The failed watch was tried again, and both came before the first read.
+    expect(calls).toEqual(['watch', 'watch', 'read']);
+    const pending = iterator.next();
+    // A notification without a change costs a read and yields nothing.
+    onChange!();
+    await within(new Promise<void>((resolve) => setImmediate(resolve)), 'a turn');
+    expect(calls.filter((call) => call === 'read')).toHaveLength(2);
+    expect(await isPending(pending)).toBe(true);
+    current = { name: 'n', value: 'a', term: 3n };
+    onChange!();
+    expect((await within(pending, 'the notified leader')).value).toEqual({ name: 'n', value: 'a', term: 3n });
+    expect(watchSignal?.aborted).toBe(false);
+    await iterator.return?.();
+    expect(watchSignal?.aborted).toBe(true);
+    controller.abort();
+  });
 });
