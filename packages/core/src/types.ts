@@ -322,6 +322,7 @@ export interface LockProvider extends AsyncDisposable {
    * fails is retried with backoff (the last state stands meanwhile). Ends (returns) when
    * `options.signal` aborts or the provider closes; `break` ends it too. How it learns of changes is
    * `capabilities.election`: told by the backend (`notified`) or by reading every `pollMs` (`polled`).
+   * Each call is one observation, to iterate once; call `observe` again for another.
    *
    * ```ts
    * for await (const leader of provider.observe('scheduler', { signal })) console.log(leader?.value);
