@@ -1,5 +1,6 @@
 import { checkAfterLoss } from './check-after-loss.js';
 import { checkCleanup } from './check-cleanup.js';
+import { checkElections } from './check-election.js';
 import type { CheckContext } from './check-context.js';
 import { checkFailover, handoverGaps } from './check-failover.js';
 import { checkFence } from './check-fence.js';
@@ -62,7 +63,7 @@ function nonNegativeMs(value: number | undefined, fallback: number, name: string
 }
 
 /**
- * Checks one run's history against S1–S7 and L1 (L2 given `failoverBoundMs`, L3 given `leftoverKeys`). Indeterminate
+ * Checks one run's history against S1–S8 and L1 (L2 given `failoverBoundMs`, L3 given `leftoverKeys`). Indeterminate
  * acquires never cause a violation; see each `check-*.ts` for its property.
  * @throws RangeError when `events` mixes runs (split them with {@link splitRuns}) or an option is out of range.
  */
@@ -91,6 +92,7 @@ export function checkHistory(events: readonly HistoryEvent[], options: CheckOpti
     ...checkAfterLoss(model, context),
     ...checkResurrection(model, context),
     ...checkSemaphores(model, context),
+    ...checkElections(model, context),
     ...checkLatency(model, context, latencies),
     ...(failoverBoundNs === undefined ? [] : checkFailover(model, context, gaps, failoverBoundNs)),
     ...checkCleanup(run, options.leftoverKeys ?? []),

@@ -77,6 +77,12 @@ export interface ClientEvent extends HistoryEventBase {
   readonly limit?: number;
   /** On the `acquire` events of a counting semaphore: how many permits the acquisition takes. */
   readonly permits?: number;
+  /**
+   * On the `acquire` events of a campaign for leadership: the campaigner's value (possibly empty).
+   * Absent for locks and semaphores. Leaderships are a namespace apart from the lock and semaphore
+   * holds of the same key (the election's name); the token of a leadership is its term.
+   */
+  readonly value?: string;
   readonly nemesis?: undefined;
 }
 
@@ -226,9 +232,14 @@ export function toHistoryEvent(json: unknown): HistoryEvent {
   const limit = countField(record, 'limit');
   const permits = countField(record, 'permits');
   if ((limit === undefined) !== (permits === undefined)) refuse('"limit" and "permits" go together (a semaphore acquisition)');
+  const value = record['value'];
+  if (value !== undefined && value !== null && typeof value !== 'string') refuse(`"value" must be a string, got ${JSON.stringify(value)}`);
+  const election = typeof value === 'string';
+  if (election && limit !== undefined) refuse('"value" (a campaign) and "limit" (a semaphore acquisition) do not go together');
   return {
     ...base,
     ...(limit === undefined ? {} : { limit, permits }),
+    ...(election ? { value } : {}),
     key: stringField(record, 'key'),
     f: f as ClientFunction,
     token: tokenField(record),

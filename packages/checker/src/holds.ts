@@ -39,6 +39,8 @@ export interface Hold {
   readonly key: string;
   /** For a counting semaphore's permits: the limit and the permits of its acquire; `undefined` for a lock. */
   readonly semaphore: { readonly limit: number; readonly permits: number } | undefined;
+  /** For a leadership: the campaigner's value (its token is the term); `undefined` for a lock or a semaphore. */
+  readonly election: { readonly value: string } | undefined;
   readonly proc: string;
   readonly lockId: string;
   readonly token: bigint | null;
@@ -66,9 +68,10 @@ export interface AttemptWithoutHold {
   readonly completion: ClientEvent | undefined;
 }
 
-/** The holds of `hold`'s namespace and key: lock holds for a lock, semaphore holds for a semaphore. */
+/** The holds of `hold`'s namespace and key: lock holds for a lock, semaphore holds for a semaphore, leaderships for a leadership. */
 export function holdsBeside(model: HistoryModel, hold: Hold): readonly Hold[] {
-  return (hold.semaphore === undefined ? model.holdsByKey : model.semaphoreHoldsByKey).get(hold.key) ?? [];
+  const byKey = hold.semaphore !== undefined ? model.semaphoreHoldsByKey : hold.election !== undefined ? model.electionHoldsByKey : model.holdsByKey;
+  return byKey.get(hold.key) ?? [];
 }
 
 /** A history arranged for the property checks. */
@@ -80,6 +83,8 @@ export interface HistoryModel {
   readonly holdsByKey: ReadonlyMap<string, readonly Hold[]>;
   /** Semaphore holds per key, ordered by start: a namespace apart from the lock holds of the same key. */
   readonly semaphoreHoldsByKey: ReadonlyMap<string, readonly Hold[]>;
+  /** Leaderships per election name, ordered by start: a namespace apart from locks and semaphores. */
+  readonly electionHoldsByKey: ReadonlyMap<string, readonly Hold[]>;
   readonly attemptsWithoutHold: readonly AttemptWithoutHold[];
   /** Completed acquires (`ok`) with their invocation, for latency statistics. */
   readonly acquireOperations: readonly Operation[];
@@ -252,8 +257,9 @@ export function buildHistoryModel(run: string, events: readonly HistoryEvent[], 
   const holds = mutableHolds.map((hold) => finishHold(hold, killedAt(hold), options)).sort((a, b) => a.start - b.start || a.ok.seq - b.ok.seq);
   const holdsByKey = new Map<string, Hold[]>();
   const semaphoreHoldsByKey = new Map<string, Hold[]>();
+  const electionHoldsByKey = new Map<string, Hold[]>();
   for (const hold of holds) {
-    const byKey = hold.semaphore === undefined ? holdsByKey : semaphoreHoldsByKey;
+    const byKey = hold.semaphore !== undefined ? semaphoreHoldsByKey : hold.election !== undefined ? electionHoldsByKey : holdsByKey;
     const list = byKey.get(hold.key);
     if (list === undefined) byKey.set(hold.key, [hold]);
     else list.push(hold);
@@ -263,6 +269,7 @@ export function buildHistoryModel(run: string, events: readonly HistoryEvent[], 
     holds,
     holdsByKey,
     semaphoreHoldsByKey,
+    electionHoldsByKey,
     attemptsWithoutHold: attempts,
     acquireOperations,
     clientEvents,
@@ -319,9 +326,11 @@ function finishHold(hold: MutableHold, killedAt: number, options: BuildOptions):
     }
   }
   const { limit, permits } = hold.ok.limit === undefined ? (hold.invoke ?? hold.ok) : hold.ok;
+  const value = hold.ok.value ?? hold.invoke?.value;
   return {
     key: hold.key,
     semaphore: limit === undefined || permits === undefined ? undefined : { limit, permits },
+    election: value === undefined ? undefined : { value },
     proc: hold.proc,
     lockId: hold.lockId,
     token: hold.ok.token,

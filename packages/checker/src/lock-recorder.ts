@@ -1,6 +1,8 @@
 import {
   type AcquireOptions,
   type AcquireSemaphoreOptions,
+  type CampaignOptions,
+  type LeaderHandle,
   type LockHandle,
   type LockProvider,
   type SemaphoreHandle,
@@ -38,6 +40,12 @@ export interface LockRecorder {
    * (what the checker's S7 needs); resolves the handle, or `undefined` when it failed or its outcome is unknown.
    */
   acquireSemaphore(provider: LockProvider, key: string, options: AcquireSemaphoreOptions): Promise<SemaphoreHandle | undefined>;
+  /**
+   * `provider.campaign`, recorded as an `acquire` of key `name` with the campaigner's `value` (what
+   * the checker's S8 needs; the token is the term); resolves the leadership, or `undefined` when the
+   * campaign failed or its outcome is unknown. Resign with {@link release}.
+   */
+  campaign(provider: LockProvider, name: string, options: CampaignOptions): Promise<LeaderHandle | undefined>;
   /** `handle.extend`; resolves whether it succeeded. */
   extend(handle: LockHandle, ttlMs?: number): Promise<boolean>;
   /** `handle.release`; resolves what it resolved (`true` = was still held). */
@@ -69,10 +77,12 @@ export function createLockRecorder(options: LockRecorderOptions): LockRecorder {
       ttlGranted?: number | null;
       err?: string | null;
       semaphore?: { limit: number; permits: number };
+      value?: string;
     } = {},
   ): void => {
     options.sink({
       ...fields.semaphore,
+      ...(fields.value === undefined ? {} : { value: fields.value }),
       tc: now(),
       proc: options.proc,
       key,
@@ -139,6 +149,26 @@ export function createLockRecorder(options: LockRecorderOptions): LockRecorder {
         const code = errorCode(error);
         const determinate = DETERMINATE_FAILURES.has(code) || code === LockErrorCode.LIMIT_MISMATCH;
         record(key, 'acquire', determinate ? 'fail' : 'info', { err: code, ...(recordable ? { semaphore } : {}) });
+        return undefined;
+      }
+    },
+
+    async campaign(provider, name, campaignOptions) {
+      // A value that is not a string (bad input) is not recorded as one: the acquire is then a lock's.
+      const value = typeof campaignOptions?.value === 'string' ? { value: campaignOptions.value } : {};
+      record(name, 'acquire', 'invoke', value);
+      try {
+        const handle = await provider.campaign(name, campaignOptions);
+        record(name, 'acquire', 'ok', {
+          ...lockFields(handle),
+          validUntil: performanceMsToMonotonicNs(handle.validUntil),
+          ttlGranted: campaignOptions.ttlMs ?? provider.defaultTtlMs,
+          value: handle.value,
+        });
+        return handle;
+      } catch (error) {
+        const code = errorCode(error);
+        record(name, 'acquire', DETERMINATE_FAILURES.has(code) ? 'fail' : 'info', { err: code, ...value });
         return undefined;
       }
     },

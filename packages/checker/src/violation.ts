@@ -8,14 +8,16 @@
  * - `S6` extend or release after loss never succeeds nor touches another holder;
  * - `S7` a counting semaphore never has more permits held at once than its limit, and its
  *   overlapping holders agree on that limit;
+ * - `S8` an election has at most one leader per term, terms strictly increase from leader to
+ *   leader, and no two leaders overlap while both are valid;
  * - `L1` the loss signal fires within a bound after validity ends;
  * - `L2` after a holder is killed, a waiter gets the key within a bound;
  * - `L3` no lock keys, znodes or leases are left over after the run.
  */
-export type PropertyId = 'S1' | 'S2' | 'S3' | 'S4' | 'S5' | 'S6' | 'S7' | 'L1' | 'L2' | 'L3';
+export type PropertyId = 'S1' | 'S2' | 'S3' | 'S4' | 'S5' | 'S6' | 'S7' | 'S8' | 'L1' | 'L2' | 'L3';
 
 /** Every {@link PropertyId}, in report order. */
-export const PROPERTY_IDS: readonly PropertyId[] = ['S1', 'S2', 'S3', 'S4', 'S5', 'S6', 'S7', 'L1', 'L2', 'L3'];
+export const PROPERTY_IDS: readonly PropertyId[] = ['S1', 'S2', 'S3', 'S4', 'S5', 'S6', 'S7', 'S8', 'L1', 'L2', 'L3'];
 
 /** One broken property, with the evidence. */
 export interface Violation {

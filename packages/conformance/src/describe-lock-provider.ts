@@ -2,6 +2,7 @@ import { describe } from 'vitest';
 import { registerBadInputCases } from './cases/bad-input.js';
 import { registerBasicCases } from './cases/basic.js';
 import { registerContentionCases } from './cases/contention.js';
+import { registerElectionCases } from './cases/election.js';
 import { registerExpiryCases } from './cases/expiry.js';
 import { registerFaultCases } from './cases/faults.js';
 import { registerFencingCases } from './cases/fencing.js';
@@ -39,5 +40,6 @@ export function describeLockProvider(options: ConformanceOptions): void {
     registerFaultCases(ctx);
     registerReleaseCases(ctx);
     registerSemaphoreCases(ctx);
+    registerElectionCases(ctx);
   });
 }

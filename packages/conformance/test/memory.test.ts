@@ -19,6 +19,7 @@ describeLockProvider({
     minTtlMs: 1,
     deletionNotice: 'watch',
     semaphore: 'multi-permit',
+    election: 'notified',
   },
   harness: {
     backendWaiters: async (key) => store.waiting(key),

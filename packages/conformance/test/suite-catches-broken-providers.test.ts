@@ -48,6 +48,17 @@ const EXPECTED_FAILURES: Record<string, readonly string[]> = {
   'semaphore-tokens-backwards': [
     'gives every permit of a key a strictly greater token, across providers and overlapping holders (or none with fencing none)',
   ],
+  'election-two-leaders': [
+    'elects one leader at a time, within one provider and across providers, and leader() agrees with the handle',
+    'keeps one leader at a time and strictly increasing terms under concurrent campaigns (history-checked)',
+  ],
+  'election-terms-backwards': [
+    'keeps one leader at a time and strictly increasing terms under concurrent campaigns (history-checked)',
+    'hands leadership to the next campaigner on resign, with a greater term',
+  ],
+  'election-observe-misses-changes': [
+    'observe reports the current leader, then each leader in term order, and ends on abort or close',
+  ],
 };
 
 let results: FileResult[] = [];
@@ -62,10 +73,12 @@ beforeAll(async () => {
       [vitestBin, 'run', '--config', 'vitest.broken.config.ts', '--reporter=json', `--outputFile=${outputFile}`],
       { cwd: packageDir, stdio: 'ignore' },
     );
+    // A guard against a hung run, not a measure: it grows with the fixtures (17, each a whole suite
+    // run; about 160 s on a loaded two-core machine), with room for a slower one.
     const timer = setTimeout(() => {
       child.kill('SIGKILL');
-      reject(new Error('the broken-provider run did not finish within 240 s'));
-    }, 240_000);
+      reject(new Error('the broken-provider run did not finish within 360 s'));
+    }, 360_000);
     child.on('exit', () => {
       clearTimeout(timer);
       resolve();
@@ -73,7 +86,7 @@ beforeAll(async () => {
     child.on('error', reject);
   });
   results = (JSON.parse(await readFile(outputFile, 'utf8')) as { testResults: FileResult[] }).testResults;
-}, 250_000);
+}, 370_000);
 
 afterAll(async () => {
   if (workDir !== '') await rm(workDir, { recursive: true, force: true });

@@ -1,8 +1,8 @@
-import type { BackendAcquireRequest, BackendSemaphoreRequest, GrantObserver } from './backend.js';
+import type { BackendAcquireRequest, BackendCampaignRequest, BackendSemaphoreRequest, GrantObserver } from './backend.js';
 import type { BackgroundReleases } from './lifecycle/background-release.js';
 import type { LockMode } from './types.js';
 import type { Slotted } from './lifecycle/slot-list.js';
-import type { NormalizedAcquireOptions, SemaphoreSettings } from './validation.js';
+import type { ElectionSettings, NormalizedAcquireOptions, SemaphoreSettings } from './validation.js';
 
 /**
  * The abort state and the `contended` flag of one acquire call, shared by its attempts.
@@ -144,5 +144,22 @@ export class SemaphoreAcquireRequest extends AcquireRequest implements BackendSe
     super(call, deadline, ownerId, observer, releases);
     this.limit = semaphore.limit;
     this.permits = semaphore.permits;
+  }
+}
+
+/** One attempt's campaign for leadership: a lock request (`key` is the election's name) plus the value. */
+export class CampaignRequest extends AcquireRequest implements BackendCampaignRequest {
+  readonly value: string;
+
+  constructor(
+    call: AcquireCall,
+    deadline: number,
+    ownerId: string,
+    observer: GrantObserver,
+    releases: BackgroundReleases,
+    election: ElectionSettings,
+  ) {
+    super(call, deadline, ownerId, observer, releases);
+    this.value = election.value;
   }
 }

@@ -1,6 +1,6 @@
 import type { LockCapabilities } from './capabilities.js';
 import type { LockError } from './errors.js';
-import type { BackendWarning, LockInfo, LockMode, SemaphoreInfo } from './types.js';
+import type { BackendWarning, LeaderInfo, LockInfo, LockMode, SemaphoreInfo } from './types.js';
 
 /**
  * Callbacks a backend uses to tell core about a grant after it was made. Passing them in the request
@@ -67,6 +67,19 @@ export interface BackendSemaphoreRequest extends Omit<BackendAcquireRequest, 'mo
   readonly permits: number;
 }
 
+/**
+ * What core asks a backend to campaign for: an acquire request without a lock mode or metadata, plus
+ * the campaigner's value. `key` is the election's name. Every field has been validated.
+ */
+export interface BackendCampaignRequest extends Omit<BackendAcquireRequest, 'mode' | 'metadata'> {
+  /**
+   * Who the campaigner is (well-formed, at most `MAX_ELECTION_VALUE_BYTES` UTF-8 bytes, possibly
+   * empty): stored with the candidacy and reported by {@link LockBackend.leader} while it leads
+   * (etcd: the value of the `<prefix>/<leaseIdHex>` key; ZooKeeper: the latch node's data).
+   */
+  readonly value: string;
+}
+
 /** A lock a backend granted. */
 export interface BackendGrant {
   /** The fencing token, or `undefined` when the backend's fencing is `none`. */
@@ -125,6 +138,32 @@ export interface LockBackend {
   acquireSemaphore?(request: BackendSemaphoreRequest): Promise<BackendGrant | undefined>;
   /** Optional, required with `acquireSemaphore`: the current holders of semaphore `key` and its limit. */
   inspectSemaphore?(key: string): Promise<SemaphoreInfo | undefined>;
+  /**
+   * Optional, and required when `capabilities.election` is not `none`: campaigns for leadership of
+   * the election `request.key`, waiting at most until `request.deadline`, as {@link acquire} does for
+   * a lock (same cleanup duties: a candidacy left behind would be elected later with nobody to lead;
+   * same `undefined` at the deadline; `request.contended()` when another campaigner leads). The grant
+   * is leadership: its `fencingToken` is the term, strictly greater than every earlier term of that
+   * name (etcd: the leader key's create revision; a backend built on its mutex: the mutex's token),
+   * `undefined` only with fencing `none`; its `release` resigns, its `extend` keeps the candidacy alive,
+   * and `request.observer.lost` tells core when leadership is known gone. Elections are a namespace
+   * apart from locks and semaphores of the same name.
+   */
+  campaign?(request: BackendCampaignRequest): Promise<BackendGrant | undefined>;
+  /**
+   * Optional, required with `campaign`: the current leader of election `name` (its value and term),
+   * or `undefined` when nobody leads. One bounded read; rejects when the backend cannot be reached.
+   */
+  leader?(name: string): Promise<LeaderInfo | undefined>;
+  /**
+   * Optional, and required when `capabilities.election` is `notified`: calls `onChange` whenever the
+   * leader of election `name` may have changed (a new leader, a resignation, an expiry, a deleted
+   * candidacy; also after reconnecting, when a change may have been missed), until `signal` aborts,
+   * when it lets go of everything it set up. Spurious calls are harmless: core reads
+   * {@link leader} after each and reports only real changes. Resolves once the watch is in place (a
+   * change after that is never missed); rejects when it cannot be set up (core retries with backoff).
+   */
+  watchLeader?(name: string, onChange: () => void, signal: AbortSignal): Promise<void>;
   /**
    * Optional: reads the server settings that decide whether the guarantees hold and resolves the
    * ones that weaken them. One bounded attempt; rejects when the backend cannot be reached (core asks

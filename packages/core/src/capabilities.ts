@@ -39,6 +39,15 @@ export type DeletionNotice = 'watch' | 'renewal' | 'validity';
 export type SemaphoreSupport = 'none' | 'single-permit' | 'multi-permit';
 
 /**
+ * What a provider offers of leader election (`campaign`, `leader`, `observe`), and how `observe`
+ * learns that the leader changed.
+ * - `none`: no elections; `campaign`, `tryCampaign`, `leader` and `observe` refuse with `LOCK_UNSUPPORTED`.
+ * - `polled`: `observe` reads the leader every `pollMs`: a change is seen within that interval.
+ * - `notified`: the backend tells `observe` of each change (a watch, a notification): within a round trip.
+ */
+export type ElectionSupport = 'none' | 'polled' | 'notified';
+
+/**
  * Facts about a provider, normalised once and read by users, by core helpers, by the conformance
  * suite and by the documentation's guarantees table.
  */
@@ -73,6 +82,12 @@ export interface LockCapabilities {
    * `acquireSemaphore` and `inspectSemaphore` (checked when the provider is built).
    */
   readonly semaphore: SemaphoreSupport;
+  /**
+   * Leader election (see {@link ElectionSupport}). A backend that declares anything but `none`
+   * implements `campaign` and `leader`, and `watchLeader` too for `notified` (checked when the
+   * provider is built).
+   */
+  readonly election: ElectionSupport;
 }
 
 /** A partial capabilities object, as an adapter declares it; missing entries take safe defaults. */
@@ -82,10 +97,11 @@ const FENCING_LEVELS: readonly FencingLevel[] = ['global', 'per-key', 'none'];
 const EXPIRY_MODELS: readonly ExpiryModel[] = ['per-lock', 'session'];
 const DELETION_NOTICES: readonly DeletionNotice[] = ['watch', 'renewal', 'validity'];
 const SEMAPHORE_SUPPORT: readonly SemaphoreSupport[] = ['none', 'single-permit', 'multi-permit'];
+const ELECTION_SUPPORT: readonly ElectionSupport[] = ['none', 'polled', 'notified'];
 
 /**
  * Fills in defaults (everything optional is `false`, `per-lock` expiry, 1 ms resolution, 1 ms minimum
- * TTL, deletion noticed when validity ends, no semaphores), checks every value, and freezes the result.
+ * TTL, deletion noticed when validity ends, no semaphores, no elections), checks every value, and freezes the result.
  */
 export function normalizeCapabilities(init: LockCapabilitiesInit): LockCapabilities {
   if (!FENCING_LEVELS.includes(init.fencing)) {
@@ -106,6 +122,10 @@ export function normalizeCapabilities(init: LockCapabilitiesInit): LockCapabilit
   if (!SEMAPHORE_SUPPORT.includes(semaphore)) {
     throw new LockTypeError('capabilities.semaphore', `capabilities.semaphore must be one of ${SEMAPHORE_SUPPORT.join(', ')}`);
   }
+  const election = init.election ?? 'none';
+  if (!ELECTION_SUPPORT.includes(election)) {
+    throw new LockTypeError('capabilities.election', `capabilities.election must be one of ${ELECTION_SUPPORT.join(', ')}`);
+  }
   const positive = (name: keyof LockCapabilities, value: number | undefined, fallback: number): number => {
     const chosen = value ?? fallback;
     if (!Number.isFinite(chosen) || chosen <= 0) {
@@ -125,6 +145,7 @@ export function normalizeCapabilities(init: LockCapabilitiesInit): LockCapabilit
     minTtlMs: positive('minTtlMs', init.minTtlMs, 1),
     deletionNotice,
     semaphore,
+    election,
   });
 }
 
@@ -141,6 +162,7 @@ export const CAPABILITY_NAMES = [
   'minTtlMs',
   'deletionNotice',
   'semaphore',
+  'election',
 ] as const satisfies readonly (keyof LockCapabilities)[];
 
 /**

@@ -5,9 +5,12 @@ import type { BackendWarning, HoldMode } from './types.js';
 export interface LockEventBase {
   /** The provider's name. */
   readonly provider: string;
-  /** The lock key. */
+  /** The lock key (a semaphore's key, an election's name). */
   readonly key: string;
-  /** Exclusive or shared; `semaphore` for a semaphore's permits (a namespace apart from locks). */
+  /**
+   * Exclusive or shared; `semaphore` for a semaphore's permits, `leader` for the leadership of an
+   * election (each a namespace apart from locks).
+   */
   readonly mode: HoldMode;
 }
 

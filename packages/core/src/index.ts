@@ -10,11 +10,20 @@ export {
   isLockError,
 } from './errors.js';
 export type { LockErrorDetails, LockLossReason, NodeOutcome } from './errors.js';
-export type { DeletionNotice, ExpiryModel, FencingLevel, LockCapabilities, SemaphoreSupport } from './capabilities.js';
+export type { DeletionNotice, ElectionSupport, ExpiryModel, FencingLevel, LockCapabilities, SemaphoreSupport } from './capabilities.js';
 export type * from './types.js';
 export type { LockEventBase, LockEventListener, LockEventMap } from './events.js';
 export { monotonicNow } from './clock.js';
-export { MAX_DURATION_MS, MAX_KEY_BYTES, MAX_METADATA_BYTES, MAX_SEMAPHORE_LIMIT } from './validation.js';
+export {
+  DEFAULT_OBSERVE_POLL_MS,
+  MAX_DURATION_MS,
+  MAX_ELECTION_VALUE_BYTES,
+  MAX_KEY_BYTES,
+  MAX_METADATA_BYTES,
+  MAX_OBSERVE_POLL_MS,
+  MAX_SEMAPHORE_LIMIT,
+  MIN_OBSERVE_POLL_MS,
+} from './validation.js';
 export type { LockProviderOptions } from './lock-provider.js';
 export type { RetryOptions } from './lifecycle/backoff.js';
 export { DEFAULT_CLOCK_DRIFT_FACTOR } from './lifecycle/drift.js';
@@ -28,3 +37,4 @@ export { MemoryLockProvider } from './memory/memory-lock-provider.js';
 export type { MemoryLockProviderOptions } from './memory/memory-lock-provider.js';
 export { MemoryLockStore } from './memory/memory-lock-store.js';
 export type { MemorySemaphores } from './memory/memory-semaphores.js';
+export { MemoryElections } from './memory/memory-elections.js';

@@ -7,7 +7,7 @@ import type { BackgroundReleases } from './lifecycle/background-release.js';
 import { DeadlineQueue, type DeadlineEntry } from './lifecycle/deadline-queue.js';
 import type { SlotList, Slotted } from './lifecycle/slot-list.js';
 import type { RenewalScheduler, RenewalTicket } from './renewal-scheduler.js';
-import type { HoldMode, LockHandle, LockState, SemaphoreHandle } from './types.js';
+import type { HoldMode, LeaderHandle, LockHandle, LockState, SemaphoreHandle } from './types.js';
 import { validateTtlMs, type NormalizedAcquireOptions } from './validation.js';
 
 /** What a handle needs from the provider that made it. */
@@ -26,7 +26,7 @@ export interface LockHandleContext {
 }
 
 /** The per-acquisition settings a handle keeps (the acquire call's checked options). */
-export type LockHandleSettings = Pick<NormalizedAcquireOptions, 'mode' | 'ttlMs' | 'autoExtend' | 'maxHoldMs' | 'semaphore'>;
+export type LockHandleSettings = Pick<NormalizedAcquireOptions, 'mode' | 'ttlMs' | 'autoExtend' | 'maxHoldMs' | 'semaphore' | 'election'>;
 
 // Handle timers are unref'd: a held lock alone does not keep a process alive (the backend's TTL frees it).
 // Extend when a third of the TTL has passed, so two renewals can fail before the lock runs out.
@@ -133,7 +133,7 @@ export class ManagedLockHandle implements LockHandle {
 
   constructor(key: string, ownerId: string, settings: LockHandleSettings, context: LockHandleContext) {
     this.key = key;
-    this.mode = settings.semaphore === undefined ? settings.mode : 'semaphore';
+    this.mode = settings.semaphore !== undefined ? 'semaphore' : settings.election !== undefined ? 'leader' : settings.mode;
     this.ownerId = ownerId;
     this.#ttlMs = settings.ttlMs;
     this.#autoExtend = settings.autoExtend;
@@ -458,5 +458,31 @@ export class ManagedSemaphoreHandle extends ManagedLockHandle implements Semapho
     super(key, ownerId, settings, context);
     this.limit = settings.semaphore.limit;
     this.permits = settings.semaphore.permits;
+  }
+}
+
+/**
+ * The handle of a leadership: a lock handle (one lifecycle for both) that knows its election's name,
+ * its value and its term (the fencing token), and resigns by releasing.
+ */
+export class ManagedLeaderHandle extends ManagedLockHandle implements LeaderHandle {
+  declare readonly mode: 'leader';
+  readonly value: string;
+
+  constructor(key: string, ownerId: string, settings: LockHandleSettings & { readonly election: { value: string } }, context: LockHandleContext) {
+    super(key, ownerId, settings, context);
+    this.value = settings.election.value;
+  }
+
+  get name(): string {
+    return this.key;
+  }
+
+  get term(): bigint | undefined {
+    return this.fencingToken;
+  }
+
+  resign(): Promise<boolean> {
+    return this.release();
   }
 }

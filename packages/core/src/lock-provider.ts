@@ -1,4 +1,4 @@
-import { AcquireCall, AcquireRequest, SemaphoreAcquireRequest } from './acquire-call.js';
+import { AcquireCall, AcquireRequest, CampaignRequest, SemaphoreAcquireRequest } from './acquire-call.js';
 import type { BackendGrant, LockBackend } from './backend.js';
 import type { LockCapabilities } from './capabilities.js';
 import { monotonicNow } from './clock.js';
@@ -16,23 +16,38 @@ import { BackgroundReleases } from './lifecycle/background-release.js';
 import { LocalLines, type LinePlace } from './lifecycle/local-line.js';
 import { newOwnerId } from './lifecycle/owner-id.js';
 import { SlotList } from './lifecycle/slot-list.js';
-import { ManagedLockHandle, ManagedSemaphoreHandle, handleDeadlines, type HandleLink, type LockHandleContext } from './lock-handle.js';
+import { observeLeader } from './leader-observer.js';
+import {
+  ManagedLeaderHandle,
+  ManagedLockHandle,
+  ManagedSemaphoreHandle,
+  handleDeadlines,
+  type HandleLink,
+  type LockHandleContext,
+} from './lock-handle.js';
 import { RenewalScheduler } from './renewal-scheduler.js';
 import type {
   AcquireOptions,
   AcquireSemaphoreOptions,
   BackendWarning,
+  CampaignOptions,
   HoldMode,
+  LeaderHandle,
+  LeaderInfo,
   LockHandle,
   LockInfo,
   LockProvider,
+  ObserveOptions,
   SemaphoreHandle,
   SemaphoreInfo,
   TryAcquireOptions,
   TryAcquireSemaphoreOptions,
+  TryCampaignOptions,
 } from './types.js';
 import {
+  type AcquireKind,
   type NormalizedAcquireOptions,
+  normalizeObserveOptions,
   normalizeOptions,
   validateDurationMs,
   validateKey,
@@ -67,6 +82,8 @@ export class BaseLockProvider implements LockProvider {
   readonly #held = new SlotList<HandleLink>();
   readonly #inFlight = new SlotList<AcquireCall>();
   readonly #lines = new LocalLines();
+  // Aborted by close(): ends every observation of a leader.
+  readonly #closed = new AbortController();
   // Set by close() while it waits for in-flight acquires to finish; called when the last one does.
   #drained: (() => void) | undefined;
   // Shared by every handle of this provider.
@@ -89,6 +106,14 @@ export class BaseLockProvider implements LockProvider {
         'capabilities.semaphore',
         `backend ${backend.name} declares capabilities.semaphore '${backend.capabilities.semaphore}' but has no acquireSemaphore and inspectSemaphore`,
       );
+    }
+    // The same for elections: campaign and leader, and a watch for a backend that says it notifies.
+    const election = backend.capabilities.election;
+    if (election !== 'none' && (backend.campaign === undefined || backend.leader === undefined)) {
+      throw new LockTypeError('capabilities.election', `backend ${backend.name} declares capabilities.election '${election}' but has no campaign and leader`);
+    }
+    if (election === 'notified' && backend.watchLeader === undefined) {
+      throw new LockTypeError('capabilities.election', `backend ${backend.name} declares capabilities.election 'notified' but has no watchLeader`);
     }
     const ttl = options.defaultTtlMs ?? DEFAULT_TTL_MS;
     this.#configuredTtlMs = validateDurationMs(ttl, 'defaultTtlMs', this.capabilities.minTtlMs);
@@ -118,19 +143,62 @@ export class BaseLockProvider implements LockProvider {
   acquire(key: string, options?: AcquireOptions): Promise<LockHandle> {
     // Not `async`: a second async frame and await per acquire would cost more than the checks they
     // keep. #acquire resolves undefined only for a single try: a wait that runs out rejects instead.
-    return this.#acquire(key, options, false, false) as Promise<LockHandle>;
+    return this.#acquire(key, options, false, 'lock') as Promise<LockHandle>;
   }
 
   tryAcquire(key: string, options?: TryAcquireOptions): Promise<LockHandle | undefined> {
-    return this.#acquire(key, options, true, false);
+    return this.#acquire(key, options, true, 'lock');
   }
 
   acquireSemaphore(key: string, options: AcquireSemaphoreOptions): Promise<SemaphoreHandle> {
-    return this.#acquire(key, options, false, true) as Promise<SemaphoreHandle>;
+    return this.#acquire(key, options, false, 'semaphore') as Promise<SemaphoreHandle>;
   }
 
   tryAcquireSemaphore(key: string, options: TryAcquireSemaphoreOptions): Promise<SemaphoreHandle | undefined> {
-    return this.#acquire(key, options, true, true) as Promise<SemaphoreHandle | undefined>;
+    return this.#acquire(key, options, true, 'semaphore') as Promise<SemaphoreHandle | undefined>;
+  }
+
+  campaign(name: string, options: CampaignOptions): Promise<LeaderHandle> {
+    return this.#acquire(name, options, false, 'election') as Promise<LeaderHandle>;
+  }
+
+  tryCampaign(name: string, options: TryCampaignOptions): Promise<LeaderHandle | undefined> {
+    return this.#acquire(name, options, true, 'election') as Promise<LeaderHandle | undefined>;
+  }
+
+  async leader(name: string): Promise<LeaderInfo | undefined> {
+    validateKey(name, 'name');
+    const backend = this.#backend;
+    if (backend.capabilities.election === 'none' || backend.leader === undefined) throw this.#noElections(name);
+    this.#assertOpen(name);
+    let info: LeaderInfo | undefined;
+    try {
+      info = await backend.leader(name);
+    } catch (error) {
+      throw asLockError(error, `reading the leader of "${name}" failed`, name);
+    }
+    return info === undefined ? undefined : { name, value: info.value, term: info.term };
+  }
+
+  observe(name: string, options?: ObserveOptions): AsyncIterable<LeaderInfo | undefined> {
+    validateKey(name, 'name');
+    const { signal, pollMs } = normalizeObserveOptions(options);
+    const backend = this.#backend;
+    const election = backend.capabilities.election;
+    if (election === 'none' || backend.leader === undefined) throw this.#noElections(name);
+    this.#assertOpen(name);
+    const closed = this.#closed.signal;
+    return observeLeader({
+      backend,
+      name,
+      poll: election === 'polled' || backend.watchLeader === undefined,
+      pollMs,
+      signal: signal === undefined ? closed : AbortSignal.any([signal, closed]),
+    });
+  }
+
+  #noElections(name: string): LockError {
+    return new LockError(LockErrorCode.UNSUPPORTED, `provider ${this.name} has no leader election (name "${name}")`, { key: name });
   }
 
   async inspectSemaphore(key: string): Promise<SemaphoreInfo | undefined> {
@@ -197,6 +265,7 @@ export class BaseLockProvider implements LockProvider {
   }
 
   async #close(): Promise<void> {
+    this.#closed.abort(new LockError(LockErrorCode.BACKEND_UNAVAILABLE, `provider ${this.name} was closed`));
     for (const call of this.#inFlight.snapshot()) {
       call.abort(new LockError(LockErrorCode.BACKEND_UNAVAILABLE, `provider ${this.name} was closed`));
     }
@@ -230,12 +299,15 @@ export class BaseLockProvider implements LockProvider {
   // await, and the uncontended path is an await or two.
   async #acquire(
     key: string,
-    options: AcquireOptions | AcquireSemaphoreOptions | undefined,
+    options: AcquireOptions | AcquireSemaphoreOptions | CampaignOptions | undefined,
     tryOnce: boolean,
-    semaphore: boolean,
+    kind: AcquireKind,
   ): Promise<LockHandle | undefined> {
-    validateKey(key);
-    const settings = normalizeOptions(key, options, this.capabilities, this.defaultTtlMs, this.#defaultWaitMs, tryOnce, semaphore);
+    const election = kind === 'election';
+    validateKey(key, election ? 'name' : 'key');
+    // A campaign waits until elected unless told otherwise: the provider's defaultWaitMs bounds acquires.
+    const defaultWaitMs = election ? Number.POSITIVE_INFINITY : this.#defaultWaitMs;
+    const settings = normalizeOptions(key, options, this.capabilities, this.defaultTtlMs, defaultWaitMs, tryOnce, kind);
     this.#assertOpen(key);
     const start = monotonicNow();
     const deadline = start + settings.waitMs;
@@ -305,7 +377,8 @@ export class BaseLockProvider implements LockProvider {
       return undefined;
     }
     this.#emit('timeout', key, settings, { waitedMs });
-    throw new LockError(LockErrorCode.TIMEOUT, `${settings.semaphore === undefined ? 'lock' : 'semaphore'} "${key}" was not acquired within ${settings.waitMs} ms`, { key });
+    const what = settings.semaphore !== undefined ? 'semaphore' : settings.election !== undefined ? 'leadership of' : 'lock';
+    throw new LockError(LockErrorCode.TIMEOUT, `${what} "${key}" was not acquired within ${settings.waitMs} ms`, { key });
   }
 
   // A call behind another one of the same key and mode waits for its turn: the key is held (or
@@ -325,15 +398,22 @@ export class BaseLockProvider implements LockProvider {
   #newHandle(key: string, settings: NormalizedAcquireOptions): ManagedLockHandle {
     const semaphore = settings.semaphore;
     if (semaphore !== undefined) return new ManagedSemaphoreHandle(key, newOwnerId(), { ...settings, semaphore }, this.#handleContext);
+    const election = settings.election;
+    if (election !== undefined) return new ManagedLeaderHandle(key, newOwnerId(), { ...settings, election }, this.#handleContext);
     return new ManagedLockHandle(key, newOwnerId(), settings, this.#handleContext);
   }
 
-  // A lock's request goes to `acquire`, a semaphore's to `acquireSemaphore`: never one for the other.
+  // A lock's request goes to `acquire`, a semaphore's to `acquireSemaphore`, a campaign to
+  // `campaign`: never one for another.
   #backendAcquire(call: AcquireCall, deadline: number, handle: ManagedLockHandle): Promise<BackendGrant | undefined> {
-    const semaphore = call.settings.semaphore;
+    const { semaphore, election } = call.settings;
     const releases = this.#handleContext.releases;
-    if (semaphore === undefined) return this.#backend.acquire(new AcquireRequest(call, deadline, handle.ownerId, handle.observer, releases));
     const backend = this.#backend;
+    if (election !== undefined) {
+      if (backend.campaign === undefined) return Promise.reject(this.#noElections(call.key));
+      return backend.campaign(new CampaignRequest(call, deadline, handle.ownerId, handle.observer, releases, election));
+    }
+    if (semaphore === undefined) return backend.acquire(new AcquireRequest(call, deadline, handle.ownerId, handle.observer, releases));
     if (backend.acquireSemaphore === undefined) {
       return Promise.reject(new LockError(LockErrorCode.UNSUPPORTED, `provider ${this.name} has no semaphores (key "${call.key}")`, { key: call.key }));
     }
@@ -370,7 +450,7 @@ export class BaseLockProvider implements LockProvider {
 }
 
 function holdMode(settings: NormalizedAcquireOptions): HoldMode {
-  return settings.semaphore === undefined ? settings.mode : 'semaphore';
+  return settings.semaphore !== undefined ? 'semaphore' : settings.election !== undefined ? 'leader' : settings.mode;
 }
 
 /** Builds the user-facing provider around a backend. */

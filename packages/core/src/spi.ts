@@ -12,9 +12,10 @@ export {
   validateSignal,
   validateTtlMs,
   validateSemaphoreLimit,
+  validateElectionValue,
   validateWaitMs,
 } from './validation.js';
-export type { NormalizedAcquireOptions, SemaphoreSettings } from './validation.js';
+export type { ElectionSettings, NormalizedAcquireOptions, SemaphoreSettings } from './validation.js';
 export { BaseLockProvider, DEFAULT_TTL_MS, createLockProvider } from './lock-provider.js';
 export { waitForGrant } from './retry.js';
 export type { Wakeup, WaitForGrantOptions } from './retry.js';
@@ -38,3 +39,4 @@ export type { SessionKeeperOptions } from './lifecycle/session-keeper.js';
 export { readAdapterOptions, validateRequestTimeoutMs } from './lifecycle/adapter-options.js';
 export type { StoreGrant, StoreRequest } from './memory/memory-lock-store.js';
 export type { SemaphoreStoreGrant, SemaphoreStoreRequest } from './memory/memory-semaphores.js';
+export type { ElectionStoreRequest } from './memory/memory-elections.js';

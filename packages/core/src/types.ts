@@ -6,11 +6,12 @@ import type { LockEventListener, LockEventMap } from './events.js';
 export type LockMode = 'exclusive' | 'shared';
 
 /**
- * What a handle, a holder or an event is about: a lock in one of its {@link LockMode}s, or a
- * semaphore's permits (`semaphore`). Semaphores live in a namespace of their own: a semaphore and a
- * lock on the same key are independent.
+ * What a handle, a holder or an event is about: a lock in one of its {@link LockMode}s, a
+ * semaphore's permits (`semaphore`), or the leadership of an election (`leader`). Semaphores and
+ * elections live in namespaces of their own: a semaphore, an election and a lock of the same name
+ * are independent.
  */
-export type HoldMode = LockMode | 'semaphore';
+export type HoldMode = LockMode | 'semaphore' | 'leader';
 
 /**
  * Where a handle stands.
@@ -87,13 +88,49 @@ export interface AcquireSemaphoreOptions extends TryAcquireSemaphoreOptions {
 }
 
 /**
+ * Options of {@link LockProvider.tryCampaign}: those of a lock that make sense for a leadership
+ * (no `mode`, no `metadata`), plus the campaigner's `value`.
+ */
+export interface TryCampaignOptions extends Omit<TryAcquireOptions, 'mode' | 'metadata'> {
+  /**
+   * Who this campaigner is (an address, a host name, a JSON document): what {@link LockProvider.leader}
+   * and {@link LockProvider.observe} report while it leads. A well-formed string of at most
+   * `MAX_ELECTION_VALUE_BYTES` UTF-8 bytes; the empty string is allowed. Required.
+   */
+  readonly value: string;
+}
+
+/** Options of {@link LockProvider.campaign}. */
+export interface CampaignOptions extends TryCampaignOptions {
+  /**
+   * How long to wait for leadership, in ms. `0` tries once. A campaign usually waits as long as it
+   * takes: by default it waits until `signal` aborts or the provider is closed (then it rejects
+   * with `LOCK_ABORTED` or `LOCK_BACKEND_UNAVAILABLE`), whatever the provider's `defaultWaitMs`.
+   * @default Infinity
+   */
+  readonly waitMs?: number;
+}
+
+/** Options of {@link LockProvider.observe}. */
+export interface ObserveOptions {
+  /** Ends the iteration (it returns; it does not throw). An already-aborted signal yields nothing. */
+  readonly signal?: AbortSignal;
+  /**
+   * How often to read the leader, in ms, on a provider whose `capabilities.election` is `polled`
+   * (a `notified` provider is told of changes and reads only then). From `MIN_OBSERVE_POLL_MS` to
+   * `MAX_OBSERVE_POLL_MS`; fractions round up. @default 1_000
+   */
+  readonly pollMs?: number;
+}
+
+/**
  * A held lock. Use it with `await using lock = await provider.acquire(key)` so it is released on
  * every exit path, and pass `fencingToken` to the resource you protect with every write.
  */
 export interface LockHandle extends AsyncDisposable {
   /** The key, exactly as given. */
   readonly key: string;
-  /** Exclusive or shared; `semaphore` for a {@link SemaphoreHandle}. */
+  /** Exclusive or shared; `semaphore` for a {@link SemaphoreHandle}, `leader` for a {@link LeaderHandle}. */
   readonly mode: HoldMode;
   /** Unique to this acquisition (a random UUID); the value the backend stores for the holder. */
   readonly ownerId: string;
@@ -151,6 +188,41 @@ export interface SemaphoreHandle extends LockHandle {
   readonly limit: number;
   /** How many permits this handle holds. */
   readonly permits: number;
+}
+
+/**
+ * The leadership of an election, held: a {@link LockHandle} (signal, `await using`, automatic
+ * extension, `maxHoldMs`, events) whose fencing token is the leader's {@link term}. Its `signal`
+ * aborts with `LOCK_LOST` the moment leadership is known lost; stop acting as leader then.
+ */
+export interface LeaderHandle extends LockHandle {
+  /** Always `leader`. */
+  readonly mode: 'leader';
+  /** The election's name (the same as `key`). */
+  readonly name: string;
+  /** The value this campaigner stood with. */
+  readonly value: string;
+  /**
+   * The term of this leadership: strictly greater than every term before it in this election (with
+   * the strength of `capabilities.fencing`), so that a resource can refuse an old leader's writes.
+   * The same as `fencingToken`; `undefined` only when the provider's fencing is `none`.
+   */
+  readonly term: bigint | undefined;
+  /**
+   * Gives leadership up (the same as `release()`): the next campaigner may be elected. Resolves when
+   * done, `true` if this handle still led. Never rejects because of backend trouble (see `release`).
+   */
+  resign(): Promise<boolean>;
+}
+
+/** The current leader of an election, as {@link LockProvider.leader} and {@link LockProvider.observe} report it. */
+export interface LeaderInfo {
+  /** The election's name. */
+  readonly name: string;
+  /** The leader's value (see {@link TryCampaignOptions.value}). */
+  readonly value: string;
+  /** The leader's term (see {@link LeaderHandle.term}); `undefined` only when the provider's fencing is `none`. */
+  readonly term: bigint | undefined;
 }
 
 /** One holder of a lock, as {@link LockProvider.inspect} sees it. */
@@ -226,6 +298,40 @@ export interface LockProvider extends AsyncDisposable {
   tryAcquireSemaphore(key: string, options: TryAcquireSemaphoreOptions): Promise<SemaphoreHandle | undefined>;
   /** The current holders of semaphore `key` and its limit, or `undefined` when it has no holder. */
   inspectSemaphore(key: string): Promise<SemaphoreInfo | undefined>;
+  /**
+   * Campaigns for leadership of the election `name` with `options.value`, waiting until elected
+   * (by default with no time bound: until `options.signal` aborts or the provider closes). Elections
+   * are a namespace of their own: a lock or a semaphore of the same name neither blocks nor is
+   * blocked by them. Within one provider, campaigns of a name queue locally and only the first
+   * contends at the backend.
+   * @throws {@link LockError} `LOCK_UNSUPPORTED` where `capabilities.election` is `none`, and what
+   * {@link acquire} throws (`LOCK_TIMEOUT` only with a finite `waitMs`).
+   */
+  campaign(name: string, options: CampaignOptions): Promise<LeaderHandle>;
+  /** Campaigns once, without waiting. Resolves `undefined` when another campaigner leads. */
+  tryCampaign(name: string, options: TryCampaignOptions): Promise<LeaderHandle | undefined>;
+  /**
+   * The current leader of the election `name`, or `undefined` when it has none.
+   * @throws {@link LockError} `LOCK_UNSUPPORTED` where `capabilities.election` is `none`.
+   */
+  leader(name: string): Promise<LeaderInfo | undefined>;
+  /**
+   * Follows the leader of the election `name`: yields the current state first (`undefined` when
+   * there is no leader), then each change of term or value. Changes are coalesced: a consumer slower
+   * than the changes gets the latest state when it asks again, never a backlog. A backend read that
+   * fails is retried with backoff (the last state stands meanwhile). Ends (returns) when
+   * `options.signal` aborts or the provider closes; `break` ends it too. How it learns of changes is
+   * `capabilities.election`: told by the backend (`notified`) or by reading every `pollMs` (`polled`).
+   * Each call is one observation, to iterate once; call `observe` again for another.
+   *
+   * ```ts
+   * for await (const leader of provider.observe('scheduler', { signal })) console.log(leader?.value);
+   * ```
+   * @throws {@link LockError} at once (before any I/O): `LOCK_INVALID_ARGUMENT` for a bad name or
+   * option, `LOCK_UNSUPPORTED` where `capabilities.election` is `none`, `LOCK_BACKEND_UNAVAILABLE`
+   * when the provider is closed; while iterating, only `LOCK_FORBIDDEN` (the backend refuses the read).
+   */
+  observe(name: string, options?: ObserveOptions): AsyncIterable<LeaderInfo | undefined>;
   /** Subscribes to an event; returns a function that unsubscribes. */
   on<E extends keyof LockEventMap>(event: E, listener: LockEventListener<E>): () => void;
   /**

@@ -1,6 +1,15 @@
 import type { LockCapabilities } from './capabilities.js';
 import { LockError, LockErrorCode, LockRangeError, LockTypeError, lockAbortedError } from './errors.js';
-import type { AcquireOptions, AcquireSemaphoreOptions, LockMode, TryAcquireOptions, TryAcquireSemaphoreOptions } from './types.js';
+import type {
+  AcquireOptions,
+  AcquireSemaphoreOptions,
+  CampaignOptions,
+  LockMode,
+  ObserveOptions,
+  TryAcquireOptions,
+  TryAcquireSemaphoreOptions,
+  TryCampaignOptions,
+} from './types.js';
 
 /** The longest key accepted, in UTF-8 bytes. Longer keys are refused, never hashed or truncated. */
 export const MAX_KEY_BYTES = 512;
@@ -13,6 +22,17 @@ export const MAX_DURATION_MS = 2 ** 31 - 1;
  * (a Redis script walks at most this many holders, etcd ranges over at most this many keys).
  */
 export const MAX_SEMAPHORE_LIMIT = 1024;
+/**
+ * The longest election value accepted, in UTF-8 bytes: as long as lock metadata, which every backend
+ * already stores beside a holder (an etcd key's value, a znode's data, a Redis hash field, a row).
+ */
+export const MAX_ELECTION_VALUE_BYTES = 1024;
+/** The shortest `pollMs` of `observe`: a shorter one would turn a polled backend into a busy loop. */
+export const MIN_OBSERVE_POLL_MS = 10;
+/** The longest `pollMs` of `observe`: a change must be seen within a minute at worst. */
+export const MAX_OBSERVE_POLL_MS = 60_000;
+/** The `pollMs` of `observe` when none is given. */
+export const DEFAULT_OBSERVE_POLL_MS = 1_000;
 
 /**
  * Checks a lock key. The rule is the same for every adapter: any non-empty, well-formed string of at
@@ -117,6 +137,62 @@ function validateCount(value: unknown, argument: string, maximum: number): numbe
   return value;
 }
 
+/** A campaign's checked value. */
+export interface ElectionSettings {
+  readonly value: string;
+}
+
+/** Checks an election value: a well-formed string of at most {@link MAX_ELECTION_VALUE_BYTES} UTF-8 bytes (may be empty). */
+export function validateElectionValue(value: unknown, argument = 'options.value'): string {
+  if (typeof value !== 'string') {
+    throw new LockTypeError(argument, `${argument} must be a string, got ${describe(value)}`);
+  }
+  // A lone surrogate would be stored as U+FFFD by a UTF-8 backend: another value than the one given.
+  if (!value.isWellFormed()) {
+    throw new LockRangeError(argument, `${argument} must be well-formed Unicode (it contains a lone surrogate)`);
+  }
+  const bytes = Buffer.byteLength(value, 'utf8');
+  if (bytes > MAX_ELECTION_VALUE_BYTES) {
+    throw new LockRangeError(argument, `${argument} is ${bytes} UTF-8 bytes long; the limit is ${MAX_ELECTION_VALUE_BYTES}`);
+  }
+  return value;
+}
+
+/** The checked form of `observe` options. */
+export interface NormalizedObserveOptions {
+  readonly signal: AbortSignal | undefined;
+  readonly pollMs: number;
+}
+
+/**
+ * Checks `observe` options: only `signal` (an AbortSignal; an aborted one is accepted: the iteration
+ * then ends at once) and `pollMs` (from {@link MIN_OBSERVE_POLL_MS} to {@link MAX_OBSERVE_POLL_MS}).
+ */
+export function normalizeObserveOptions(options: ObserveOptions | undefined): NormalizedObserveOptions {
+  if (options === undefined) return { signal: undefined, pollMs: DEFAULT_OBSERVE_POLL_MS };
+  if (typeof options !== 'object' || options === null) {
+    throw new LockTypeError('options', `options must be an object, got ${describe(options)}`);
+  }
+  for (const name of Object.keys(options)) {
+    if (name !== 'signal' && name !== 'pollMs') throw unknownOption(name, ' (observe takes signal and pollMs)');
+  }
+  const { signal, pollMs } = options;
+  if (signal !== undefined && !(signal instanceof AbortSignal)) {
+    throw new LockTypeError('options.signal', `options.signal must be an AbortSignal, got ${describe(signal)}`);
+  }
+  let poll = DEFAULT_OBSERVE_POLL_MS;
+  if (pollMs !== undefined) {
+    poll = validateDurationMs(pollMs, 'options.pollMs', MIN_OBSERVE_POLL_MS);
+    if (poll > MAX_OBSERVE_POLL_MS) {
+      throw new LockRangeError('options.pollMs', `options.pollMs must be at most ${MAX_OBSERVE_POLL_MS} ms, got ${pollMs}`);
+    }
+  }
+  return { signal, pollMs: poll };
+}
+
+/** Which primitive an acquire call is for: it decides which options it takes. */
+export type AcquireKind = 'lock' | 'semaphore' | 'election';
+
 /** The checked, defaulted form of acquire options that core hands to a backend. */
 export interface NormalizedAcquireOptions {
   readonly ttlMs: number;
@@ -128,6 +204,8 @@ export interface NormalizedAcquireOptions {
   readonly metadata: string | undefined;
   /** For a semaphore acquisition: its limit and permits (then `mode` is `exclusive` and unused). */
   readonly semaphore?: SemaphoreSettings | undefined;
+  /** For a campaign: the campaigner's value (then `mode` is `exclusive` and unused, `metadata` undefined). */
+  readonly election?: ElectionSettings | undefined;
 }
 
 /**
@@ -144,24 +222,31 @@ export function normalizeAcquireOptions(
 
 /**
  * {@link normalizeAcquireOptions} with its context as arguments (core's acquire path builds no context
- * object). With `semaphore`, the options are a semaphore's: `limit` (required) and `permits` are read
- * and checked, and `mode` is refused as an unknown option.
+ * object). For a `semaphore`, the options are a semaphore's: `limit` (required) and `permits` are read
+ * and checked, and `mode` is refused as an unknown option. For an `election`, `value` (required) is
+ * read and checked, and `mode` and `metadata` are refused.
  */
 export function normalizeOptions(
   key: string,
-  options: AcquireOptions | TryAcquireOptions | AcquireSemaphoreOptions | TryAcquireSemaphoreOptions | undefined,
+  options: AcquireOptions | TryAcquireOptions | AcquireSemaphoreOptions | TryAcquireSemaphoreOptions | CampaignOptions | TryCampaignOptions | undefined,
   capabilities: LockCapabilities,
   defaultTtlMs: number,
   defaultWaitMs: number,
   tryOnce: boolean,
-  semaphore = false,
+  kind: AcquireKind = 'lock',
 ): NormalizedAcquireOptions {
   if (options !== undefined && (typeof options !== 'object' || options === null)) {
     throw new LockTypeError('options', `options must be an object, got ${describe(options)}`);
   }
-  const given = options === undefined ? NO_OPTIONS : readAcquireOptions(options, tryOnce, semaphore);
+  const given = options === undefined ? NO_OPTIONS : readAcquireOptions(options, tryOnce, kind);
   let semaphoreSettings: SemaphoreSettings | undefined;
-  if (semaphore) {
+  let electionSettings: ElectionSettings | undefined;
+  if (kind === 'election') {
+    if (options === undefined) throw new LockTypeError('options', 'options must be an object with a value, got undefined');
+    electionSettings = { value: validateElectionValue(given.value) };
+    if (capabilities.election === 'none') throw unsupported(key, 'this provider has no leader election');
+  }
+  if (kind === 'semaphore') {
     if (options === undefined) throw new LockTypeError('options', 'options must be an object with a limit, got undefined');
     semaphoreSettings = validateSemaphoreLimit(given.limit, given.permits ?? 1);
     if (capabilities.semaphore === 'none') throw unsupported(key, 'this provider has no semaphores');
@@ -202,12 +287,13 @@ export function normalizeOptions(
   }
   const signal = validateSignal(given.signal, key);
   const autoExtend = (given.autoExtend ?? true) && capabilities.extend;
-  return { ttlMs, waitMs, signal, mode, autoExtend, maxHoldMs, metadata, semaphore: semaphoreSettings };
+  return { ttlMs, waitMs, signal, mode, autoExtend, maxHoldMs, metadata, semaphore: semaphoreSettings, election: electionSettings };
 }
 
 type GivenOptions = { -readonly [K in keyof AcquireOptions]: AcquireOptions[K] } & {
   limit: unknown;
   permits: unknown;
+  value: unknown;
 };
 
 const NO_OPTIONS: GivenOptions = Object.freeze({
@@ -220,10 +306,11 @@ const NO_OPTIONS: GivenOptions = Object.freeze({
   metadata: undefined,
   limit: undefined,
   permits: undefined,
+  value: undefined,
 });
 
 // The option names, each with a bit for the set of names found among an object's own keys.
-const OPTION_BITS = { ttlMs: 1, waitMs: 2, signal: 4, mode: 8, autoExtend: 16, maxHoldMs: 32, metadata: 64, limit: 128, permits: 256 } as const;
+const OPTION_BITS = { ttlMs: 1, waitMs: 2, signal: 4, mode: 8, autoExtend: 16, maxHoldMs: 32, metadata: 64, limit: 128, permits: 256, value: 512 } as const;
 const OPTION_NAMES = Object.keys(OPTION_BITS) as (keyof typeof OPTION_BITS)[];
 
 /**
@@ -236,12 +323,14 @@ const OPTION_NAMES = Object.keys(OPTION_BITS) as (keyof typeof OPTION_BITS)[];
  * array of names.
  */
 function readAcquireOptions(
-  options: AcquireOptions | AcquireSemaphoreOptions,
+  options: AcquireOptions | AcquireSemaphoreOptions | CampaignOptions,
   tryOnce: boolean,
-  semaphore: boolean,
+  kind: AcquireKind,
 ): GivenOptions {
-  // One view of both shapes: which names may be present is decided by `semaphore`, below.
-  const read = options as AcquireOptions & Partial<Pick<AcquireSemaphoreOptions, 'limit' | 'permits'>>;
+  // One view of every shape: which names may be present is decided by `kind`, below.
+  const read = options as AcquireOptions & Partial<Pick<AcquireSemaphoreOptions, 'limit' | 'permits'>> & Partial<Pick<CampaignOptions, 'value'>>;
+  const semaphore = kind === 'semaphore';
+  const election = kind === 'election';
   const given: GivenOptions = {
     ttlMs: undefined,
     waitMs: undefined,
@@ -252,6 +341,7 @@ function readAcquireOptions(
     metadata: undefined,
     limit: undefined,
     permits: undefined,
+    value: undefined,
   };
   let found = 0;
   for (const name in read) {
@@ -262,7 +352,7 @@ function readAcquireOptions(
         found |= OPTION_BITS.ttlMs;
         break;
       case 'waitMs':
-        if (tryOnce) throw unknownOption(name, ' (tryAcquire never waits; use acquire)');
+        if (tryOnce) throw unknownOption(name, election ? ' (tryCampaign never waits; use campaign)' : ' (tryAcquire never waits; use acquire)');
         given.waitMs = read.waitMs;
         found |= OPTION_BITS.waitMs;
         break;
@@ -272,6 +362,7 @@ function readAcquireOptions(
         break;
       case 'mode':
         if (semaphore) throw unknownOption(name, ' (a semaphore has no mode)');
+        if (election) throw unknownOption(name, ' (a campaign has no mode)');
         given.mode = read.mode;
         found |= OPTION_BITS.mode;
         break;
@@ -284,6 +375,7 @@ function readAcquireOptions(
         found |= OPTION_BITS.maxHoldMs;
         break;
       case 'metadata':
+        if (election) throw unknownOption(name, ' (a campaign stores its value)');
         given.metadata = read.metadata;
         found |= OPTION_BITS.metadata;
         break;
@@ -296,6 +388,11 @@ function readAcquireOptions(
         if (!semaphore) throw unknownOption(name, ' (permits is an option of acquireSemaphore)');
         given.permits = read.permits;
         found |= OPTION_BITS.permits;
+        break;
+      case 'value':
+        if (!election) throw unknownOption(name, ' (value is an option of campaign)');
+        given.value = read.value;
+        found |= OPTION_BITS.value;
         break;
       default:
         throw unknownOption(name, '');
@@ -313,6 +410,11 @@ function readAcquireOptions(
       given.mode = undefined;
       given.limit = read.limit;
       given.permits = read.permits;
+    }
+    if (election) {
+      given.mode = undefined;
+      given.metadata = undefined;
+      given.value = read.value;
     }
   }
   return given;

@@ -167,9 +167,12 @@ describe('normalizeCapabilities', () => {
       minTtlMs: 1,
       deletionNotice: 'validity',
       semaphore: 'none',
+      election: 'none',
     });
     expect(Object.isFrozen(filled)).toBe(true);
     expect(() => normalizeCapabilities({ fencing: 'none', semaphore: 'many' as never })).toThrow(LockTypeError);
+    expect(() => normalizeCapabilities({ fencing: 'none', election: 'pushed' as never })).toThrow(LockTypeError);
+    expect(normalizeCapabilities({ fencing: 'none', election: 'polled' }).election).toBe('polled');
     expect(() => normalizeCapabilities({ fencing: 'none', deletionNotice: 'never' as never })).toThrow(LockTypeError);
     expect(() => normalizeCapabilities({ fencing: 'strong' as never })).toThrow(LockTypeError);
     expect(() => normalizeCapabilities({ fencing: 'none', minTtlMs: 0 })).toThrow(LockTypeError);

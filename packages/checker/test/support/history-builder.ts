@@ -17,6 +17,8 @@ interface ClientFields {
   readonly err?: string | null;
   /** A semaphore acquisition's limit and permits. */
   readonly semaphore?: { readonly limit: number; readonly permits: number };
+  /** A campaign's value. */
+  readonly value?: string;
 }
 
 /** Builds small histories by hand: times in ms from the start, seq in call order. */
@@ -32,6 +34,7 @@ export class HistoryBuilder {
     const t = ms(fields.atMs);
     const event: ClientEvent = {
       ...fields.semaphore,
+      ...(fields.value === undefined ? {} : { value: fields.value }),
       run: this.#run,
       seq: this.#events.length,
       t,
@@ -69,6 +72,12 @@ export class HistoryBuilder {
   ): number {
     this.event({ proc, key, f: 'acquire', type: 'invoke', atMs: invokeMs, semaphore });
     return this.event({ proc, key, f: 'acquire', type: 'ok', atMs: okMs, token, lockId, validUntilMs, ttlGranted: 1000, semaphore }).seq;
+  }
+
+  /** A campaign with `value` invoked at `invokeMs`, elected at `okMs` with term `term`. Returns the ok's seq. */
+  campaign(proc: string, name: string, lockId: string, term: bigint | null, invokeMs: number, okMs: number, validUntilMs: number | null, value = proc): number {
+    this.event({ proc, key: name, f: 'acquire', type: 'invoke', atMs: invokeMs, value });
+    return this.event({ proc, key: name, f: 'acquire', type: 'ok', atMs: okMs, token: term, lockId, validUntilMs, ttlGranted: 1000, value }).seq;
   }
 
   release(proc: string, key: string, lockId: string, invokeMs: number, doneMs: number, type: OperationType = 'ok'): void {

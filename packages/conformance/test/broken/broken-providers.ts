@@ -9,15 +9,20 @@ import {
   MemoryLockStore,
   type AcquireOptions,
   type AcquireSemaphoreOptions,
+  type CampaignOptions,
+  type LeaderHandle,
+  type LeaderInfo,
   type LockEventListener,
   type LockEventMap,
   type LockHandle,
   type LockInfo,
   type LockProvider,
+  type ObserveOptions,
   type SemaphoreHandle,
   type SemaphoreInfo,
   type TryAcquireOptions,
   type TryAcquireSemaphoreOptions,
+  type TryCampaignOptions,
 } from '@fencelock/core';
 
 type HandleOverrides = Partial<Pick<LockHandle, 'key' | 'fencingToken' | 'signal' | 'isHeld' | 'release'>>;
@@ -70,6 +75,30 @@ function delegateSemaphore(real: SemaphoreHandle, overrides: HandleOverrides & {
   }) as SemaphoreHandle;
 }
 
+/** A leader handle that delegates to `real`, with the name and term `overrides` gives. */
+function delegateLeader(real: LeaderHandle, overrides: { name?: string; term?: bigint | undefined; release?: () => Promise<boolean> }): LeaderHandle {
+  const base = delegate(real, { key: overrides.name ?? real.key, fencingToken: 'term' in overrides ? overrides.term : real.fencingToken, ...(overrides.release === undefined ? {} : { release: overrides.release }) });
+  return Object.defineProperties(base, {
+    mode: { get: () => real.mode },
+    name: { get: () => base.key },
+    value: { get: () => real.value },
+    term: { get: () => base.fencingToken },
+    resign: { value: () => base.release() },
+  }) as LeaderHandle;
+}
+
+/** Hooks that break a {@link WrappedProvider}'s elections. */
+interface ElectionHooks {
+  /** The name the healthy provider is asked to campaign for. */
+  map?: (name: string) => string;
+  /** What the caller gets instead of the healthy handle. */
+  wrap?: (handle: LeaderHandle, name: string) => LeaderHandle;
+  /** What `leader` reports instead of the healthy answer. */
+  leader?: (info: LeaderInfo | undefined) => LeaderInfo | undefined;
+  /** What `observe` yields instead of the healthy states. */
+  observe?: (states: AsyncIterable<LeaderInfo | undefined>) => AsyncIterable<LeaderInfo | undefined>;
+}
+
 /** Hooks that break a {@link WrappedProvider}'s semaphores. */
 interface SemaphoreHooks {
   /** The key and limit the healthy provider is asked for. */
@@ -87,6 +116,7 @@ class WrappedProvider implements LockProvider {
   readonly #mapOptions: (options: AcquireOptions) => AcquireOptions;
   readonly #wrap: (handle: LockHandle, key: string) => LockHandle;
   readonly #semaphore: SemaphoreHooks;
+  readonly #election: ElectionHooks;
 
   constructor(
     store: MemoryLockStore,
@@ -95,10 +125,12 @@ class WrappedProvider implements LockProvider {
       mapOptions?: (options: AcquireOptions) => AcquireOptions;
       wrap?: (handle: LockHandle, key: string) => LockHandle;
       semaphore?: SemaphoreHooks;
+      election?: ElectionHooks;
     },
   ) {
     this.#inner = new MemoryLockProvider({ store });
     this.#semaphore = hooks.semaphore ?? {};
+    this.#election = hooks.election ?? {};
     this.#mapKey = hooks.mapKey ?? ((key) => key);
     this.#mapOptions = hooks.mapOptions ?? ((options) => options);
     this.#wrap = hooks.wrap ?? ((handle) => handle);
@@ -136,6 +168,21 @@ class WrappedProvider implements LockProvider {
     const info = await this.#inner.inspectSemaphore(key);
     return this.#semaphore.inspect === undefined ? info : this.#semaphore.inspect(info);
   }
+  async campaign(name: string, options: CampaignOptions): Promise<LeaderHandle> {
+    return this.#wrapLeader(await this.#inner.campaign(this.#electionName(name), options), name);
+  }
+  async tryCampaign(name: string, options: TryCampaignOptions): Promise<LeaderHandle | undefined> {
+    const handle = await this.#inner.tryCampaign(this.#electionName(name), options);
+    return handle === undefined ? undefined : this.#wrapLeader(handle, name);
+  }
+  async leader(name: string): Promise<LeaderInfo | undefined> {
+    const info = await this.#inner.leader(name);
+    return this.#election.leader === undefined ? info : this.#election.leader(info);
+  }
+  observe(name: string, options?: ObserveOptions): AsyncIterable<LeaderInfo | undefined> {
+    const states = this.#inner.observe(name, options);
+    return this.#election.observe === undefined ? states : this.#election.observe(states);
+  }
   on<E extends keyof LockEventMap>(event: E, listener: LockEventListener<E>): () => void {
     return this.#inner.on(event, listener);
   }
@@ -144,6 +191,15 @@ class WrappedProvider implements LockProvider {
   }
   async [Symbol.asyncDispose](): Promise<void> {
     await this.close();
+  }
+  // Bad names reach the healthy provider untouched, so that its validation still answers.
+  #electionName(name: string): string {
+    const map = this.#election.map;
+    return map === undefined || typeof name !== 'string' || name.length === 0 ? name : map(name);
+  }
+  #wrapLeader(handle: LeaderHandle, name: string): LeaderHandle {
+    const wrap = this.#election.wrap;
+    return wrap === undefined ? handle : wrap(handle, name);
   }
   // Bad input reaches the healthy provider untouched, so that its validation still answers.
   #mapSemaphore<O extends TryAcquireSemaphoreOptions>(key: string, options: O): [string, O] {
@@ -295,6 +351,10 @@ export function doubleGrantAfterExpiry(store: MemoryLockStore): LockProvider {
     acquireSemaphore: (key, options) => inner.acquireSemaphore(key, options),
     tryAcquireSemaphore: (key, options) => inner.tryAcquireSemaphore(key, options),
     inspectSemaphore: (key) => inner.inspectSemaphore(key),
+    campaign: (name, options) => inner.campaign(name, options),
+    tryCampaign: (name, options) => inner.tryCampaign(name, options),
+    leader: (name) => inner.leader(name),
+    observe: (name, options) => inner.observe(name, options),
     on: (event, listener) => inner.on(event, listener),
     close: () => inner.close(),
     [Symbol.asyncDispose]: () => inner.close(),
@@ -332,6 +392,74 @@ export function semaphoreTokensBackwards(store: MemoryLockStore): LockProvider {
   });
 }
 
+// The leaders of each name that a split-brain provider believes in, with the term they share.
+const splitBrains = new WeakMap<MemoryLockStore, Map<string, { term: bigint | undefined; leaders: number }>>();
+
+/**
+ * Split brain: every campaigner is elected at once (each on a private election), and while one
+ * leads, the others are told its term: two leaders in one term.
+ */
+export function electionTwoLeaders(store: MemoryLockStore): LockProvider {
+  const terms = splitBrains.get(store) ?? new Map<string, { term: bigint | undefined; leaders: number }>();
+  splitBrains.set(store, terms);
+  return new WrappedProvider(store, {
+    election: {
+      map: (name) => `${name}#${randomUUID()}`,
+      wrap: (handle, name) => {
+        const shared = terms.get(name);
+        const current = shared !== undefined && shared.leaders > 0 ? shared : { term: handle.term, leaders: 0 };
+        current.leaders += 1;
+        terms.set(name, current);
+        let resigned = false;
+        return delegateLeader(handle, {
+          name,
+          term: current.term,
+          release: async () => {
+            if (!resigned) current.leaders -= 1;
+            resigned = true;
+            return handle.release();
+          },
+        });
+      },
+    },
+  });
+}
+
+/** Terms go down instead of up, in handles, in `leader` and in `observe` alike (locks are left healthy). */
+export function electionTermsBackwards(store: MemoryLockStore): LockProvider {
+  const backwards = (term: bigint | undefined): bigint | undefined => (term === undefined ? undefined : 1_000_000n - term);
+  const flip = (info: LeaderInfo | undefined): LeaderInfo | undefined => (info === undefined ? undefined : { ...info, term: backwards(info.term) });
+  return new WrappedProvider(store, {
+    election: {
+      wrap: (handle) => delegateLeader(handle, { term: backwards(handle.term) }),
+      leader: flip,
+      observe: (states) => ({
+        async *[Symbol.asyncIterator]() {
+          for await (const state of states) yield flip(state);
+        },
+      }),
+    },
+  });
+}
+
+/** `observe` reports the current state, then misses every other change (a lost notification). */
+export function electionObserveMissesChanges(store: MemoryLockStore): LockProvider {
+  return new WrappedProvider(store, {
+    election: {
+      observe: (states) => ({
+        async *[Symbol.asyncIterator]() {
+          let index = 0;
+          for await (const state of states) {
+            index += 1;
+            if (index % 2 === 0) continue;
+            yield state;
+          }
+        },
+      }),
+    },
+  });
+}
+
 /** The broken providers by name, for the fixtures. */
 export const BROKEN_PROVIDERS = {
   'no-mutual-exclusion': noMutualExclusion,
@@ -344,4 +472,7 @@ export const BROKEN_PROVIDERS = {
   'semaphore-over-limit': semaphoreOverLimit,
   'semaphore-limit-ignored': semaphoreLimitIgnored,
   'semaphore-tokens-backwards': semaphoreTokensBackwards,
+  'election-two-leaders': electionTwoLeaders,
+  'election-terms-backwards': electionTermsBackwards,
+  'election-observe-misses-changes': electionObserveMissesChanges,
 } as const;

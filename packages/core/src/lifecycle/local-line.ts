@@ -17,7 +17,7 @@ export interface LinePlace {
   leave(): void;
 }
 
-/** The calls waiting for one (key, mode), in arrival order (a semaphore's calls: mode `semaphore`). */
+/** The calls waiting for one (key, mode), in arrival order (a semaphore's calls: mode `semaphore`, a campaign's: `leader`). */
 export class Line {
   readonly places: Place[] = [];
   /** Empty, and kept in its map for the next call of its key (see {@link LocalLines}). */
@@ -92,6 +92,8 @@ export class LocalLines {
   readonly #shared = new Map<string, Line>();
   // Semaphores are a namespace apart from locks: their calls queue in lines of their own.
   readonly #semaphore = new Map<string, Line>();
+  // So are elections: one campaigner per name contends at the backend, the others wait here.
+  readonly #leader = new Map<string, Line>();
   #idle = 0;
 
   /** Joins the line of `key` in `mode`; the place is at the head when the line was empty. */
@@ -116,12 +118,12 @@ export class LocalLines {
   }
 
   #map(mode: HoldMode): Map<string, Line> {
-    return mode === 'exclusive' ? this.#exclusive : mode === 'shared' ? this.#shared : this.#semaphore;
+    return mode === 'exclusive' ? this.#exclusive : mode === 'shared' ? this.#shared : mode === 'semaphore' ? this.#semaphore : this.#leader;
   }
 
   /** How many lines have calls (each has one contender at most). */
   get size(): number {
-    return this.#exclusive.size + this.#shared.size + this.#semaphore.size - this.#idle;
+    return this.#mapSizes() - this.#idle;
   }
 
   /** Called by a place whose leaving emptied its line. */
@@ -129,11 +131,15 @@ export class LocalLines {
     if (line.idle) return;
     line.idle = true;
     this.#idle += 1;
-    if (this.#idle > IDLE_LINES_KEPT && this.#idle * 2 > this.#exclusive.size + this.#shared.size + this.#semaphore.size) this.#forgetIdle();
+    if (this.#idle > IDLE_LINES_KEPT && this.#idle * 2 > this.#mapSizes()) this.#forgetIdle();
+  }
+
+  #mapSizes(): number {
+    return this.#exclusive.size + this.#shared.size + this.#semaphore.size + this.#leader.size;
   }
 
   #forgetIdle(): void {
-    for (const map of [this.#exclusive, this.#shared, this.#semaphore]) {
+    for (const map of [this.#exclusive, this.#shared, this.#semaphore, this.#leader]) {
       map.forEach((line, key) => {
         if (line.idle) map.delete(key);
       });

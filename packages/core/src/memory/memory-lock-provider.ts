@@ -1,10 +1,11 @@
-import type { BackendAcquireRequest, BackendGrant, BackendSemaphoreRequest, LockBackend } from '../backend.js';
+import type { BackendAcquireRequest, BackendCampaignRequest, BackendGrant, BackendSemaphoreRequest, LockBackend } from '../backend.js';
 import { normalizeCapabilities } from '../capabilities.js';
 import { monotonicNow } from '../clock.js';
 import { lockLostError } from '../errors.js';
 import { BaseLockProvider, type LockProviderOptions } from '../lock-provider.js';
-import type { LockInfo, SemaphoreInfo } from '../types.js';
+import type { LeaderInfo, LockInfo, SemaphoreInfo } from '../types.js';
 import { waitFor } from '../lifecycle/wait.js';
+import { MemoryElections } from './memory-elections.js';
 import { MemoryLockStore, type StoreGrant } from './memory-lock-store.js';
 import type { MemorySemaphores } from './memory-semaphores.js';
 
@@ -12,7 +13,8 @@ import type { MemorySemaphores } from './memory-semaphores.js';
 export interface MemoryLockProviderOptions extends LockProviderOptions {
   /**
    * The store to share with other providers (as several clients share one server). Locks taken
-   * through one provider exclude those of every other provider on the same store.
+   * through one provider exclude those of every other provider on the same store, and its elections
+   * ({@link MemoryElections.of}) are theirs too.
    * @default a new store of this provider's own
    */
   readonly store?: MemoryLockStore;
@@ -20,7 +22,7 @@ export interface MemoryLockProviderOptions extends LockProviderOptions {
 
 /**
  * In-process locks with real TTLs, FIFO notify-based waiting, shared (read) locks, counting semaphores
- * (several permits at once), fencing tokens and loss detection. The embedded default: for one process, for demos, and for users' unit tests, where it
+ * (several permits at once), leader election (observed by notification), fencing tokens and loss detection. The embedded default: for one process, for demos, and for users' unit tests, where it
  * behaves as the network providers do (and passes the same conformance suite). It does not coordinate
  * separate processes.
  */
@@ -50,6 +52,8 @@ const MEMORY_CAPABILITIES = normalizeCapabilities({
   // MemoryLockStore.deleteLock tells every holder at once.
   deletionNotice: 'watch',
   semaphore: 'multi-permit',
+  // MemoryElections tells its watchers of every change of leader.
+  election: 'notified',
 });
 
 class MemoryBackend implements LockBackend {
@@ -136,6 +140,46 @@ class MemoryBackend implements LockBackend {
     return this.#store.semaphores.inspect(key);
   }
 
+  campaign(request: BackendCampaignRequest): Promise<BackendGrant | undefined> {
+    const elections = MemoryElections.of(this.#store);
+    let outcome;
+    try {
+      outcome = elections.request(
+        request.key,
+        { ownerId: request.ownerId, value: request.value, ttlMs: request.ttlMs, observer: request.observer },
+        request.deadline > monotonicNow(),
+      );
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    if (outcome === undefined) {
+      request.contended();
+      return Promise.resolve(undefined);
+    }
+    if ('granted' in outcome) return Promise.resolve(new MemoryGrant(elections, request.key, request.ownerId, outcome.granted.token, outcome.granted.expiresAt));
+    return this.#waitForLeadership(request, elections, outcome.queued, outcome.cancel);
+  }
+
+  async #waitForLeadership(
+    request: BackendCampaignRequest,
+    elections: MemoryElections,
+    queued: Promise<StoreGrant>,
+    cancel: () => boolean,
+  ): Promise<BackendGrant | undefined> {
+    request.contended();
+    const granted = await waitOrGiveUp(queued, cancel, request);
+    if (granted === undefined) return undefined;
+    return new MemoryGrant(elections, request.key, request.ownerId, granted.token, granted.expiresAt);
+  }
+
+  async leader(name: string): Promise<LeaderInfo | undefined> {
+    return MemoryElections.of(this.#store).leader(name);
+  }
+
+  async watchLeader(name: string, onChange: () => void, signal: AbortSignal): Promise<void> {
+    MemoryElections.of(this.#store).watch(name, onChange, signal);
+  }
+
   async close(): Promise<void> {
     // Nothing to close: the store outlives its providers.
   }
@@ -145,7 +189,7 @@ class MemoryBackend implements LockBackend {
   }
 }
 
-/** What a grant extends and releases through: the store's locks, or its semaphores. */
+/** What a grant extends and releases through: the store's locks, its semaphores, or its elections. */
 interface HolderTable {
   extend(key: string, ownerId: string, ttlMs: number): number | undefined;
   release(key: string, ownerId: string): boolean;

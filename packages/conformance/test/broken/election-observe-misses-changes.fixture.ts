@@ -1,0 +1,12 @@
+import { MemoryLockStore } from '@fencelock/core';
+import { describeLockProvider } from '../../src/index.js';
+import { BROKEN_PROVIDERS } from './broken-providers.js';
+
+const store = new MemoryLockStore();
+describeLockProvider({
+  name: 'election-observe-misses-changes',
+  createProvider: () => BROKEN_PROVIDERS['election-observe-misses-changes'](store),
+  shortTtlMs: 200,
+  timeScale: 0.5,
+  concurrency: { clients: 4, rounds: 5 },
+});
