@@ -12,7 +12,23 @@ import { registerReadWriteCases } from './cases/read-write.js';
 import { registerReleaseCases } from './cases/release.js';
 import { registerSemaphoreCases } from './cases/semaphore.js';
 import { createSuiteContext } from './context.js';
-import type { ConformanceOptions } from './options.js';
+import type { SuiteContext } from './context.js';
+import { CONFORMANCE_SECTIONS, type ConformanceOptions, type ConformanceSection } from './options.js';
+
+const SECTIONS: Readonly<Record<ConformanceSection, (ctx: SuiteContext) => void>> = {
+  basics: registerBasicCases,
+  contention: registerContentionCases,
+  load: registerLoadCases,
+  expiry: registerExpiryCases,
+  fencing: registerFencingCases,
+  'read-write': registerReadWriteCases,
+  lifecycle: registerLifecycleCases,
+  'bad-input': registerBadInputCases,
+  faults: registerFaultCases,
+  release: registerReleaseCases,
+  semaphore: registerSemaphoreCases,
+  election: registerElectionCases,
+};
 
 /**
  * Registers the fencelock conformance suite for one provider, as vitest tests:
@@ -27,19 +43,14 @@ import type { ConformanceOptions } from './options.js';
  * registered as skipped, with the power in their name.
  */
 export function describeLockProvider(options: ConformanceOptions): void {
+  const sections = options.sections ?? CONFORMANCE_SECTIONS;
+  const unknown = sections.filter((section) => !CONFORMANCE_SECTIONS.includes(section));
+  if (unknown.length > 0 || sections.length === 0) {
+    throw new TypeError(`options.sections must name sections of the suite (${CONFORMANCE_SECTIONS.join(', ')}); got ${JSON.stringify(sections)}`);
+  }
   describe(`fencelock conformance: ${options.name}`, () => {
     const ctx = createSuiteContext(options);
-    registerBasicCases(ctx);
-    registerContentionCases(ctx);
-    registerLoadCases(ctx);
-    registerExpiryCases(ctx);
-    registerFencingCases(ctx);
-    registerReadWriteCases(ctx);
-    registerLifecycleCases(ctx);
-    registerBadInputCases(ctx);
-    registerFaultCases(ctx);
-    registerReleaseCases(ctx);
-    registerSemaphoreCases(ctx);
-    registerElectionCases(ctx);
+    // In the suite's own order, whatever the order given.
+    for (const section of CONFORMANCE_SECTIONS) if (sections.includes(section)) SECTIONS[section](ctx);
   });
 }

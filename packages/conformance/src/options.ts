@@ -51,6 +51,29 @@ export interface ConformanceHarness {
   readonly outages?: { readonly [K in BackendOutage]?: () => Promise<HealOutage> };
 }
 
+/**
+ * The sections of the suite, each a `describe` block of its own: `basics`, `contention`, `load`,
+ * `expiry` (expiry and extension), `fencing`, `read-write`, `lifecycle`, `bad-input`, `faults`,
+ * `release` (release under faults), `semaphore`, `election`.
+ */
+export const CONFORMANCE_SECTIONS = [
+  'basics',
+  'contention',
+  'load',
+  'expiry',
+  'fencing',
+  'read-write',
+  'lifecycle',
+  'bad-input',
+  'faults',
+  'release',
+  'semaphore',
+  'election',
+] as const;
+
+/** One section of the suite (see {@link CONFORMANCE_SECTIONS}). */
+export type ConformanceSection = (typeof CONFORMANCE_SECTIONS)[number];
+
 /** What {@link describeLockProvider} needs. */
 export interface ConformanceOptions {
   /** A label for the describe block, e.g. `redis (single)`. */
@@ -78,4 +101,10 @@ export interface ConformanceOptions {
   readonly timeScale?: number;
   /** Clients and rounds of the mutual-exclusion case. @default { clients: 4, rounds: 10 } */
   readonly concurrency?: { readonly clients: number; readonly rounds: number };
+  /**
+   * Registers only these sections, for a second run of the same backend that needs no more (another
+   * client library through the same adapter, say). A provider passes the suite only when every
+   * section passes somewhere. @default every section
+   */
+  readonly sections?: readonly ConformanceSection[];
 }

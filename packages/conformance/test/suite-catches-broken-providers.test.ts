@@ -3,11 +3,14 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { MemoryLockProvider } from '@fencelock/core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describeLockProvider, type ConformanceSection } from '../src/index.js';
 
 interface AssertionResult {
   readonly title: string;
   readonly status: string;
+  readonly ancestorTitles: readonly string[];
 }
 interface FileResult {
   readonly name: string;
@@ -73,8 +76,8 @@ beforeAll(async () => {
       [vitestBin, 'run', '--config', 'vitest.broken.config.ts', '--reporter=json', `--outputFile=${outputFile}`],
       { cwd: packageDir, stdio: 'ignore' },
     );
-    // A guard against a hung run, not a measure: it grows with the fixtures (17, each a whole suite
-    // run; about 160 s on a loaded two-core machine), with room for a slower one.
+    // A guard against a hung run, not a measure: the healthy control runs the whole suite, each
+    // broken fixture only the sections whose cases must fail it.
     const timer = setTimeout(() => {
       child.kill('SIGKILL');
       reject(new Error('the broken-provider run did not finish within 360 s'));
@@ -103,6 +106,20 @@ describe('the conformance suite proves itself', () => {
     const control = resultsOf('healthy-control');
     expect(control.length).toBeGreaterThan(30);
     expect(control.filter((r) => r.status === 'failed').map((r) => r.title)).toEqual([]);
+  });
+
+  it('registers only the sections a run asks for', () => {
+    const fencingOnly = resultsOf('non-monotonic-tokens');
+    expect(fencingOnly.length).toBeGreaterThan(0);
+    expect(fencingOnly.length).toBeLessThan(resultsOf('healthy-control').length);
+    for (const result of fencingOnly) expect(result.ancestorTitles).toContain('fencing tokens');
+  });
+
+  it('refuses a section the suite does not have, before registering anything', () => {
+    expect(() => describeLockProvider({ name: 'x', createProvider: () => new MemoryLockProvider(), sections: ['no-such-section' as ConformanceSection] })).toThrow(
+      /options\.sections must name sections of the suite/,
+    );
+    expect(() => describeLockProvider({ name: 'x', createProvider: () => new MemoryLockProvider(), sections: [] })).toThrow(TypeError);
   });
 
   for (const [fixture, mustFail] of Object.entries(EXPECTED_FAILURES)) {

@@ -14,4 +14,6 @@ describeLockProvider({
   shortTtlMs: 200,
   timeScale: 0.5,
   concurrency: { clients: 4, rounds: 5 },
+  // The sections whose cases must fail it (see suite-catches-broken-providers.test.ts).
+  sections: ['faults'],
 });
