@@ -159,6 +159,10 @@ export class SemaphoreAttempt {
           { signal },
         );
         if (!children.includes(name)) throw this.#missing();
+        // A second node of ours (a create the client retried by itself) would hold a permit for nothing.
+        for (const child of children) {
+          if (child !== name && child.startsWith(this.#guid)) this.#request.releaseLater(() => this.#remove(this.#leasePath(child)), Number.POSITIVE_INFINITY);
+        }
         // Curator's rule: every child counts, ours included.
         if (children.length <= this.#request.limit) {
           const stat: Stat | null = await (statRequest ?? watch.read());

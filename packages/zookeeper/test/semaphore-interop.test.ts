@@ -147,8 +147,8 @@ describe("interoperability with Curator's InterProcessSemaphoreV2", () => {
       await waiter.held;
       expect(await abortedWithin(abandoned.signal, 10_000, 'the crashed holder to hear its loss')).toMatchObject({ code: 'LOCK_LOST', key });
       await waiter.release();
-      // Curator leaves its `leases` znode (and the semaphore's) when it is the last user; ours removes
-      // every empty one after its own last use (here, at close).
+      // Curator's znodes are containers, deleted at the server's next sweep (60 s by default) when
+      // Curator is the last user; ours deletes every empty one after its own last use (here, at close).
       expect(await (await a.acquireSemaphore(key, { limit: 1 })).release()).toBe(true);
     } finally {
       for (const peer of peers) peer.kill();
