@@ -89,21 +89,20 @@ describe("interoperability with Curator's InterProcessSemaphoreV2", () => {
     }
   }, 60_000);
 
-  it('we hold a lease: Curator takes the other of 2, and a second Curator waits until we release', async () => {
+  it('we hold a lease: one of two Curators takes the other of 2, and the second waits until we release', async () => {
     const [a, b] = [provider(), provider()];
     const key = `sem-interop-${randomUUID()}`;
     const path = semaphorePath(key);
     const peers: ZooKeeperLockPeer[] = [];
     try {
       const ours = await a.acquireSemaphore(key, { limit: 2 });
-      const first = await startCuratorSemaphorePeer({ connectionString: zkConnectionString, path, maxLeases: 2 });
-      peers.push(first);
-      await first.held;
-      const second = await startCuratorSemaphorePeer({ connectionString: zkConnectionString, path, maxLeases: 2 });
-      peers.push(second);
-      // Its lease node is there (it holds the mutex and waits on the leases): 3 nodes, 2 leases.
+      // Both started at once: whichever reaches the mutex first takes the free lease.
+      peers.push(...(await Promise.all([0, 1].map(() => startCuratorSemaphorePeer({ connectionString: zkConnectionString, path, maxLeases: 2 })))));
+      await Promise.race(peers.map((peer) => peer.held));
+      // The other's lease node is there (it holds the mutex and waits on the leases): 3 nodes, 2 leases.
       await untilChildren(`${path}/leases`, 3);
-      expect(second.isHolding).toBe(false);
+      const waiting = peers.filter((peer) => !peer.isHolding);
+      expect(waiting).toHaveLength(1);
       // Full, and the waiting Curator holds the mutex: our try gets nothing and leaves nothing.
       expect(await b.tryAcquireSemaphore(key, { limit: 2 })).toBeUndefined();
       const info = await b.inspectSemaphore(key);
@@ -111,8 +110,8 @@ describe("interoperability with Curator's InterProcessSemaphoreV2", () => {
       expect(info?.holders.map((holder) => holder.ownerId)).toContain(ours.ownerId);
       expect(info?.holders).toHaveLength(2);
       expect(await ours.release()).toBe(true);
-      await second.held;
-      await Promise.all([first.release(), second.release()]);
+      await waiting[0]!.held;
+      await Promise.all(peers.map((peer) => peer.release()));
       expect(await b.inspectSemaphore(key)).toBeUndefined();
     } finally {
       for (const peer of peers) peer.kill();
@@ -120,38 +119,32 @@ describe("interoperability with Curator's InterProcessSemaphoreV2", () => {
     }
   }, 60_000);
 
-  it("a holder's session expiry frees its lease, both ways (a killed Curator peer, a crashed provider)", async () => {
+  it("a holder's session expiry frees its lease, both ways: our crashed provider's to Curator, a killed Curator's to us", async () => {
     const a = provider();
     // Short sessions: the server expires a silent holder within ~2 s.
     const crashing = provider(2_000);
     const key = `sem-interop-expiry-${randomUUID()}`;
     const path = semaphorePath(key);
-    const peers: ZooKeeperLockPeer[] = [];
+    let curator: ZooKeeperLockPeer | undefined;
     try {
-      const curator = await startCuratorSemaphorePeer({ connectionString: zkConnectionString, path, maxLeases: 1, sessionTimeoutMs: 2_000 });
-      peers.push(curator);
-      await curator.held;
+      // In line for the one permit: our crashing holder, then Curator, then ours.
+      const abandoned = await crashing.acquireSemaphore(key, { limit: 1 });
+      curator = await startCuratorSemaphorePeer({ connectionString: zkConnectionString, path, maxLeases: 1, sessionTimeoutMs: 2_000 });
+      await untilChildren(`${path}/leases`, 2);
       const queued = nextEvent(a, 'contended', (e) => e.key === key, 10_000);
       const waiting = a.acquireSemaphore(key, { limit: 1, waitMs: 30_000 });
       await queued;
-      curator.kill();
-      const ours = await within(waiting, 30_000, 'our waiter after the killed Curator peer session expired');
-      expect(await ours.release()).toBe(true);
-
-      const abandoned = await crashing.acquireSemaphore(key, { limit: 1 });
-      const waiter = await startCuratorSemaphorePeer({ connectionString: zkConnectionString, path, maxLeases: 1 });
-      peers.push(waiter);
-      await untilChildren(`${path}/leases`, 2);
-      expect(waiter.isHolding).toBe(false);
+      expect(curator.isHolding).toBe(false);
       dropConnectionForTesting(crashing);
-      await waiter.held;
+      await curator.held;
       expect(await abortedWithin(abandoned.signal, 10_000, 'the crashed holder to hear its loss')).toMatchObject({ code: 'LOCK_LOST', key });
-      await waiter.release();
-      // Curator's znodes are containers, deleted at the server's next sweep (60 s by default) when
-      // Curator is the last user; ours deletes every empty one after its own last use (here, at close).
-      expect(await (await a.acquireSemaphore(key, { limit: 1 })).release()).toBe(true);
+      expect(await isPending(waiting)).toBe(true);
+      curator.kill();
+      const ours = await within(waiting, 30_000, "our waiter after the killed Curator peer's session expired");
+      expect(ours.fencingToken! > abandoned.fencingToken!).toBe(true);
+      expect(await ours.release()).toBe(true);
     } finally {
-      for (const peer of peers) peer.kill();
+      curator?.kill();
       await Promise.all([a.close(), crashing.close()]);
     }
   }, 60_000);
