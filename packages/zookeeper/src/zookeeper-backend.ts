@@ -385,6 +385,8 @@ export class ZooKeeperBackend implements LockBackend {
         deleted = true;
         session.removeGrant(entry);
         observer.lost(lockLostError(key, 'taken-over'));
+        // Our node is gone and core sends no delete for a lost grant: its emptied parents go as after a release.
+        released();
       });
     }
     const wrap = (error: unknown): LockError => this.#wrap(error, key);
