@@ -64,6 +64,7 @@ export class SemaphoreAttempt {
   #leaseName: string | undefined;
   #createUnknown = false;
   #finished = false;
+  #granted = false;
   #contended = false;
   #watch: OwnNodeWatch | undefined;
 
@@ -84,6 +85,7 @@ export class SemaphoreAttempt {
     let held: HeldNode | undefined;
     try {
       held = await this.#underMutex();
+      this.#granted = held !== undefined;
       return held;
     } finally {
       this.#finished = true;
@@ -300,6 +302,8 @@ export class SemaphoreAttempt {
       this.#createUnknown = false;
       return;
     }
+    // Our granted lease itself (found again by its prefix before this answer came) stays.
+    if (name === this.#leaseName && this.#granted) return;
     if (name !== this.#leaseName || this.#finished) {
       if (this.#session.alive) this.#request.releaseLater(() => this.#remove(path), Number.POSITIVE_INFINITY);
     }

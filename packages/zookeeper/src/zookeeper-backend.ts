@@ -1,5 +1,7 @@
 /**
- * The fencelock backend for ZooKeeper: sessions, the lock recipe, grants and inspection.
+ * The fencelock backend for ZooKeeper: sessions, the lock recipe, the semaphore recipe (Curator's
+ * `InterProcessSemaphoreV2`, see `SemaphoreAttempt`), grants and inspection. A semaphore's grant is
+ * its lease node's, with the same guarantees as a lock's contender node below.
  *
  * Guarantees: a grant's `validUntil` is its session's deadline (last answered request's send time
  * + granted session timeout − core's drift margin) and is renewed by the session's keepalives and
@@ -33,8 +35,6 @@ import { Exception, type Stat } from 'node-zookeeper-client';
 import { holdersOf, sortedContenders } from './contender-names.js';
 import { encodeKeySegment } from './key-encoding.js';
 import { type HeldNode, LockAttempt } from './lock-attempt.js';
-import { SemaphoreAttempt } from './semaphore-attempt.js';
-import { decodeLeaseData, semaphorePaths, sortedLeases } from './semaphore-paths.js';
 import { removeEmptyChain } from './lock-parent.js';
 import { czxidOf } from './own-node-watch.js';
 import {
@@ -45,6 +45,8 @@ import {
   resolveOptions,
   sessionTiming,
 } from './options.js';
+import { SemaphoreAttempt } from './semaphore-attempt.js';
+import { decodeLeaseData, semaphorePaths, sortedLeases } from './semaphore-paths.js';
 import { SequenceHints } from './sequence-hints.js';
 import { type SessionGrant, type SessionSettings, ZooKeeperSession, zooKeeperCode } from './zookeeper-session.js';
 
