@@ -1,18 +1,19 @@
 /**
  * Real ZooKeeper lock recipes of other languages, run as child processes for interoperability tests:
- * Apache Curator (Java, Debian's libcurator-recipes-java) and kazoo (Python, python3-kazoo).
+ * Apache Curator (Java, Debian's libcurator-recipes-java) and kazoo (Python, python3-kazoo), and
+ * Curator's counting semaphore (`InterProcessSemaphoreV2`, one lease per peer).
  *
  * A peer prints `WAITING` before it asks for the lock, `HELD` once it holds it, and `RELEASED` after
  * releasing it, which it does when its stdin closes (`release()`). Every wait is bounded; `kill()`
  * SIGKILLs only the process this module started.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
+import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { CURATOR_RECIPES_JAR, SYSTEM_PYTHON } from './binaries.js';
-import { forgetPid, rememberPid } from './exit-cleanup.js';
+import { forgetPid, rememberPid, rememberTempDir } from './exit-cleanup.js';
 import { withTimeout } from './wait.js';
 
 /** A running peer process holding (or waiting for) one lock. */
@@ -37,6 +38,19 @@ export interface CuratorLockPeerOptions {
   /** `mutex`: InterProcessMutex; `read` / `write`: InterProcessReadWriteLock's locks. @default 'mutex' */
   readonly recipe?: 'mutex' | 'read' | 'write';
   /** How long `held` waits, in ms. @default 60_000 */
+  readonly holdTimeoutMs?: number;
+}
+
+/** Options of {@link startCuratorSemaphorePeer}. */
+export interface CuratorSemaphorePeerOptions {
+  readonly connectionString: string;
+  /** The semaphore's path (Curator's: it holds `locks` and `leases`), e.g. `/fencelock/#semaphores/pool`. */
+  readonly path: string;
+  /** The `maxLeases` the peer's `InterProcessSemaphoreV2` is built with. */
+  readonly maxLeases: number;
+  /** The peer's session timeout, in ms (short ones let a killed peer's lease go quickly). @default 10_000 */
+  readonly sessionTimeoutMs?: number;
+  /** How long `held` waits, in ms (the peer itself gives up after 60 s). @default 60_000 */
   readonly holdTimeoutMs?: number;
 }
 
@@ -94,6 +108,35 @@ public class CuratorLockPeer {
 }
 `;
 
+// One lease of InterProcessSemaphoreV2 (its acquire(time, unit)): WAITING, HELD, then RELEASED on stdin's end.
+const CURATOR_SEMAPHORE_SOURCE = `
+import java.util.concurrent.TimeUnit;
+import org.apache.curator.framework.CuratorFramework;
+import org.apache.curator.framework.CuratorFrameworkFactory;
+import org.apache.curator.framework.recipes.locks.InterProcessSemaphoreV2;
+import org.apache.curator.framework.recipes.locks.Lease;
+import org.apache.curator.retry.RetryOneTime;
+
+public class CuratorSemaphorePeer {
+  public static void main(String[] args) throws Exception {
+    CuratorFramework client = CuratorFrameworkFactory.builder()
+        .connectString(args[0]).sessionTimeoutMs(Integer.parseInt(args[3])).connectionTimeoutMs(10000)
+        .retryPolicy(new RetryOneTime(200)).build();
+    client.start();
+    InterProcessSemaphoreV2 semaphore = new InterProcessSemaphoreV2(client, args[1], Integer.parseInt(args[2]));
+    System.out.println("WAITING");
+    Lease lease = semaphore.acquire(60, TimeUnit.SECONDS);
+    if (lease == null) { System.out.println("TIMEOUT"); System.exit(3); }
+    System.out.println("HELD");
+    while (System.in.read() != -1) { }
+    semaphore.returnLease(lease);
+    System.out.println("RELEASED");
+    client.close();
+    System.exit(0);
+  }
+}
+`;
+
 const KAZOO_SOURCE = `
 import json, sys
 from kazoo.client import KazooClient
@@ -129,6 +172,49 @@ export function startCuratorLockPeer(options: CuratorLockPeerOptions): ZooKeeper
     { stdio: ['pipe', 'pipe', 'pipe'] },
   );
   return watchPeer(child, 'Curator', options.holdTimeoutMs ?? 60_000, () => rmSync(dir, { recursive: true, force: true }));
+}
+
+// Compiled once per process with javac (each JVM then starts without compiling its source again).
+let semaphorePeerClasses: Promise<string> | undefined;
+
+function compileSemaphorePeer(): Promise<string> {
+  semaphorePeerClasses ??= new Promise<string>((resolve, reject) => {
+    const dir = mkdtempSync(join(tmpdir(), 'fencelock-curator-semaphore-'));
+    rememberTempDir(dir);
+    const source = join(dir, 'CuratorSemaphorePeer.java');
+    writeFileSync(source, CURATOR_SEMAPHORE_SOURCE);
+    // C1 only and the serial collector: javac's own JVM starts faster (what the peers' JVMs use too).
+    execFile('javac', ['-J-XX:TieredStopAtLevel=1', '-J-XX:+UseSerialGC', '-nowarn', '-cp', CURATOR_JARS.join(':'), '-d', dir, source], { timeout: 60_000 }, (error, _stdout, stderr) => {
+      if (error === null) resolve(dir);
+      else reject(new Error(`javac failed for the Curator semaphore peer: ${stderr}`, { cause: error }));
+    });
+  });
+  return semaphorePeerClasses;
+}
+
+/**
+ * Starts a Curator `InterProcessSemaphoreV2(path, maxLeases)` that takes one lease (`held`) and
+ * returns it on `release()`. Compiles the peer with javac on first use (≤ 60 s).
+ */
+export async function startCuratorSemaphorePeer(options: CuratorSemaphorePeerOptions): Promise<ZooKeeperLockPeer> {
+  const classes = await compileSemaphorePeer();
+  const child = spawn(
+    'java',
+    [
+      '-Xmx128m',
+      '-XX:+UseSerialGC',
+      '-XX:TieredStopAtLevel=1',
+      '-cp',
+      [classes, ...CURATOR_JARS].join(':'),
+      'CuratorSemaphorePeer',
+      options.connectionString,
+      options.path,
+      String(options.maxLeases),
+      String(options.sessionTimeoutMs ?? 10_000),
+    ],
+    { stdio: ['pipe', 'pipe', 'pipe'] },
+  );
+  return watchPeer(child, 'Curator semaphore', options.holdTimeoutMs ?? 60_000, () => undefined);
 }
 
 /** Starts kazoo's `Lock` (or `ReadLock` / `WriteLock`) on `path` with Debian's Python. */

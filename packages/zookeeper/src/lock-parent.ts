@@ -37,12 +37,23 @@ export async function ensureLockParent(session: ZooKeeperSession, root: string, 
 
 /** Deletes the lock znode if it is empty; every race (NOT_EMPTY, NO_NODE) and failure is ignored. */
 export async function removeLockParentIfEmpty(session: ZooKeeperSession, lockPath: string): Promise<void> {
-  if (!session.alive) return;
-  try {
-    await session.request<null>('removing an empty lock parent', (done) =>
-      session.client.remove(lockPath, -1, (error) => done(error, null)),
-    );
-  } catch {
-    // NOT_EMPTY: someone is queued or holds it. NO_NODE: already gone. Anything else: harmless leftover.
+  await removeEmptyChain(session, [lockPath]);
+}
+
+/**
+ * Deletes each of `paths` in turn (children before their parent: a semaphore's `leases` and `locks`,
+ * then the semaphore's znode), each only if it is empty, and stops at the first that is not deleted
+ * (its parent is not empty either). Every race and failure is ignored, as in {@link removeLockParentIfEmpty}.
+ */
+export async function removeEmptyChain(session: ZooKeeperSession, paths: readonly string[]): Promise<void> {
+  for (const path of paths) {
+    if (!session.alive) return;
+    try {
+      await session.request<null>('removing an empty lock parent', (done) => session.client.remove(path, -1, (error) => done(error, null)));
+    } catch (error) {
+      // NOT_EMPTY: someone is queued or holds it. NO_NODE: already gone (its parent may still be empty).
+      // Anything else: a harmless leftover.
+      if (zooKeeperCode(error) !== Exception.NO_NODE) return;
+    }
   }
 }

@@ -36,7 +36,8 @@ export interface ZooKeeperLockProviderOptions extends Omit<LockProviderOptions, 
    */
   readonly sessionTimeoutMs?: number;
   /**
-   * The znode under which every lock lives, as `<root>/<encoded key>`. An absolute path, not `/`.
+   * The znode under which every lock lives, as `<root>/<encoded key>`, and every semaphore, as
+   * `<root>/#semaphores/<encoded key>` (Curator's `InterProcessSemaphoreV2` path). An absolute path, not `/`.
    * @default '/fencelock'
    */
   readonly root?: string;
@@ -48,7 +49,8 @@ export interface ZooKeeperLockProviderOptions extends Omit<LockProviderOptions, 
    *   Curator's `InterProcessReadWriteLock`;
    * - `kazoo`: exclusive `<32 hex>__lock__` (kazoo's `Lock` and `WriteLock`), shared
    *   `<32 hex>__rlock__` (kazoo's `ReadLock`).
-   * Every form is recognised as a contender whatever this option says. @default 'curator'
+   * Every form is recognised as a contender whatever this option says. Semaphores always use
+   * Curator's names (`InterProcessSemaphoreV2`). @default 'curator'
    */
   readonly naming?: ContenderNaming;
   /**
@@ -66,7 +68,8 @@ export interface ZooKeeperLockProviderOptions extends Omit<LockProviderOptions, 
    */
   readonly spinDelayMs?: number;
   /**
-   * Delete a lock's znode about 1 s after the last contender left it (sequence numbers then restart
+   * Delete a lock's znode (a semaphore's `leases`, `locks` and own znode) about 1 s after the last
+   * contender left it (sequence numbers then restart
    * at 0, as with Curator's container nodes; tokens are czxids and are not affected). Off by default
    * with `naming: 'kazoo'`: kazoo's `Lock` creates the parent only once per object, so a long-lived
    * one reused on the path would fail with `NoNodeError` once it is gone. Set `true` there only if

@@ -1,5 +1,7 @@
 /**
- * The fencelock backend for ZooKeeper: sessions, the lock recipe, grants and inspection.
+ * The fencelock backend for ZooKeeper: sessions, the lock recipe, the semaphore recipe (Curator's
+ * `InterProcessSemaphoreV2`, see `SemaphoreAttempt`), grants and inspection. A semaphore's grant is
+ * its lease node's, with the same guarantees as a lock's contender node below.
  *
  * Guarantees: a grant's `validUntil` is its session's deadline (last answered request's send time
  * + granted session timeout − core's drift margin) and is renewed by the session's keepalives and
@@ -13,10 +15,13 @@
 import {
   type BackendAcquireRequest,
   type BackendGrant,
+  type BackendSemaphoreRequest,
   type LockBackend,
   type LockCapabilities,
   type LockHolder,
   type LockInfo,
+  type SemaphoreHolder,
+  type SemaphoreInfo,
   LockError,
   LockErrorCode,
   backendUnavailableError,
@@ -30,7 +35,7 @@ import { Exception, type Stat } from 'node-zookeeper-client';
 import { holdersOf, sortedContenders } from './contender-names.js';
 import { encodeKeySegment } from './key-encoding.js';
 import { type HeldNode, LockAttempt } from './lock-attempt.js';
-import { removeLockParentIfEmpty } from './lock-parent.js';
+import { removeEmptyChain } from './lock-parent.js';
 import { czxidOf } from './own-node-watch.js';
 import {
   DEFAULT_SESSION_TIMEOUT_MS,
@@ -40,6 +45,8 @@ import {
   resolveOptions,
   sessionTiming,
 } from './options.js';
+import { SemaphoreAttempt } from './semaphore-attempt.js';
+import { decodeLeaseData, semaphorePaths, sortedLeases } from './semaphore-paths.js';
 import { SequenceHints } from './sequence-hints.js';
 import { type SessionGrant, type SessionSettings, ZooKeeperSession, zooKeeperCode } from './zookeeper-session.js';
 
@@ -68,6 +75,8 @@ function capabilitiesWith(ttlResolutionMs: number): LockCapabilities {
     // A watch on the holder's own node (set by the read of its czxid): a delete is heard within a
     // notification, not at the end of the session.
     deletionNotice: 'watch',
+    // Curator's InterProcessSemaphoreV2 takes several leases one by one, not atomically: one permit per acquisition.
+    semaphore: 'single-permit',
   });
 }
 
@@ -91,7 +100,8 @@ export class ZooKeeperBackend implements LockBackend {
   #closed = false;
   readonly #background = new Set<Promise<void>>();
   readonly #attempts = new Set<Promise<unknown>>();
-  readonly #parentRemovals = new Map<string, { timer: NodeJS.Timeout; session: ZooKeeperSession }>();
+  // Keyed by the lock's (or semaphore's) znode; `paths` are the empty znodes to remove, children first.
+  readonly #parentRemovals = new Map<string, { timer: NodeJS.Timeout; session: ZooKeeperSession; paths: readonly string[] }>();
   readonly #hints = new SequenceHints();
 
   constructor(options: ResolvedOptions) {
@@ -117,22 +127,55 @@ export class ZooKeeperBackend implements LockBackend {
 
   async acquire(request: BackendAcquireRequest): Promise<BackendGrant | undefined> {
     const lockPath = this.#lockPath(request.key);
-    this.#cancelParentRemoval(lockPath);
+    const emptied = [lockPath];
+    return this.#acquireHeld(request, lockPath, emptied, (session) =>
+      new LockAttempt({ session, root: this.#options.root, lockPath, naming: this.#options.naming, hints: this.#hints }, request).run(),
+    );
+  }
+
+  /**
+   * `LockBackend.acquireSemaphore`: one permit (`capabilities.semaphore` is `single-permit`) of the
+   * semaphore at `<root>/#semaphores/<encoded key>`, by Curator's `InterProcessSemaphoreV2` recipe
+   * (see `SemaphoreAttempt`).
+   */
+  async acquireSemaphore(request: BackendSemaphoreRequest): Promise<BackendGrant | undefined> {
+    if (request.permits !== 1) {
+      // Core refuses more than one permit for a single-permit backend before calling us.
+      throw new LockError(LockErrorCode.UNSUPPORTED, 'ZooKeeper semaphores take one permit at a time', { key: request.key });
+    }
+    const paths = semaphorePaths(this.#options.root, request.key);
+    // Children before parents; the `#semaphores` znode itself stays, as the root does.
+    const emptied = [paths.leases, paths.locks, paths.semaphore];
+    return this.#acquireHeld(request, paths.semaphore, emptied, (session) =>
+      new SemaphoreAttempt({ session, paths, hints: this.#hints }, request).run(),
+    );
+  }
+
+  /**
+   * Runs attempts (`attempt` in the current session) until one holds a node, the deadline passes, or
+   * it fails; an attempt whose session died under it queues again in a new session, a bounded number
+   * of times. `emptied` are the znodes removed (if empty) a moment after `parent` was last used here.
+   */
+  async #acquireHeld(
+    request: Omit<BackendAcquireRequest, 'mode'>,
+    parent: string,
+    emptied: readonly string[],
+    attempt: (session: ZooKeeperSession) => Promise<HeldNode | undefined>,
+  ): Promise<BackendGrant | undefined> {
+    this.#cancelParentRemoval(parent);
+    const released = (session: ZooKeeperSession) => () => this.#removeParentLater(session, parent, emptied);
     for (let restart = 0; ; restart += 1) {
       const session = await this.#ready(request.signal, request.key);
       try {
-        const attempt = new LockAttempt(
-          { session, root: this.#options.root, lockPath, naming: this.#options.naming, hints: this.#hints },
-          request,
-        ).run();
-        this.#attempts.add(attempt);
-        void attempt.catch(() => undefined).finally(() => this.#attempts.delete(attempt));
-        const held = await attempt;
+        const running = attempt(session);
+        this.#attempts.add(running);
+        void running.catch(() => undefined).finally(() => this.#attempts.delete(running));
+        const held = await running;
         if (held === undefined) {
-          this.#removeParentLater(session, lockPath);
+          released(session)();
           return undefined;
         }
-        if (session.alive) return this.#grant(session, request, lockPath, held);
+        if (session.alive) return this.#grant(session, request, held, released(session));
         held.watch.stop();
       } catch (error) {
         if (request.signal.aborted) throw request.signal.reason;
@@ -153,13 +196,7 @@ export class ZooKeeperBackend implements LockBackend {
     const lockPath = this.#lockPath(key);
     let children: string[];
     try {
-      // Reads are served by whichever server we are connected to, which may not have applied a write
-      // another client already saw acknowledged. node-zookeeper-client has no sync(); a multi with one
-      // check op goes through the leader's pipeline like a write, and its answer comes only after our
-      // server applied everything before it — the same effect.
-      await session.request<null>('syncing with the leader', (done) =>
-        session.client.transaction().check('/', -1).commit((error) => done(error, null)),
-      );
+      await this.#syncWithLeader(session);
       children = await session.request<string[]>('listing lock contenders', (done) =>
         session.client.getChildren(lockPath, (error, list) => done(error, list)),
       );
@@ -194,6 +231,57 @@ export class ZooKeeperBackend implements LockBackend {
     return present.length === 0 ? undefined : { key, holders: present };
   }
 
+  /**
+   * `LockBackend.inspectSemaphore`: the lease nodes, oldest first. The limit is the one our holders
+   * wrote in their nodes; the first `limit` nodes are holders and a node beyond them is the mutex
+   * holder waiting for a lease. When no node carries a limit (Curator holders only: Curator keeps
+   * its `maxLeases` in memory), every node is reported as a holder and `limit` is their number.
+   */
+  async inspectSemaphore(key: string): Promise<SemaphoreInfo | undefined> {
+    const session = await this.#ready(new AbortController().signal, key);
+    const { leases } = semaphorePaths(this.#options.root, key);
+    let children: string[];
+    try {
+      await this.#syncWithLeader(session);
+      children = await session.request<string[]>('listing semaphore leases', (done) =>
+        session.client.getChildren(leases, (error, list) => done(error, list)),
+      );
+    } catch (error) {
+      if (zooKeeperCode(error) === Exception.NO_NODE) return undefined;
+      throw this.#wrap(error, key);
+    }
+    const nodes = await Promise.all(
+      sortedLeases(children).map(async (lease) => {
+        try {
+          const { data, stat } = await session.request<{ data: Buffer | undefined; stat: Stat }>('reading a semaphore lease', (done) =>
+            session.client.getData(`${leases}/${lease.name}`, (error, value, stat) => done(error, { data: value, stat })),
+          );
+          return { lease, data, stat };
+        } catch (error) {
+          // Released between the listing and the read.
+          if (zooKeeperCode(error) === Exception.NO_NODE) return undefined;
+          throw this.#wrap(error, key);
+        }
+      }),
+    );
+    const present = nodes.filter((node) => node !== undefined);
+    if (present.length === 0) return undefined;
+    const limit = present.map(({ data }) => decodeLeaseData(data)?.limit).find((stored) => stored !== undefined) ?? present.length;
+    const holders = present.slice(0, limit).map(({ lease, data, stat }): SemaphoreHolder => {
+      const ours = decodeLeaseData(data);
+      return {
+        ownerId: lease.ownerId ?? lease.name,
+        mode: 'semaphore',
+        permits: 1,
+        fencingToken: czxidOf(stat),
+        remainingMs: undefined,
+        // Another client's node: its data as text, as a lock's inspect shows it.
+        metadata: ours !== undefined ? ours.metadata : data === undefined || data === null ? undefined : data.toString('utf8'),
+      };
+    });
+    return { key, limit, holders };
+  }
+
   async close(): Promise<void> {
     this.#closed = true;
     // Core has aborted every attempt in progress: let them delete their nodes while the session is
@@ -206,9 +294,9 @@ export class ZooKeeperBackend implements LockBackend {
         return () => undefined;
       },
     });
-    for (const [lockPath, { timer, session }] of this.#parentRemovals) {
+    for (const { timer, session, paths } of this.#parentRemovals.values()) {
       clearTimeout(timer);
-      this.#track(removeLockParentIfEmpty(session, lockPath));
+      this.#track(removeEmptyChain(session, paths));
     }
     this.#parentRemovals.clear();
     await Promise.allSettled([...this.#background]);
@@ -220,6 +308,14 @@ export class ZooKeeperBackend implements LockBackend {
     const session = this.#session;
     if (session === undefined) throw new Error('no ZooKeeper session was opened yet');
     session.dropConnectionForTesting();
+  }
+
+  // Reads are served by whichever server we are connected to, which may not have applied a write
+  // another client already saw acknowledged. node-zookeeper-client has no sync(); a multi with one
+  // check op goes through the leader's pipeline like a write, and its answer comes only after our
+  // server applied everything before it — the same effect.
+  #syncWithLeader(session: ZooKeeperSession): Promise<null> {
+    return session.request<null>('syncing with the leader', (done) => session.client.transaction().check('/', -1).commit((error) => done(error, null)));
   }
 
   #lockPath(key: string): string {
@@ -272,7 +368,8 @@ export class ZooKeeperBackend implements LockBackend {
     return session;
   }
 
-  #grant(session: ZooKeeperSession, request: BackendAcquireRequest, lockPath: string, held: HeldNode): BackendGrant {
+  /** The grant of a held node (a lock's contender node, a semaphore's lease node); `released` runs after its delete. */
+  #grant(session: ZooKeeperSession, request: Pick<BackendAcquireRequest, 'key' | 'observer'>, held: HeldNode, released: () => void): BackendGrant {
     // Only what the grant needs: its closures share one scope, and the request holds far more.
     const { key, observer } = request;
     const { nodePath, czxid, watch } = held;
@@ -290,6 +387,8 @@ export class ZooKeeperBackend implements LockBackend {
         deleted = true;
         session.removeGrant(entry);
         observer.lost(lockLostError(key, 'taken-over'));
+        // Our node is gone and core sends no delete for a lost grant: its emptied parents go as after a release.
+        released();
       });
     }
     const wrap = (error: unknown): LockError => this.#wrap(error, key);
@@ -348,27 +447,28 @@ export class ZooKeeperBackend implements LockBackend {
           session.removeGrant(entry);
           return false;
         } finally {
-          this.#removeParentLater(session, lockPath);
+          released();
         }
       },
     };
   }
 
-  #removeParentLater(session: ZooKeeperSession, lockPath: string): void {
+  /** Removes `paths` (children first), each if empty, a moment after `lockPath` was last used here. */
+  #removeParentLater(session: ZooKeeperSession, lockPath: string, paths: readonly string[]): void {
     if (!this.#options.removeEmptyParents) return;
     this.#cancelParentRemoval(lockPath);
     if (this.#closed) {
-      this.#track(removeLockParentIfEmpty(session, lockPath));
+      this.#track(removeEmptyChain(session, paths));
       return;
     }
     const timer = setTimeout(() => {
       this.#parentRemovals.delete(lockPath);
-      // If the znode goes, its sequence counter restarts at 0.
-      this.#hints.forget(lockPath);
-      this.#track(removeLockParentIfEmpty(session, lockPath));
+      // If a znode goes, its sequence counter restarts at 0.
+      for (const path of paths) this.#hints.forget(path);
+      this.#track(removeEmptyChain(session, paths));
     }, PARENT_REMOVAL_DELAY_MS);
     timer.unref();
-    this.#parentRemovals.set(lockPath, { timer, session });
+    this.#parentRemovals.set(lockPath, { timer, session, paths });
   }
 
   #cancelParentRemoval(lockPath: string): void {

@@ -3,6 +3,7 @@ import type { LockProvider } from '@fencelock/core';
 import { topology } from '@fencelock/test-infra';
 import { afterAll, it } from 'vitest';
 import { ZooKeeperLockProvider, createZooKeeperLockProvider } from '../src/index.js';
+import { SEMAPHORES_SEGMENT } from '../src/semaphore-paths.js';
 import { dropConnectionForTesting } from '../src/zookeeper-lock-provider.js';
 import { RawClientSlot, deleteHolders, expectNoOrphans, rawClient, waitingContenders } from './znodes.js';
 
@@ -29,6 +30,7 @@ describeLockProvider({
     ttlResolutionMs: SESSION_TIMEOUT_MS / 3,
     minTtlMs: 1_000,
     deletionNotice: 'watch',
+    semaphore: 'single-permit',
   },
   harness: {
     backendWaiters: async (key) => waitingContenders(await inspector.get(), ROOT, key),
@@ -50,11 +52,13 @@ describeLockProvider({
 });
 
 // Registered after the suite, so it runs once every case (and its providers) has finished: every lock
-// znode is gone within a session timeout (a crashed client's node waits for its session's expiry).
-it('leaves no lock znodes behind (FAULTS.md L3)', async () => {
+// and semaphore znode is gone within a session timeout (a crashed client's node waits for its
+// session's expiry); the `#semaphores` znode stays, as the root does.
+it('leaves no lock or semaphore znodes behind (FAULTS.md L3)', async () => {
   const client = await rawClient(zkConnectionString);
   try {
-    await expectNoOrphans(client, ROOT, SESSION_TIMEOUT_MS + 2_000);
+    await expectNoOrphans(client, `${ROOT}/${SEMAPHORES_SEGMENT}`, SESSION_TIMEOUT_MS + 2_000);
+    await expectNoOrphans(client, ROOT, SESSION_TIMEOUT_MS + 2_000, [SEMAPHORES_SEGMENT]);
   } finally {
     client.close();
   }

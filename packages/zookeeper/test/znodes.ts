@@ -24,10 +24,13 @@ export function childrenOf(client: Client, path: string): Promise<string[]> {
   });
 }
 
-/** Waits (≤ `timeoutMs`) until `path` has no children left: no orphan lock znodes (FAULTS.md L3). */
-export async function expectNoOrphans(client: Client, path: string, timeoutMs: number): Promise<void> {
+/**
+ * Waits (≤ `timeoutMs`) until `path` has no children left but `kept`: no orphan lock znodes (FAULTS.md L3).
+ */
+export async function expectNoOrphans(client: Client, path: string, timeoutMs: number, kept: readonly string[] = []): Promise<void> {
   let left: string[] = [];
-  await waitFor(async () => ((left = await childrenOf(client, path)).length === 0 ? true : undefined), {
+  const orphans = async (): Promise<string[]> => (await childrenOf(client, path)).filter((child) => !kept.includes(child));
+  await waitFor(async () => ((left = await orphans()).length === 0 ? true : undefined), {
     what: `no lock znodes left under ${path}`,
     timeoutMs,
     intervalMs: 100,

@@ -1,0 +1,368 @@
+/**
+ * One acquisition of a semaphore permit: Apache Curator's `InterProcessSemaphoreV2` recipe, on the
+ * layout of `semaphore-paths.ts`.
+ *
+ * 1. Take the semaphore's `locks` mutex (the lock recipe of `LockAttempt`, Curator-named, so that a
+ *    Curator semaphore queues in the same line): waiting acquirers are served in mutex order (FIFO),
+ *    each woken by the deletion of its predecessor.
+ * 2. Holding it, read the data of the lease nodes and refuse (`limitMismatchError`, nothing taken)
+ *    when one of ours was written with another limit.
+ * 3. Create our EPHEMERAL_SEQUENTIAL lease node (`_c_<owner id>-lease-`), then list `leases` with a
+ *    children watch: at most `limit` children (ours included) means we hold a lease; otherwise wait
+ *    for the watch (a lease released or gone with its session), the deadline, or an abort, and count
+ *    again.
+ * 4. Release the mutex, whatever happened; on every outcome but a grant, delete our lease node first.
+ *
+ * Guarantees:
+ * - At most `limit` leases are held, provided every acquirer follows the recipe with the same limit:
+ *   lease nodes are created only under the mutex, and only its holder counts them.
+ * - The fencing token is the lease node's czxid. Lease nodes are created one at a time under the
+ *   mutex, and the mutex holder is granted (or gives up and deletes its node) before the next holder
+ *   of the mutex creates one: grant order is creation order, so tokens of one semaphore increase
+ *   strictly in grant order.
+ * - The read that gives the czxid leaves a watch on the lease node (see `OwnNodeWatch`), handed to the
+ *   grant: its deletion by anyone but our release is a loss.
+ * - A create whose reply was lost is found again by its unique prefix; what cannot be deleted now is
+ *   handed to core (`request.releaseLater`), as `LockAttempt` does.
+ */
+import {
+  type BackendAcquireRequest,
+  type BackendSemaphoreRequest,
+  LockError,
+  LockErrorCode,
+  RequestTimeoutError,
+  limitMismatchError,
+  monotonicNow,
+  waitFor,
+} from '@fencelock/core/adapter';
+import { CreateMode, Exception, type Stat } from 'node-zookeeper-client';
+import { type HeldNode, LockAttempt } from './lock-attempt.js';
+import { ensureLockParent } from './lock-parent.js';
+import { OwnNodeWatch, czxidOf } from './own-node-watch.js';
+import { type SemaphorePaths, decodeLeaseData, encodeLeaseData, leasePrefix } from './semaphore-paths.js';
+import type { SequenceHints } from './sequence-hints.js';
+import { type ZooKeeperSession, zooKeeperCode } from './zookeeper-session.js';
+
+/** Where the attempt runs. */
+export interface SemaphoreAttemptSettings {
+  readonly session: ZooKeeperSession;
+  readonly paths: SemaphorePaths;
+  /** Guesses of our next sequence number per lock, for the mutex (shared by the provider's attempts). */
+  readonly hints: SequenceHints;
+}
+
+// Each round is one wake-up (a watch, the deadline, a session change): far more than any real wait needs.
+const MAX_ROUNDS = 100_000;
+const MAX_CREATE_ATTEMPTS = 5;
+
+/** One run of the semaphore recipe for one request (internal; see the module comment). */
+export class SemaphoreAttempt {
+  readonly #settings: SemaphoreAttemptSettings;
+  readonly #request: BackendSemaphoreRequest;
+  readonly #prefix: string;
+  readonly #guid: string;
+  #leaseName: string | undefined;
+  #createUnknown = false;
+  #finished = false;
+  #granted = false;
+  #contended = false;
+  #watch: OwnNodeWatch | undefined;
+
+  constructor(settings: SemaphoreAttemptSettings, request: BackendSemaphoreRequest) {
+    this.#settings = settings;
+    this.#request = request;
+    const names = leasePrefix(request.ownerId);
+    this.#prefix = names.prefix;
+    this.#guid = names.guid;
+  }
+
+  /** Runs the attempt; resolves the held lease node, or `undefined` when the deadline passed first. */
+  async run(): Promise<HeldNode | undefined> {
+    const mutex = await this.#takeMutex();
+    if (mutex === undefined) return undefined;
+    // The mutex is ours only for this attempt: its deletion behind our back is no loss of a permit.
+    mutex.watch.stop();
+    let held: HeldNode | undefined;
+    try {
+      held = await this.#underMutex();
+      this.#granted = held !== undefined;
+      return held;
+    } finally {
+      this.#finished = true;
+      if (held === undefined) {
+        this.#watch?.stop();
+        await this.#cleanup(() => this.#removeLease());
+      }
+      // Curator releases the mutex before returning a lease: the next acquirer may count at once.
+      await this.#cleanup(() => this.#remove(mutex.nodePath));
+    }
+  }
+
+  get #session(): ZooKeeperSession {
+    return this.#settings.session;
+  }
+
+  #leasePath(name: string): string {
+    return `${this.#settings.paths.leases}/${name}`;
+  }
+
+  #contendedOnce(): void {
+    if (this.#contended) return;
+    this.#contended = true;
+    this.#request.contended();
+  }
+
+  #takeMutex(): Promise<HeldNode | undefined> {
+    const { session, paths, hints } = this.#settings;
+    const request = this.#request;
+    // The mutex is taken on the semaphore's behalf: same owner (its node's uuid), deadline and signal.
+    const mutexRequest: BackendAcquireRequest = {
+      key: request.key,
+      mode: 'exclusive',
+      ownerId: request.ownerId,
+      ttlMs: request.ttlMs,
+      deadline: request.deadline,
+      signal: request.signal,
+      metadata: undefined,
+      observer: request.observer,
+      contended: () => this.#contendedOnce(),
+      releaseLater: (release, until) => request.releaseLater(release, until),
+    };
+    return new LockAttempt({ session, root: paths.semaphore, lockPath: paths.locks, naming: 'curator', hints }, mutexRequest).run();
+  }
+
+  async #underMutex(): Promise<HeldNode | undefined> {
+    const { signal, deadline, limit } = this.#request;
+    // Full already and no time to wait (a try): nothing to create.
+    if ((await this.#checkLimit()) >= limit && monotonicNow() >= deadline) {
+      this.#contendedOnce();
+      return undefined;
+    }
+    await this.#createLease();
+    for (let round = 0; round < MAX_ROUNDS; round += 1) {
+      if (signal.aborted) throw signal.reason;
+      const name = this.#leaseName;
+      if (name === undefined) throw new Error('unreachable: no lease node');
+      const watch = this.#ownWatch(name);
+      // Round 0 asks for our node's stat (the czxid) with the listing: a free permit costs no round trip more.
+      const statRequest = round === 0 ? watch.read() : undefined;
+      statRequest?.catch(() => undefined);
+      let woken = false;
+      let onWake: (() => void) | undefined;
+      // Subscribed before the watching listing is sent: a notification before its reply is not missed.
+      const unsubscribe = this.#session.watches.subscribe(this.#settings.paths.leases, () => {
+        woken = true;
+        onWake?.();
+      });
+      try {
+        const children = await this.#session.request<string[]>(
+          'listing semaphore leases',
+          (done) => this.#session.client.getChildren(this.#settings.paths.leases, this.#session.watches.watcher, (error, list) => done(error, list)),
+          { signal },
+        );
+        if (!children.includes(name)) throw this.#missing();
+        // A second node of ours (a create the client retried by itself) would hold a permit for nothing.
+        for (const child of children) {
+          if (child !== name && child.startsWith(this.#guid)) this.#request.releaseLater(() => this.#remove(this.#leasePath(child)), Number.POSITIVE_INFINITY);
+        }
+        // Curator's rule: every child counts, ours included.
+        if (children.length <= this.#request.limit) {
+          const stat: Stat | null = await (statRequest ?? watch.read());
+          if (stat === null) throw this.#missing();
+          return { nodePath: watch.path, czxid: czxidOf(stat), watch };
+        }
+        this.#contendedOnce();
+        if (monotonicNow() >= deadline) return undefined;
+        await waitFor({
+          deadline,
+          signal,
+          until: (wake) => {
+            if (woken) {
+              wake();
+              return () => undefined;
+            }
+            onWake = wake;
+            const offSession = this.#session.onChange(wake);
+            return () => {
+              onWake = undefined;
+              offSession();
+            };
+          },
+        });
+      } finally {
+        unsubscribe();
+      }
+    }
+    return undefined;
+  }
+
+  #missing(): LockError {
+    const { key } = this.#request;
+    return new LockError(LockErrorCode.BACKEND_UNAVAILABLE, `the lease node of semaphore "${key}" disappeared`, { key });
+  }
+
+  #ownWatch(name: string): OwnNodeWatch {
+    const path = this.#leasePath(name);
+    if (this.#watch?.path === path) return this.#watch;
+    this.#watch?.stop();
+    this.#watch = new OwnNodeWatch(this.#session, path);
+    return this.#watch;
+  }
+
+  /**
+   * Refuses, before anything is taken, when a lease node of ours was written with another limit.
+   * Run under the mutex: no lease can be created meanwhile, and each of ours was checked the same way
+   * when it was created, so all of ours present agree with each other. Resolves how many lease
+   * nodes there are.
+   */
+  async #checkLimit(): Promise<number> {
+    const { leases } = this.#settings.paths;
+    const { key, limit, signal } = this.#request;
+    let children: string[];
+    try {
+      children = await this.#session.request<string[]>(
+        'listing semaphore leases',
+        (done) => this.#session.client.getChildren(leases, (error, list) => done(error, list)),
+        { signal },
+      );
+    } catch (error) {
+      if (zooKeeperCode(error) === Exception.NO_NODE) return 0;
+      throw error;
+    }
+    // Pipelined: one round trip for all of them (at most limit + 1 nodes when everyone agrees).
+    const data = await Promise.all(
+      children.map((child) =>
+        this.#session
+          .request<Buffer | undefined>(
+            'reading a semaphore lease',
+            (done) => this.#session.client.getData(`${leases}/${child}`, (error, value) => done(error, value ?? undefined)),
+            { signal },
+          )
+          .catch((error: unknown) => {
+            // Released between the listing and the read.
+            if (zooKeeperCode(error) === Exception.NO_NODE) return undefined;
+            throw error;
+          }),
+      ),
+    );
+    for (const value of data) {
+      const stored = decodeLeaseData(value)?.limit;
+      if (stored !== undefined && stored !== limit) throw limitMismatchError(key, stored, limit);
+    }
+    return children.length;
+  }
+
+  /** Creates our lease node, finding it again if the reply was lost. */
+  async #createLease(): Promise<void> {
+    const { signal, limit, metadata, key } = this.#request;
+    const { paths } = this.#settings;
+    const data = encodeLeaseData({ limit, metadata });
+    for (let attempt = 0; attempt < MAX_CREATE_ATTEMPTS; attempt += 1) {
+      if (signal.aborted) throw signal.reason;
+      try {
+        const created = await this.#session.request<string>(
+          'creating the lease node',
+          (done) => this.#session.client.create(this.#leasePath(this.#prefix), data, this.#session.acl, CreateMode.EPHEMERAL_SEQUENTIAL, done),
+          { late: (path) => this.#adoptLateCreate(path), signal },
+        );
+        this.#leaseName = created.slice(created.lastIndexOf('/') + 1);
+        this.#createUnknown = false;
+        return;
+      } catch (error) {
+        if (signal.aborted) {
+          // The create may still be applied: cleanup looks for it, and a late answer deletes it.
+          this.#createUnknown = true;
+          throw signal.reason;
+        }
+        const code = zooKeeperCode(error);
+        if (code === Exception.NO_NODE) {
+          await ensureLockParent(this.#session, paths.semaphore, paths.leases);
+          continue;
+        }
+        if (code !== Exception.CONNECTION_LOSS && !(error instanceof RequestTimeoutError)) throw error;
+        // The create may have been applied: look for our node by its unique prefix once connected.
+        this.#createUnknown = true;
+        await this.#session.ready(signal);
+        const found = await this.#findOwn();
+        if (found !== undefined) {
+          this.#leaseName = found;
+          this.#createUnknown = false;
+          return;
+        }
+      }
+    }
+    throw new LockError(LockErrorCode.BACKEND_UNAVAILABLE, `could not create a lease node for semaphore "${key}"`, { key });
+  }
+
+  // A create answered after we stopped waiting: keep it if we still have no node, else delete it.
+  #adoptLateCreate(path: string): void {
+    const name = path.slice(path.lastIndexOf('/') + 1);
+    if (this.#leaseName === undefined && !this.#finished) {
+      this.#leaseName = name;
+      this.#createUnknown = false;
+      return;
+    }
+    // Our granted lease itself (found again by its prefix before this answer came) stays.
+    if (name === this.#leaseName && this.#granted) return;
+    if (name !== this.#leaseName || this.#finished) {
+      if (this.#session.alive) this.#request.releaseLater(() => this.#remove(path), Number.POSITIVE_INFINITY);
+    }
+  }
+
+  async #findOwn(): Promise<string | undefined> {
+    try {
+      const children = await this.#session.request<string[]>('looking for our lease node', (done) =>
+        this.#session.client.getChildren(this.#settings.paths.leases, (error, list) => done(error, list)),
+      );
+      return children.find((child) => child.startsWith(this.#guid));
+    } catch (error) {
+      if (zooKeeperCode(error) === Exception.NO_NODE) return undefined;
+      throw error;
+    }
+  }
+
+  /** One bounded attempt at deleting our lease node (found by its prefix first when the create's outcome is unknown). */
+  async #removeLease(): Promise<void> {
+    if (!this.#session.alive) return;
+    if (this.#leaseName === undefined && this.#createUnknown) {
+      // Requests run in order on one connection: a create sent earlier is applied before this listing.
+      this.#leaseName = await this.#findOwn();
+      if (this.#leaseName === undefined) {
+        this.#createUnknown = false;
+        return;
+      }
+    }
+    const name = this.#leaseName;
+    if (name !== undefined) await this.#remove(this.#leasePath(name));
+  }
+
+  /**
+   * Runs one bounded `remove` now while connected, waiting for it; what cannot be done now goes to
+   * core, which retries it in the background. A dead session's ephemeral nodes went with it.
+   */
+  async #cleanup(remove: () => Promise<void>): Promise<void> {
+    const session = this.#session;
+    if (!session.alive) return;
+    if (session.connected) {
+      try {
+        await remove();
+        return;
+      } catch {
+        // Handed to core below.
+      }
+    }
+    // The node lives as long as the session, which every attempt checks first: no deadline of its
+    // own, so core's bound on attempts ends the retries while the session is still alive.
+    this.#request.releaseLater(remove, Number.POSITIVE_INFINITY);
+  }
+
+  /** One bounded delete of `path`; NO_NODE is success. Fails at once while disconnected. */
+  async #remove(path: string): Promise<void> {
+    const session = this.#session;
+    if (!session.alive) return;
+    if (!session.connected) throw new LockError(LockErrorCode.BACKEND_UNAVAILABLE, 'the ZooKeeper client is not connected');
+    await session.request<null>('deleting a semaphore node', (done) =>
+      session.client.remove(path, -1, (error) => done(zooKeeperCode(error) === Exception.NO_NODE ? null : error, null)),
+    );
+  }
+}
