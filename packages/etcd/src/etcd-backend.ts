@@ -106,7 +106,6 @@ interface Standing {
 /** One queue a contender joins: a lock's (revision-queue.ts) or a semaphore's (semaphore-queue.ts). */
 interface ContenderQueue {
   readonly range: LockRange;
-  readonly value: Buffer;
   /** What the put is, for a refusal's message. */
   readonly what: string;
   enqueue(key: Buffer, leaseId: string): Promise<{ readonly created: false } | { readonly created: true; readonly revision: bigint; readonly standing: Standing }>;
@@ -115,7 +114,8 @@ interface ContenderQueue {
 
 /**
  * The etcd lock backend: etcd's `concurrency.Mutex` recipe (one lease per session, waiter keys
- * ordered by create revision, each waiter watching only its predecessor), plus readers.
+ * ordered by create revision, each waiter watching only its predecessor), plus readers, and counting
+ * semaphores on the same recipe (the first N permits hold instead of the first key).
  */
 export class EtcdBackend implements LockBackend {
   readonly name = 'etcd';
@@ -146,7 +146,8 @@ export class EtcdBackend implements LockBackend {
     return this.#held.get(ownerId);
   }
 
-  acquire(request: BackendAcquireRequest): Promise<BackendGrant | undefined> {
+  // Async: a key refused by the encoding (thrown while naming the range) rejects, never throws.
+  async acquire(request: BackendAcquireRequest): Promise<BackendGrant | undefined> {
     const range = lockRange(lockName(request.key, this.#settings.keyPrefix, this.#settings.keyEncoding), this.#settings.keyPrefix);
     const calls = this.#calls;
     const { mode } = request;
@@ -154,7 +155,6 @@ export class EtcdBackend implements LockBackend {
     const standing = (blocker: IKeyValue | undefined): Standing => ({ blockers: blocker === undefined ? [] : [blocker] });
     return this.#rounds(request, {
       range,
-      value,
       what: 'queueing for the lock (a transaction on its keys)',
       enqueue: async (key, leaseId) => {
         const enqueued = await enqueue(calls, range, key, value, leaseId, mode);
@@ -173,7 +173,7 @@ export class EtcdBackend implements LockBackend {
    * contender and its own fit in the limit (semaphore-queue.ts). Same rounds, waiting, clean-up and
    * loss detection as a lock.
    */
-  acquireSemaphore(request: BackendSemaphoreRequest): Promise<BackendGrant | undefined> {
+  async acquireSemaphore(request: BackendSemaphoreRequest): Promise<BackendGrant | undefined> {
     const range = lockRange(semaphoreName(request.key, this.#settings.keyPrefix), this.#settings.keyPrefix);
     const calls = this.#calls;
     const { key, limit, permits } = request;
@@ -185,7 +185,6 @@ export class EtcdBackend implements LockBackend {
     };
     return this.#rounds(request, {
       range,
-      value,
       what: 'queueing for the semaphore (a transaction on its keys)',
       enqueue: async (contender, leaseId) => {
         const enqueued = await enqueueContender(calls, range, contender, value, leaseId, limit, permits);
