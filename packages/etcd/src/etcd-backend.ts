@@ -88,6 +88,10 @@ const RETRY = { initialDelayMs: 20, maxDelayMs: 1_000, factor: 2 };
 // A holder's watch on its own key opens this long after the grant (from the key's creation, so a
 // delete meanwhile is still heard, that much later): shorter holds cost no watch at all.
 const HOLDER_WATCH_DELAY_MS = 25;
+// A waiter blocked by more keys than this (a semaphore with a large limit) watches its queue's whole
+// range with one watch instead of one watch per key: etcd3 attaches watches one at a time, and each
+// wait step would open them all again. Every deletion in the range then wakes it.
+const MAX_KEY_WATCHES = 16;
 
 type WaitOutcome = 'granted' | 'requeue' | undefined;
 
@@ -418,7 +422,10 @@ export class EtcdBackend implements LockBackend {
       let watchers: readonly (Watcher | undefined)[] = [];
       try {
         // Without a watch (it could not be created in time) we still re-check on the poll interval.
-        watchers = await Promise.all(blockers.map((blocker) => this.#calls.watchDeletion(blocker.key, wake).catch(() => undefined)));
+        watchers =
+          blockers.length > MAX_KEY_WATCHES
+            ? [await this.#calls.watchPrefixDeletions(queue.range.prefix, wake).catch(() => undefined)]
+            : await Promise.all(blockers.map((blocker) => this.#calls.watchDeletion(blocker.key, wake).catch(() => undefined)));
         let turn = await queue.check(waiterKey, revision);
         if (turn.gone) return this.#keyGone(session);
         if (!session.alive) return 'requeue';

@@ -25,7 +25,8 @@ export type SemaphoreTurn =
   /**
    * Not yet: `window` is the nearest earlier contenders whose permits alone keep ours out. Only a
    * deletion among them can let us in (anything further back leaves them still blocking), so they
-   * are all a waiter watches: a release wakes at most the `limit` waiters (in permits) right after it.
+   * are all a waiter watches: a release wakes at most the `limit` waiters (in permits) right after it
+   * (a window too wide for a watch per key is watched as the whole range: see the backend).
    */
   | { readonly kind: 'blocked'; readonly window: readonly IKeyValue[] }
   /** An earlier contender agreed to another limit: this one must not take part. */

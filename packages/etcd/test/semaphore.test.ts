@@ -77,6 +77,37 @@ describe('etcd semaphores', () => {
     await Promise.all([second.release(), next.release()]);
   });
 
+  it('a waiter behind more than 16 keys watches the whole semaphore with one watch, and a release lets it in', async () => {
+    const a = provider();
+    const key = `sem-wide:${randomUUID()}`;
+    const limit = 20;
+    const held = [];
+    for (let index = 0; index < limit; index += 1) held.push(await a.acquireSemaphore(key, { limit }));
+    const client = new Etcd3({ hosts: [...etcdEndpoints] });
+    let watches = 0;
+    const watch = client.watch.bind(client);
+    client.watch = () => {
+      watches += 1;
+      return watch();
+    };
+    // Re-checks far apart: only the watch can let it in within the bound below.
+    const b = createEtcdLockProvider({ client, keyPrefix: KEY_PREFIX, recheckIntervalMs: 60_000 });
+    try {
+      const queued = nextEvent(b, 'contended', (event) => event.key === key, 5_000);
+      const waiting = b.acquireSemaphore(key, { limit, waitMs: 20_000 });
+      await queued;
+      expect(await held.pop()!.release()).toBe(true);
+      const next = await within(waiting, 10_000, 'the waiter after one release');
+      // One wait step on one range watch, not 20 watches on the 20 keys ahead.
+      expect(watches).toBe(1);
+      await next.release();
+    } finally {
+      await Promise.all(held.map((handle) => handle.release()));
+      await b.close();
+      client.close();
+    }
+  });
+
   it('keeps its keys where the README says: `etcdctl get --prefix` shows the semaphore beside a lock of the same key', async () => {
     const keyPrefix = `fencelock-semaphore-layout-${randomUUID()}/`;
     const client = new Etcd3({ hosts: [...etcdEndpoints] });
