@@ -1,16 +1,20 @@
 import {
   type BackendAcquireRequest,
   type BackendGrant,
+  type BackendSemaphoreRequest,
   type GrantObserver,
   type LockBackend,
   type LockCapabilities,
   type LockHolder,
   type LockInfo,
+  type SemaphoreHolder,
+  type SemaphoreInfo,
   LockError,
   LockErrorCode,
   backendUnavailableError,
   backoffDelayMs,
   isLockError,
+  limitMismatchError,
   lockLostError,
   monotonicNow,
   normalizeCapabilities,
@@ -20,10 +24,10 @@ import {
 import { EtcdLeaseInvalidError, type IKeyValue, type Watcher } from 'etcd3';
 import { type EtcdCalls, createRevision } from './etcd-calls.js';
 import { HolderWatch, type HolderWatchEvents } from './holder-watch.js';
-import { type KeyEncoding, lockName, tombstoneRoot } from './key-encoding.js';
+import { type KeyEncoding, lockName, semaphoreName, tombstoneRoot } from './key-encoding.js';
 import { asRefusal } from './refusals.js';
 import { LeaseSession } from './lease-session.js';
-import { decodeLockValue, encodeLockValue } from './lock-value.js';
+import { decodeLockValue, decodeSemaphoreValue, encodeLockValue, encodeSemaphoreValue } from './lock-value.js';
 import {
   type LockRange,
   cancelUncertain,
@@ -34,6 +38,7 @@ import {
   lockRange,
   stillHeld,
 } from './revision-queue.js';
+import { type SemaphoreTurn, checkContender, enqueueContender, semaphoreHolders } from './semaphore-queue.js';
 
 /** What an etcd provider guarantees. */
 export const ETCD_CAPABILITIES: LockCapabilities = normalizeCapabilities({
@@ -51,6 +56,8 @@ export const ETCD_CAPABILITIES: LockCapabilities = normalizeCapabilities({
   // Each holder watches its own key (from 25 ms after the grant): a delete or an overwrite behind its
   // back is heard as soon as etcd's event arrives.
   deletionNotice: 'watch',
+  // The mutex recipe with the first N permits holding instead of the first key (semaphore-queue.ts).
+  semaphore: 'multi-permit',
 });
 
 /** The settings the backend runs with (validated by the provider). */
@@ -81,12 +88,38 @@ const RETRY = { initialDelayMs: 20, maxDelayMs: 1_000, factor: 2 };
 // A holder's watch on its own key opens this long after the grant (from the key's creation, so a
 // delete meanwhile is still heard, that much later): shorter holds cost no watch at all.
 const HOLDER_WATCH_DELAY_MS = 25;
+// A waiter blocked by more keys than this (a semaphore with a large limit) watches its queue's whole
+// range with one watch instead of one watch per key: etcd3 attaches watches one at a time, and each
+// wait step would open them all again. Every deletion in the range then wakes it.
+const MAX_KEY_WATCHES = 16;
 
 type WaitOutcome = 'granted' | 'requeue' | undefined;
 
+/** What a lock attempt and a semaphore attempt both carry (a semaphore request has no mode). */
+type ContenderRequest = Omit<BackendAcquireRequest, 'mode'>;
+
+/**
+ * Where a contender stands: holding when `blockers` is empty, else waiting for the deletion of one of
+ * them; or refused (`refusal` is thrown once its key is removed).
+ */
+interface Standing {
+  readonly blockers: readonly IKeyValue[];
+  readonly refusal?: LockError;
+}
+
+/** One queue a contender joins: a lock's (revision-queue.ts) or a semaphore's (semaphore-queue.ts). */
+interface ContenderQueue {
+  readonly range: LockRange;
+  /** What the put is, for a refusal's message. */
+  readonly what: string;
+  enqueue(key: Buffer, leaseId: string): Promise<{ readonly created: false } | { readonly created: true; readonly revision: bigint; readonly standing: Standing }>;
+  check(key: Buffer, revision: bigint): Promise<{ readonly gone: true } | { readonly gone: false; readonly standing: Standing }>;
+}
+
 /**
  * The etcd lock backend: etcd's `concurrency.Mutex` recipe (one lease per session, waiter keys
- * ordered by create revision, each waiter watching only its predecessor), plus readers.
+ * ordered by create revision, each waiter watching only its predecessor), plus readers, and counting
+ * semaphores on the same recipe (the first N permits hold instead of the first key).
  */
 export class EtcdBackend implements LockBackend {
   readonly name = 'etcd';
@@ -117,15 +150,95 @@ export class EtcdBackend implements LockBackend {
     return this.#held.get(ownerId);
   }
 
+  // Async: a key refused by the encoding (thrown while naming the range) rejects, never throws.
   async acquire(request: BackendAcquireRequest): Promise<BackendGrant | undefined> {
     const range = lockRange(lockName(request.key, this.#settings.keyPrefix, this.#settings.keyEncoding), this.#settings.keyPrefix);
+    const calls = this.#calls;
+    const { mode } = request;
+    const value = encodeLockValue({ ownerId: request.ownerId, mode, metadata: request.metadata });
+    const standing = (blocker: IKeyValue | undefined): Standing => ({ blockers: blocker === undefined ? [] : [blocker] });
+    return this.#rounds(request, {
+      range,
+      what: 'queueing for the lock (a transaction on its keys)',
+      enqueue: async (key, leaseId) => {
+        const enqueued = await enqueue(calls, range, key, value, leaseId, mode);
+        return enqueued.created ? { created: true, revision: enqueued.revision, standing: standing(enqueued.blocker) } : enqueued;
+      },
+      check: async (key, revision) => {
+        const turn = await checkTurn(calls, range, key, revision, mode);
+        return turn.gone ? turn : { gone: false, standing: standing(turn.blocker) };
+      },
+    });
+  }
+
+  /**
+   * Takes `request.permits` of semaphore `request.key`: one contender key on the session lease under
+   * the semaphore's own range (see `semaphoreName`), holding once the permits of every earlier
+   * contender and its own fit in the limit (semaphore-queue.ts). Same rounds, waiting, clean-up and
+   * loss detection as a lock.
+   */
+  async acquireSemaphore(request: BackendSemaphoreRequest): Promise<BackendGrant | undefined> {
+    const range = lockRange(semaphoreName(request.key, this.#settings.keyPrefix), this.#settings.keyPrefix);
+    const calls = this.#calls;
+    const { key, limit, permits } = request;
+    const value = encodeSemaphoreValue({ ownerId: request.ownerId, limit, permits, metadata: request.metadata });
+    const standing = (turn: SemaphoreTurn): Standing => {
+      if (turn.kind === 'granted') return { blockers: [] };
+      if (turn.kind === 'blocked') return { blockers: turn.window };
+      return { blockers: [], refusal: limitMismatchError(key, turn.limit, limit) };
+    };
+    return this.#rounds(request, {
+      range,
+      what: 'queueing for the semaphore (a transaction on its keys)',
+      enqueue: async (contender, leaseId) => {
+        const enqueued = await enqueueContender(calls, range, contender, value, leaseId, limit, permits);
+        return enqueued.created ? { created: true, revision: enqueued.revision, standing: standing(enqueued.turn) } : enqueued;
+      },
+      check: async (contender, revision) => {
+        const checked = await checkContender(calls, range, contender, revision, limit, permits);
+        return checked.gone ? checked : { gone: false, standing: standing(checked.turn) };
+      },
+    });
+  }
+
+  /** The holders of semaphore `key` (the first contenders whose permits fit) and their limit. */
+  async inspectSemaphore(key: string): Promise<SemaphoreInfo | undefined> {
+    const range = lockRange(semaphoreName(key, this.#settings.keyPrefix), this.#settings.keyPrefix);
+    const contenders = await listWaiters(this.#calls, range).catch((error: unknown) => {
+      throw asRefusal(error, "reading the semaphore's keys");
+    });
+    const { limit, holders } = semaphoreHolders(contenders);
+    if (holders.length === 0) return undefined;
+    const remaining = await this.#remainingByLease(holders.map((holder) => holder.kv));
+    return {
+      key,
+      limit,
+      holders: holders.map(({ kv, permits }): SemaphoreHolder => {
+        const value = decodeSemaphoreValue(kv.value);
+        return {
+          ownerId: value?.ownerId ?? kv.key.toString('utf8'),
+          mode: 'semaphore',
+          permits,
+          fencingToken: createRevision(kv),
+          remainingMs: remaining.get(kv.lease),
+          metadata: value?.metadata,
+        };
+      }),
+    };
+  }
+
+  /**
+   * Enqueue-and-wait attempts until one settles: transient failures and lost sessions are retried,
+   * with jittered backoff, until the deadline.
+   */
+  async #rounds(request: ContenderRequest, queue: ContenderQueue): Promise<BackendGrant | undefined> {
     let lastError: unknown;
     let lateRequeues = 0;
     for (let round = 0; round < MAX_ROUNDS; round += 1) {
       if (request.signal.aborted) throw request.signal.reason;
       let requeue = false;
       try {
-        const outcome = await this.#attempt(request, range);
+        const outcome = await this.#attempt(request, queue);
         if (outcome !== 'requeue') return outcome;
         requeue = true;
         lastError = undefined;
@@ -166,14 +279,7 @@ export class EtcdBackend implements LockBackend {
         holding.push(kv);
       }
     }
-    const remaining = new Map<string, number | undefined>();
-    await Promise.all(
-      [...new Set(holding.map((kv) => kv.lease))].map(async (lease) => {
-        if (lease === '0' || lease === '') return;
-        const seconds = await this.#calls.leaseTimeToLive(lease).catch(() => -1);
-        remaining.set(lease, seconds >= 0 ? seconds * 1000 : undefined);
-      }),
-    );
+    const remaining = await this.#remainingByLease(holding);
     const holders: LockHolder[] = holding.map((kv) => {
       const value = decodeLockValue(kv.value);
       return {
@@ -186,6 +292,19 @@ export class EtcdBackend implements LockBackend {
       };
     });
     return { key, holders };
+  }
+
+  /** The remaining TTL of each holder's lease, in ms (`undefined` when unknown or unleased). */
+  async #remainingByLease(holding: readonly IKeyValue[]): Promise<Map<string, number | undefined>> {
+    const remaining = new Map<string, number | undefined>();
+    await Promise.all(
+      [...new Set(holding.map((kv) => kv.lease))].map(async (lease) => {
+        if (lease === '0' || lease === '') return;
+        const seconds = await this.#calls.leaseTimeToLive(lease).catch(() => -1);
+        remaining.set(lease, seconds >= 0 ? seconds * 1000 : undefined);
+      }),
+    );
+    return remaining;
   }
 
   async close(): Promise<void> {
@@ -202,7 +321,7 @@ export class EtcdBackend implements LockBackend {
     if (this.#settings.ownsClient) this.#calls.client.close();
   }
 
-  async #openSession(request: BackendAcquireRequest): Promise<LeaseSession> {
+  async #openSession(request: ContenderRequest): Promise<LeaseSession> {
     if (this.#closed) throw new LockError(LockErrorCode.BACKEND_UNAVAILABLE, 'the etcd provider is closed');
     const current = this.#session;
     if (current?.alive) return current;
@@ -229,18 +348,17 @@ export class EtcdBackend implements LockBackend {
   }
 
   /** One enqueue-and-wait on the current session: a grant, `undefined` at the deadline, or `requeue`. */
-  async #attempt(request: BackendAcquireRequest, range: LockRange): Promise<BackendGrant | undefined | 'requeue'> {
+  async #attempt(request: ContenderRequest, queue: ContenderQueue): Promise<BackendGrant | undefined | 'requeue'> {
     const session = await this.#openSession(request);
-    const name = session.claimName(`${range.prefix.toString('utf8')}${session.hex}`);
+    const name = session.claimName(`${queue.range.prefix.toString('utf8')}${session.hex}`);
     const waiterKey = Buffer.from(name, 'utf8');
-    const value = encodeLockValue({ ownerId: request.ownerId, mode: request.mode, metadata: request.metadata });
     let revision: bigint | undefined;
     let granted = false;
     let uncertain = false;
     try {
       let enqueued;
       try {
-        enqueued = await enqueue(this.#calls, range, waiterKey, value, session.id, request.mode);
+        enqueued = await queue.enqueue(waiterKey, session.id);
       } catch (error) {
         if (error instanceof EtcdLeaseInvalidError) {
           // Refused outright (nothing applied): our lease is gone. Start again on a new one.
@@ -248,7 +366,7 @@ export class EtcdBackend implements LockBackend {
           return 'requeue';
         }
         // Refused to this identity: nothing was applied, and asking again gets the same answer.
-        const refused = asRefusal(error, 'queueing for the lock (a transaction on its keys)');
+        const refused = asRefusal(error, queue.what);
         if (refused !== error) throw refused;
         // The put may have been applied although we saw no reply.
         uncertain = true;
@@ -260,11 +378,13 @@ export class EtcdBackend implements LockBackend {
         return 'requeue';
       }
       revision = enqueued.revision;
-      let outcome: WaitOutcome = enqueued.blocker === undefined ? 'granted' : undefined;
+      // A refusal (a semaphore's limit mismatch) is thrown before any wait; our key goes in `finally`.
+      if (enqueued.standing.refusal !== undefined) throw enqueued.standing.refusal;
+      let outcome: WaitOutcome = enqueued.standing.blockers.length === 0 ? 'granted' : undefined;
       if (outcome === undefined) {
         request.contended();
         if (request.deadline <= monotonicNow()) return undefined;
-        outcome = await this.#waitTurn(request, session, range, waiterKey, revision, enqueued.blocker);
+        outcome = await this.#waitTurn(request, session, queue, waiterKey, revision, enqueued.standing.blockers);
       }
       if (outcome !== 'granted') return outcome;
       // Never hand out a lock on a lease we already gave up on: re-queue on a new one instead.
@@ -277,35 +397,40 @@ export class EtcdBackend implements LockBackend {
   }
 
   /**
-   * Waits until nobody blocks us: watches only the deletion of the blocking key (no herd), then
-   * re-checks. The watch starts at "now" (a watch from a past revision is served by etcd's slower
-   * unsynced path), so after it is confirmed we re-check that the blocker still exists.
+   * Waits until nobody blocks us: watches only the deletion of the blocking keys (a lock's waiter
+   * watches the key just before its own; a semaphore's, the few nearest keys that keep it out: no
+   * herd), then re-checks. The watches start at "now" (a watch from a past revision is served by
+   * etcd's slower unsynced path), so after they are confirmed we re-check that the blockers still exist.
    */
   async #waitTurn(
-    request: BackendAcquireRequest,
+    request: ContenderRequest,
     session: LeaseSession,
-    range: LockRange,
+    queue: ContenderQueue,
     waiterKey: Buffer,
     revision: bigint,
-    firstBlocker: IKeyValue | undefined,
+    firstBlockers: readonly IKeyValue[],
   ): Promise<WaitOutcome> {
-    let blocker = firstBlocker;
-    for (let step = 0; step < MAX_WAIT_STEPS && blocker !== undefined; step += 1) {
-      // The deletion may come before the wait starts (the watch is made before the re-check): latched.
+    let blockers = firstBlockers;
+    for (let step = 0; step < MAX_WAIT_STEPS && blockers.length > 0; step += 1) {
+      // A deletion may come before the wait starts (the watches are made before the re-check): latched.
       let woken = false;
       let onWake: (() => void) | undefined;
       const wake = (): void => {
         woken = true;
         onWake?.();
       };
-      let watcher: Watcher | undefined;
+      let watchers: readonly (Watcher | undefined)[] = [];
       try {
         // Without a watch (it could not be created in time) we still re-check on the poll interval.
-        watcher = await this.#calls.watchDeletion(blocker.key, () => wake()).catch(() => undefined);
-        let turn = await checkTurn(this.#calls, range, waiterKey, revision, request.mode);
+        watchers =
+          blockers.length > MAX_KEY_WATCHES
+            ? [await this.#calls.watchPrefixDeletions(queue.range.prefix, wake).catch(() => undefined)]
+            : await Promise.all(blockers.map((blocker) => this.#calls.watchDeletion(blocker.key, wake).catch(() => undefined)));
+        let turn = await queue.check(waiterKey, revision);
         if (turn.gone) return this.#keyGone(session);
         if (!session.alive) return 'requeue';
-        if (turn.blocker !== undefined && turn.blocker.key.equals(blocker.key) && turn.blocker.create_revision === blocker.create_revision) {
+        if (turn.standing.refusal !== undefined) throw turn.standing.refusal;
+        if (sameKeys(turn.standing.blockers, blockers)) {
           const leave = session.join(wakeOnLoss(wake));
           try {
             await waitFor({
@@ -324,17 +449,18 @@ export class EtcdBackend implements LockBackend {
           }
           if (!session.alive) return 'requeue';
           if (request.deadline <= monotonicNow()) return undefined;
-          turn = await checkTurn(this.#calls, range, waiterKey, revision, request.mode);
+          turn = await queue.check(waiterKey, revision);
           if (turn.gone) return this.#keyGone(session);
           if (!session.alive) return 'requeue';
+          if (turn.standing.refusal !== undefined) throw turn.standing.refusal;
         }
-        blocker = turn.blocker;
+        blockers = turn.standing.blockers;
       } finally {
         // Never awaited: the hand-off must not wait for etcd to confirm the cancellation.
-        if (watcher !== undefined) void watcher.cancel().catch(() => undefined);
+        for (const watcher of watchers) if (watcher !== undefined) void watcher.cancel().catch(() => undefined);
       }
     }
-    return blocker === undefined ? 'granted' : undefined;
+    return blockers.length === 0 ? 'granted' : undefined;
   }
 
   /**
@@ -346,7 +472,7 @@ export class EtcdBackend implements LockBackend {
     return 'requeue';
   }
 
-  #grant(request: BackendAcquireRequest, session: LeaseSession, name: string, waiterKey: Buffer, revision: bigint): BackendGrant {
+  #grant(request: ContenderRequest, session: LeaseSession, name: string, waiterKey: Buffer, revision: bigint): BackendGrant {
     const { key, ownerId, observer } = request;
     const calls = this.#calls;
     const held: HeldLock = { key, waiterKey: name, createRevision: revision, leaseId: session.id };
@@ -496,7 +622,7 @@ export class EtcdBackend implements LockBackend {
    * handed to core, which retries it in the background. Never rejects.
    */
   async #cleanup(
-    request: BackendAcquireRequest,
+    request: ContenderRequest,
     session: LeaseSession,
     name: string,
     waiterKey: Buffer,
@@ -537,6 +663,11 @@ export class EtcdBackend implements LockBackend {
     // Not deleted: the key is gone, or someone else's now (written since); its name stays burnt.
     if (await deleteOwn(this.#calls, waiterKey, revision)) session.releaseName(name);
   }
+}
+
+/** True when both lists name the same keys, each with the same create revision, in the same order. */
+function sameKeys(a: readonly IKeyValue[], b: readonly IKeyValue[]): boolean {
+  return a.length === b.length && a.every((kv, index) => kv.key.equals(b[index]!.key) && kv.create_revision === b[index]!.create_revision);
 }
 
 /** A waiter's place on the lease: only its loss matters (the waiter re-queues on a new lease). */

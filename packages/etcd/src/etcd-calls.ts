@@ -152,8 +152,16 @@ export class EtcdCalls {
    * (or rejects after the request timeout), so a re-check made after it cannot miss the deletion.
    * `onChange` runs on the deletion and on any watch error (the caller re-checks either way).
    */
-  async watchDeletion(key: Buffer, onChange: () => void): Promise<Watcher> {
-    const watcher = this.client.watch().key(key).only('delete').watcher();
+  watchDeletion(key: Buffer, onChange: () => void): Promise<Watcher> {
+    return this.#confirmedDeletionWatch(this.client.watch().key(key).only('delete').watcher(), onChange);
+  }
+
+  /** As {@link watchDeletion}, for the deletion of any key that starts with `prefix`. */
+  watchPrefixDeletions(prefix: Buffer, onChange: () => void): Promise<Watcher> {
+    return this.#confirmedDeletionWatch(this.client.watch().prefix(prefix).only('delete').watcher(), onChange);
+  }
+
+  async #confirmedDeletionWatch(watcher: Watcher, onChange: () => void): Promise<Watcher> {
     watcher.on('delete', onChange);
     watcher.on('error', onChange);
     const created = new Promise<Watcher>((resolve, reject) => {

@@ -22,7 +22,9 @@ export interface EtcdLockProviderOptions extends Omit<LockProviderOptions, 'defa
   /** etcd3 connection options (`hosts`, credentials, …); the provider opens the client and closes it in `close()`. */
   readonly connection?: IOptions;
   /**
-   * Prepended to every lock name. Waiter keys are `<keyPrefix><encoded key>/<lease id in hex>`.
+   * Prepended to every lock name. Waiter keys are `<keyPrefix><encoded key>/<lease id in hex>`;
+   * a semaphore's contender keys are `<keyPrefix>\0fencelock-semaphore/<escaped key>/<lease id in hex>`,
+   * a range apart from every lock's.
    * @default 'fencelock/'
    */
   readonly keyPrefix?: string;
@@ -86,7 +88,8 @@ const KNOWN_OPTIONS: readonly (keyof EtcdLockProviderOptions & string)[] = [
  * Distributed locks on etcd, with the recipe of etcd's own `clientv3/concurrency.Mutex`: one lease
  * per provider session kept alive by keepalives, one waiter key per acquisition ordered by create
  * revision, each waiter watching only its predecessor (FIFO, no thundering herd), the create revision
- * as a global fencing token, and shared (read) locks on the same queue.
+ * as a global fencing token, and shared (read) locks on the same queue. Counting semaphores
+ * (`acquireSemaphore`, multi-permit) use the same recipe with the first N permits holding.
  */
 export class EtcdLockProvider extends BaseLockProvider {
   readonly #backend: EtcdBackend;

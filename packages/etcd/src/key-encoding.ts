@@ -45,6 +45,22 @@ export function tombstoneRoot(keyPrefix: string): Buffer {
   return Buffer.from(`${keyPrefix}${RESERVED_AS_IS}cancelled/`, 'utf8');
 }
 
+/**
+ * The etcd name of a semaphore: `<keyPrefix>\0fencelock-semaphore/<escaped key>`; its contenders'
+ * keys are `<name>/<lease hex>`. Under the prefix (a role limited to the prefix covers it) and in
+ * fencelock's reserved space, so a semaphore and a lock never share a range whatever the key and the
+ * encoding: a lock's name never starts with NUL (escaped), or is refused when it would (`as-is`).
+ * The key is always escaped (no Go recipe shares semaphores by name), so `a` never sees `a/b`'s.
+ */
+export function semaphoreName(key: string, keyPrefix: string): string {
+  return `${semaphoreRoot(keyPrefix)}${escapeKeySegment(key)}`;
+}
+
+/** Where every semaphore of a provider lives: `<keyPrefix>\0fencelock-semaphore/`. */
+export function semaphoreRoot(keyPrefix: string): string {
+  return `${keyPrefix}${RESERVED_AS_IS}semaphore/`;
+}
+
 /** The range `[start, end)` holding every key that starts with `prefix` (etcd's "prefix + 1" rule). */
 export function prefixRange(prefix: Buffer): { start: Buffer; end: Buffer } {
   const end = Buffer.from(prefix);

@@ -28,6 +28,7 @@ describeLockProvider({
     ttlResolutionMs: 1000,
     minTtlMs: 2000,
     deletionNotice: 'watch',
+    semaphore: 'multi-permit',
   },
   harness: {
     backendWaiters: backendWaiters(raw, 'fencelock-test/'),

@@ -5,7 +5,7 @@
  * of one process queue in core and only the head of that line has a waiter key in etcd.
  */
 import { randomUUID } from 'node:crypto';
-import { nextEvent, within } from '@fencelock/conformance';
+import { isPending, nextEvent, within } from '@fencelock/conformance';
 import type { LockHandle } from '@fencelock/core';
 import type { Etcd3 } from 'etcd3';
 import { expect, it } from 'vitest';
@@ -83,4 +83,30 @@ it('with 40 waiters in one process, one waiter key waits in etcd, and the 40 han
   // holder's delete landed before its put, else it watches that one key only.
   expect(waiting.deletions()).toBeGreaterThanOrEqual(1);
   expect(waiting.deletions()).toBeLessThanOrEqual(40);
+});
+
+it('with a semaphore of 2 and 6 waiters on 6 clients, each release delivers one watch event, to the waiter it lets in only', async () => {
+  // A semaphore waiter watches only the nearest keys whose permits keep it out (here the 2 keys just
+  // before its own): a release wakes the waiter it lets in, not every waiter behind it.
+  const limit = 2;
+  const key = `herd-semaphore:${randomUUID()}`;
+  const holders = [countingProvider(), countingProvider()];
+  const waiters = Array.from({ length: 6 }, () => countingProvider());
+  const held = [await holders[0]!.provider.acquireSemaphore(key, { limit }), await holders[1]!.provider.acquireSemaphore(key, { limit })];
+  const granted = [];
+  for (const waiter of waiters) {
+    const queued = nextEvent(waiter.provider, 'contended', (event) => event.key === key, 10_000);
+    granted.push(waiter.provider.acquireSemaphore(key, { limit, waitMs: 60_000 }));
+    await queued;
+  }
+  expect(waiters.map((w) => w.deletions())).toEqual(waiters.map(() => 0));
+  // Oldest first: each release lets the next waiter in, and the one after it still waits.
+  for (const [index, next] of granted.entries()) {
+    expect(await held.shift()!.release()).toBe(true);
+    held.push(await within(next, 10_000, `waiter ${index} to be let in`));
+    if (index + 1 < granted.length) expect(await isPending(granted[index + 1]!)).toBe(true);
+  }
+  await Promise.all(held.map((handle) => handle.release()));
+  expect(holders.map((h) => h.deletions())).toEqual([0, 0]);
+  expect(waiters.map((w) => w.deletions())).toEqual(waiters.map(() => 1));
 });

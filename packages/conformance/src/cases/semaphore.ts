@@ -148,11 +148,13 @@ export function registerSemaphoreCases(ctx: SuiteContext): void {
       if (a.capabilities.semaphore === 'none') return;
       const key = ctx.key('sem-mismatch');
       const holder = await a.acquireSemaphore(key, { limit });
-      for (const attempt of [
-        b.tryAcquireSemaphore(key, { limit: limit + 1 }),
-        b.acquireSemaphore(key, { limit: 1, waitMs: ctx.bound(2_000) }),
+      // Both run at once (a single try takes no place in the local line) and either may be refused
+      // first: each is caught as it starts, so the later one's refusal is never an unhandled rejection.
+      for (const refusal of [
+        b.tryAcquireSemaphore(key, { limit: limit + 1 }).catch((e: unknown) => e),
+        b.acquireSemaphore(key, { limit: 1, waitMs: ctx.bound(2_000) }).catch((e: unknown) => e),
       ]) {
-        const error: unknown = await attempt.catch((e: unknown) => e);
+        const error: unknown = await refusal;
         expect(error).toMatchObject({ code: 'LOCK_LIMIT_MISMATCH', key });
         expect(String((error as Error).message)).toContain(String(limit));
       }
