@@ -30,7 +30,8 @@ interface Waiters {
  *
  * Call it once per provider, after the SDK is registered when relying on the global providers;
  * `close()` (or `using`) removes the listeners. Locks still held at `close()` are taken out of
- * `fencelock.lock.count`, since their release will no longer be seen.
+ * `fencelock.lock.count` (and their permits out of `fencelock.semaphore.permit.count`; semaphore
+ * calls still waiting, out of `fencelock.semaphore.waiter.count`), since their end will no longer be seen.
  *
  * @example
  * const instrumentation = instrumentLockProvider(locks, { meterProvider, tracerProvider });
