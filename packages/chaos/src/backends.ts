@@ -3,12 +3,12 @@
  * still move; nothing else in the package imports an adapter). A client process receives a plain,
  * serialisable {@link ClientBackendConfig} over `fork` and turns it into a provider here.
  */
-import type { LockProvider } from '@fencelock/core';
-import { createEtcdLockProvider } from '@fencelock/etcd';
-import { createPostgresLockProvider } from '@fencelock/postgres';
-import { createRedisLockProvider } from '@fencelock/redis';
-import { createRedlockLockProvider } from '@fencelock/redlock';
-import { createZooKeeperLockProvider } from '@fencelock/zookeeper';
+import type { LockCapabilities, LockProvider } from '@fencelock/core';
+import { createEtcdLockProvider, ETCD_CAPABILITIES } from '@fencelock/etcd';
+import { createPostgresLockProvider, POSTGRES_CAPABILITIES } from '@fencelock/postgres';
+import { createRedisLockProvider, REDIS_CAPABILITIES } from '@fencelock/redis';
+import { createRedlockLockProvider, REDLOCK_CAPABILITIES } from '@fencelock/redlock';
+import { createZooKeeperLockProvider, ZOOKEEPER_CAPABILITIES } from '@fencelock/zookeeper';
 
 /** The backends, by the name used on the command line and in the table. */
 export const BACKEND_NAMES = ['redis', 'etcd', 'zookeeper', 'redlock', 'postgres'] as const;
@@ -37,6 +37,20 @@ export const BACKEND_TRAITS: Readonly<Record<BackendName, BackendTraits>> = {
   zookeeper: { session: true, ttlMs: 3_000, servers: 3 },
   postgres: { session: true, ttlMs: 2_000, servers: 1 },
 };
+
+/** What each adapter declares it does; the harness decides from it (semaphore rows), never from a list of names. */
+export const BACKEND_CAPABILITIES: Readonly<Record<BackendName, LockCapabilities>> = {
+  redis: REDIS_CAPABILITIES,
+  redlock: REDLOCK_CAPABILITIES,
+  etcd: ETCD_CAPABILITIES,
+  zookeeper: ZOOKEEPER_CAPABILITIES,
+  postgres: POSTGRES_CAPABILITIES,
+};
+
+/** True when `backend`'s adapter declares counting semaphores. */
+export function hasSemaphores(backend: BackendName): boolean {
+  return BACKEND_CAPABILITIES[backend].semaphore !== 'none';
+}
 
 /** What a client process needs to build its provider: addresses (proxied or direct) and the run's key space. */
 export interface ClientBackendConfig {
@@ -110,9 +124,10 @@ export function createChaosProvider(config: ClientBackendConfig): LockProvider {
 
 /**
  * The run's keys that someone still holds (L3), asked through a fresh provider of the same adapter
- * (`inspect`), so the check knows nothing of any backend's key layout. Bounded to 10 s.
+ * (`inspect`, and `inspectSemaphore` for `semaphoreKeys`), so the check knows nothing of any
+ * backend's key layout. Bounded to 10 s.
  */
-export async function scanLeftovers(config: ClientBackendConfig, keys: readonly string[]): Promise<string[]> {
+export async function scanLeftovers(config: ClientBackendConfig, keys: readonly string[], semaphoreKeys: readonly string[] = []): Promise<string[]> {
   const provider = createChaosProvider(config);
   let timer: NodeJS.Timeout | undefined;
   try {
@@ -121,6 +136,10 @@ export async function scanLeftovers(config: ClientBackendConfig, keys: readonly 
       for (const key of keys) {
         const info = await provider.inspect(key);
         if (info !== undefined && info.holders.length > 0) held.push(`${config.keyPrefix}${key} (${info.holders.map((holder) => holder.ownerId).join(', ')})`);
+      }
+      for (const key of semaphoreKeys) {
+        const info = await provider.inspectSemaphore(key);
+        if (info !== undefined && info.holders.length > 0) held.push(`semaphore ${config.keyPrefix}${key} (${info.holders.map((holder) => holder.ownerId).join(', ')})`);
       }
       return held;
     })();

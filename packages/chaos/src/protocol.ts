@@ -26,6 +26,13 @@ export interface WorkloadParams {
   readonly lateWrite: boolean;
   /** How long one acquire may wait, ms. */
   readonly waitMs: number;
+  /**
+   * Above 0: W1 holds are holds of permits of a counting semaphore of this limit on the W1 keys
+   * (`acquireSemaphore`), one permit each, or one or two at random where the backend takes several
+   * at once; without W2 writes (several holders at once is the point, and a fenced store keeps one
+   * writer per key). 0: W1 holds are mutex holds.
+   */
+  readonly semaphoreLimit: number;
 }
 
 /** What the parent hands a client (as JSON in argv[2]). */

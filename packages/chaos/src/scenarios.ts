@@ -2,7 +2,7 @@
  * The fault catalogue of FAULTS.md as scenarios the nemesis can inject, and which of them run against
  * which backend. Every injection heals what it broke before it returns (also when the run stops early).
  */
-import type { BackendName } from './backends.js';
+import { hasSemaphores, type BackendName } from './backends.js';
 import type { NemesisContext, Scenario } from './nemesis.js';
 import { terminateSessionsOf } from './postgres-sessions.js';
 
@@ -349,24 +349,62 @@ const F3 = holderPause('F3', 'holder pause < TTL/3', 0.25, 0);
 const F5 = holderNetwork('F5', 'holder blackholed > TTL', 'blackhole', 1, 1_000);
 const F6 = holderNetwork('F6', 'holder connection reset', 'reset', 0, 300);
 
+/** The limit of the semaphore rows: 3 clients share 2 permits, so one of them waits. */
+export const SEMAPHORE_ROW_LIMIT = 2;
+/** The id suffix of a semaphore row: `F2-S7` is F2 with the W1 holds on a semaphore. */
+export const SEMAPHORE_ROW_SUFFIX = '-S7';
+
+/**
+ * The S7 row of a fault: the same injection against holders of a counting semaphore's permits (one
+ * key of {@link SEMAPHORE_ROW_LIMIT} permits, so that permits are contended and S7 has holds to sum).
+ */
+export function semaphoreRow(base: Scenario): Scenario {
+  return {
+    ...base,
+    id: `${base.id}${SEMAPHORE_ROW_SUFFIX}`,
+    name: `${base.name}, semaphore of ${SEMAPHORE_ROW_LIMIT}`,
+    keys: 1,
+    workload: { ...base.workload, semaphoreLimit: SEMAPHORE_ROW_LIMIT, lateWrite: false },
+  };
+}
+
+/**
+ * A backend's mutex rows, then, when its adapter declares semaphores, the S7 row of every fault
+ * that is not a negative control (those are built around one mutex holder's overlap).
+ */
+function withSemaphoreRows(backend: BackendName, rows: readonly Scenario[]): readonly Scenario[] {
+  if (!hasSemaphores(backend)) return rows;
+  return [...rows, ...rows.filter((row) => row.expectViolation !== true).map(semaphoreRow)];
+}
+
 /** Every scenario each backend runs in the soak, in order. */
-export const SCENARIOS: Readonly<Record<BackendName, readonly Scenario[]>> = {
+export const SCENARIOS: Readonly<Record<BackendName, readonly Scenario[]>> = mapBackends({
   redis: [noFault, holderCrash, F2, F3, F5, F6, latency, redisRestart(true), serverPause, redisRestart(false)],
   redlock: [noFault, holderCrash, F2, F3, F5, F6, latency, redlockMinorityDown, redlockImmediateRestart],
   etcd: [noFault, holderCrash, F2, F3, F5, F6, latency, leaderKill('F20', 'leader kill + restart'), quorumLoss('F21', 'quorum loss (2 of 3 paused)')],
   zookeeper: [noFault, holderCrash, F2, F3, F5, F6, latency, leaderKill('F23', 'leader kill + restart'), quorumLoss('F24', 'quorum loss (2 of 3 paused)')],
   // A reset connection is an ended session on PostgreSQL: the server frees its locks at once.
   postgres: [noFault, holderCrash, F2, F3, F5, { ...F6, name: `${F6.name}, a race`, race: true }, latency, sessionTerminated, serverPause, postgresRestart(false), postgresRestart(true)],
-};
+}, withSemaphoreRows);
 
-/** The quick deterministic profile (part of `pnpm test`): a few faults per backend, controls included. */
-export const QUICK_PROFILE: Readonly<Record<BackendName, readonly string[]>> = {
+/**
+ * The quick deterministic profile (part of `pnpm test`): a few faults per backend, controls
+ * included, and F2's S7 row (a paused holder's permit runs out and is taken) where the backend has
+ * semaphores.
+ */
+export const QUICK_PROFILE: Readonly<Record<BackendName, readonly string[]>> = mapBackends({
   redis: ['F1', 'F2', 'F10'],
   etcd: ['F1', 'F2', 'F21'],
   zookeeper: ['F1', 'F2', 'F24'],
   redlock: ['F2', 'F16'],
   postgres: ['F1', 'F2', 'F12', 'F29'],
-};
+}, (backend, ids) => (hasSemaphores(backend) ? [...ids, `F2${SEMAPHORE_ROW_SUFFIX}`] : ids));
+
+function mapBackends<T>(rows: Readonly<Record<BackendName, T>>, map: (backend: BackendName, value: T) => T): Readonly<Record<BackendName, T>> {
+  const result = {} as Record<BackendName, T>;
+  for (const backend of Object.keys(rows) as BackendName[]) result[backend] = map(backend, rows[backend]);
+  return result;
+}
 
 /** The scenario `id` of `backend`. @throws RangeError when the backend does not run it. */
 export function scenario(backend: BackendName, id: string): Scenario {

@@ -1,7 +1,8 @@
 /**
  * One client's seeded workload: W1 (mutex hold/release, holds of 0–1.5 × TTL, some abandoned to
- * expire), W2 (fenced writes through the fenced store while holding) and W4 (token probe: acquire
- * and release at once). Every operation goes through the checker's lock recorder.
+ * expire; or, with `semaphoreLimit`, holds of a counting semaphore's permits), W2 (fenced writes
+ * through the fenced store while holding a mutex) and W4 (token probe: acquire and release at
+ * once). Every operation goes through the checker's lock recorder.
  */
 import type { LockHandle, LockProvider } from '@fencelock/core';
 import {
@@ -107,6 +108,11 @@ export async function runWorkload(context: WorkloadContext): Promise<number> {
         const abandon = !context.session && rng.next() < params.abandonShare;
         const key = rng.pick(context.keys);
         const holdMs = abandon ? context.ttlMs * 1.3 : rng.between(params.holdMin, params.holdMax) * context.ttlMs;
+        if (params.semaphoreLimit > 0) {
+          await holdPermits(context, key, holdMs, acquireOptions(context, waitMs, !abandon), renewals);
+          await pause(rng.between(0, params.idleMaxMs), signal);
+          continue;
+        }
         const handle = await context.recorder.acquire(context.provider, key, acquireOptions(context, waitMs, !abandon));
         if (handle !== undefined) {
           const untrack = renewals?.track(handle);
@@ -134,6 +140,28 @@ export async function runWorkload(context: WorkloadContext): Promise<number> {
     renewals?.stop();
   }
   return operations;
+}
+
+/**
+ * W1 on a counting semaphore (S7): takes one permit of `semaphoreLimit` (or, where the backend takes
+ * several at once, one or two at random, so that permit sums matter), holds it for `holdMs`, releases.
+ */
+async function holdPermits(
+  context: WorkloadContext,
+  key: string,
+  holdMs: number,
+  options: ReturnType<typeof acquireOptions>,
+  renewals: ReturnType<typeof watchSessionRenewals> | undefined,
+): Promise<void> {
+  const limit = context.params.semaphoreLimit;
+  const multi = context.provider.capabilities.semaphore === 'multi-permit' && limit > 1;
+  const permits = multi && context.rng.next() < 0.3 ? 2 : 1;
+  const handle = await context.recorder.acquireSemaphore(context.provider, key, { ...options, limit, permits });
+  if (handle === undefined) return;
+  const untrack = renewals?.track(handle);
+  await pause(holdMs, context.signal);
+  await context.recorder.release(handle);
+  untrack?.();
 }
 
 function acquireOptions(context: WorkloadContext, waitMs: number, autoExtend: boolean) {

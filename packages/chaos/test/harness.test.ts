@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { BACKEND_NAMES } from '../src/backends.js';
+import { BACKEND_NAMES, hasSemaphores } from '../src/backends.js';
 import { createRng } from '../src/rng.js';
-import { QUICK_PROFILE, SCENARIOS, scenario } from '../src/scenarios.js';
+import { QUICK_PROFILE, SCENARIOS, SEMAPHORE_ROW_LIMIT, scenario } from '../src/scenarios.js';
 import { runSeed } from '../src/soak.js';
 
 describe('seeded randomness', () => {
@@ -32,5 +32,25 @@ describe('fault catalogue', () => {
     expect(scenario('redlock', 'F16').expectViolation).toBe(true);
     expect(SCENARIOS.etcd.some((s) => s.expectViolation === true)).toBe(false);
     expect(() => scenario('etcd', 'F10')).toThrow(RangeError);
+  });
+});
+
+describe('semaphore (S7) rows', () => {
+  it('repeat every safe fault on a semaphore exactly for the backends whose adapter declares semaphores, in the quick profile too', () => {
+    for (const backend of BACKEND_NAMES) {
+      const mutexRows = SCENARIOS[backend].filter((row) => row.workload?.semaphoreLimit === undefined);
+      const semaphoreRows = SCENARIOS[backend].filter((row) => row.workload?.semaphoreLimit !== undefined);
+      const expected = hasSemaphores(backend) ? mutexRows.filter((row) => row.expectViolation !== true).map((row) => `${row.id}-S7`) : [];
+      expect(semaphoreRows.map((row) => row.id)).toEqual(expected);
+      for (const row of semaphoreRows) {
+        expect(row.workload?.semaphoreLimit).toBe(SEMAPHORE_ROW_LIMIT);
+        expect(row.expectViolation).not.toBe(true);
+        // The same injection as the mutex row.
+        expect(row.inject).toBe(scenario(backend, row.id.replace(/-S7$/, '')).inject);
+      }
+      expect(QUICK_PROFILE[backend].includes('F2-S7')).toBe(hasSemaphores(backend));
+    }
+    expect(hasSemaphores('redis')).toBe(true);
+    expect(hasSemaphores('redlock')).toBe(false);
   });
 });

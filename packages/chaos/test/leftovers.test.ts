@@ -19,3 +19,21 @@ it('scanLeftovers reports a held key of the run and nothing after its release', 
     await redis.stop();
   }
 });
+
+it('scanLeftovers reports a held semaphore permit among the semaphore keys, apart from the lock keys of the same names', async () => {
+  const redis = await startRedisServer();
+  const config = { backend: 'redis', ports: [redis.port], ttlMs: 2_000, keyPrefix: 'chaos-leftover-sem-test/' } as const;
+  const provider = createChaosProvider(config);
+  try {
+    const permit = await provider.acquireSemaphore('k0', { limit: 2, ttlMs: 2_000 });
+    // The lock k0 is free: only the semaphore scan sees the permit.
+    expect(await scanLeftovers(config, ['k0'])).toEqual([]);
+    const held = await scanLeftovers(config, [], ['k0', 'k1']);
+    expect(held).toEqual([`semaphore chaos-leftover-sem-test/k0 (${permit.ownerId})`]);
+    await permit.release();
+    expect(await scanLeftovers(config, [], ['k0', 'k1'])).toEqual([]);
+  } finally {
+    await provider.close();
+    await redis.stop();
+  }
+});

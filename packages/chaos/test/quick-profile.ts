@@ -5,7 +5,7 @@
  */
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { renderViolations } from '@fencelock/history-checker';
+import { readHistoryFile, renderViolations } from '@fencelock/history-checker';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { BackendName } from '../src/backends.js';
 import { type RunOutcome, runScenario } from '../src/run.js';
@@ -16,6 +16,9 @@ import { runSeed } from '../src/soak.js';
 /** The seed of the quick profile (each fault's run seed derives from it). */
 export const QUICK_SEED = 20_261_122;
 const DURATION_MS = 8_000;
+// A semaphore (S7) row: F2's one injection (at 1 s, a pause of TTL + 1 s) fits in 5 s of workload,
+// which keeps what the S7 rows add to the suite to a few seconds per backend.
+const SEMAPHORE_DURATION_MS = 5_000;
 // L1's ε inside the test suite. FAULTS.md's 50 ms holds on an idle loop (`pnpm chaos` keeps it and
 // reports the figure); CI machines are shared, and a loaded event loop alone can lag by 100+ ms. One
 // second still fails a library that waits for a silent driver (seconds) or never signals at all.
@@ -60,7 +63,7 @@ export function quickProfile(backend: BackendName): void {
           backend,
           scenario: fault,
           seed: runSeed(QUICK_SEED, backend, id),
-          durationMs: DURATION_MS,
+          durationMs: (fault.workload?.semaphoreLimit ?? 0) > 0 ? SEMAPHORE_DURATION_MS : DURATION_MS,
           servers,
           dir,
           firstInjectionMs: 1_000,
@@ -72,6 +75,12 @@ export function quickProfile(backend: BackendName): void {
         // The fault really happened (a holder was there to be hit).
         expect(outcome.faultSteps, report).toBeGreaterThan(0);
         expect(outcome.result.stats.acquisitions, report).toBeGreaterThan(0);
+        if ((fault.workload?.semaphoreLimit ?? 0) > 0) {
+          // S7 had something to check: permits were granted several times, all with the row's limit.
+          const grants = readHistoryFile(outcome.historyPath).flatMap((event) => (event.nemesis === undefined && event.f === 'acquire' && event.type === 'ok' && event.limit !== undefined ? [event] : []));
+          expect(grants.length, report).toBeGreaterThan(1);
+          expect(new Set(grants.map((event) => event.limit)), report).toEqual(new Set([fault.workload?.semaphoreLimit]));
+        }
         if (fault.expectViolation === true) {
           const found = outcome.result.violations.map((violation) => violation.property);
           expect(found.some((property) => (EXPECTED[id] ?? []).includes(property)), report).toBe(true);

@@ -61,6 +61,8 @@ export const HOLD_OPTIONS: readonly OptionSpec[] = [
   { name: 'kill-grace', type: 'string', valueName: '<duration>', description: 'after SIGTERM on lock loss, wait this long before SIGKILL (default: 2s)' },
   { name: 'max-hold', type: 'string', valueName: '<duration>', description: 'release the lock and stop the command after this long (default: no limit)' },
   { name: 'shared', type: 'boolean', short: 's', description: 'take a shared (read) lock; etcd, zookeeper and postgres only' },
+  { name: 'permits', type: 'string', short: 'p', valueName: '<n>', description: 'hold a permit of the counting semaphore <key> of n permits instead of the lock: up to n holds run at once (every holder must give the same n); needs a backend with semaphores' },
+  { name: 'take', type: 'string', valueName: '<k>', description: 'with --permits: take k of the n permits at once, all or none (default: 1); k above 1 needs a backend with multi-permit semaphores' },
   { name: 'metadata', type: 'string', short: 'm', valueName: '<text>', description: 'stored with the lock, shown by inspect (default: host, pid and program name)' },
   { name: 'conflict-exit-code', type: 'string', short: 'E', valueName: '<n>', description: 'exit status when the lock is not acquired (default: 75)' },
   { name: 'foreground', type: 'boolean', description: 'keep the command in fencelock\'s process group, so it can use the terminal; signals then reach only the command itself, not its children' },
@@ -69,6 +71,7 @@ export const HOLD_OPTIONS: readonly OptionSpec[] = [
 /** Flags of `fencelock inspect`. */
 export const INSPECT_OPTIONS: readonly OptionSpec[] = [
   { name: 'json', type: 'boolean', description: 'print one JSON object (tokens as decimal strings)' },
+  { name: 'semaphore', type: 'boolean', description: 'show the counting semaphore <key> (its limit and the permits each holder has) instead of the lock' },
 ];
 
 /** The flags a command takes besides the global ones. */

@@ -15,23 +15,28 @@ import { UsageError } from './usage-error.js';
  * ZooKeeper, PostgreSQL). `undefined` keeps the adapter's default, as does a key layout setting (key prefix,
  * key encoding, root, naming) that `config` leaves out. The provider owns its client and closes it
  * in `close()`.
+ *
+ * `semaphorePermits`, when given, says a semaphore will be used with that many permits taken at
+ * once: a backend without semaphores (or without multi-permit ones, for more than one) is refused
+ * from its declared capabilities, before its client connects.
  */
-export async function connectProvider(config: BackendConfig, lifetimeMs: number | undefined): Promise<LockProvider> {
+export async function connectProvider(config: BackendConfig, lifetimeMs: number | undefined, semaphorePermits?: number): Promise<LockProvider> {
+  const check = (capabilities: LockCapabilities): void => checkCapabilities(config, capabilities, lifetimeMs, semaphorePermits);
   switch (config.backend) {
     case 'redis': {
       const { createRedisLockProvider, REDIS_CAPABILITIES } = await import('@fencelock/redis');
-      checkLifetime(lifetimeMs, REDIS_CAPABILITIES);
+      check(REDIS_CAPABILITIES);
       return createRedisLockProvider({ connection: redisConnection(config.url, config.access), keyPrefix: config.keyPrefix, ...(lifetimeMs === undefined ? {} : { defaultTtlMs: lifetimeMs }) });
     }
     case 'redlock': {
       const { createRedlockLockProvider, REDLOCK_CAPABILITIES } = await import('@fencelock/redlock');
-      checkLifetime(lifetimeMs, REDLOCK_CAPABILITIES);
+      check(REDLOCK_CAPABILITIES);
       const { access } = config;
       return createRedlockLockProvider({ masters: config.urls.map((url) => redisConnection(url, access)), keyPrefix: config.keyPrefix, ...(lifetimeMs === undefined ? {} : { defaultTtlMs: lifetimeMs }) });
     }
     case 'etcd': {
       const { createEtcdLockProvider, ETCD_CAPABILITIES } = await import('@fencelock/etcd');
-      checkLifetime(lifetimeMs, ETCD_CAPABILITIES);
+      check(ETCD_CAPABILITIES);
       const { access } = config;
       const tls = access?.tls;
       return createEtcdLockProvider({
@@ -47,7 +52,7 @@ export async function connectProvider(config: BackendConfig, lifetimeMs: number 
     }
     case 'zookeeper': {
       const { createZooKeeperLockProvider, DEFAULT_SESSION_TIMEOUT_MS, ZOOKEEPER_CAPABILITIES } = await import('@fencelock/zookeeper');
-      checkLifetime(lifetimeMs, ZOOKEEPER_CAPABILITIES);
+      check(ZOOKEEPER_CAPABILITIES);
       const sessionTimeoutMs = lifetimeMs ?? DEFAULT_SESSION_TIMEOUT_MS;
       // The adapter bounds each request by a third of the granted session timeout (5 s at most).
       const { user, password } = config.access ?? {};
@@ -61,7 +66,7 @@ export async function connectProvider(config: BackendConfig, lifetimeMs: number 
     }
     case 'postgres': {
       const { createPostgresLockProvider, POSTGRES_CAPABILITIES } = await import('@fencelock/postgres');
-      checkLifetime(lifetimeMs, POSTGRES_CAPABILITIES);
+      check(POSTGRES_CAPABILITIES);
       return createPostgresLockProvider({
         connection: postgresConnection(config.url, config.access),
         ...(config.namespace === undefined ? {} : { namespace: config.namespace }),
@@ -106,10 +111,20 @@ function postgresConnection(url: string, access: Access | undefined): string | C
   };
 }
 
-/** `--ttl` below what the backend honours is a usage error, said before the client connects. */
-function checkLifetime(lifetimeMs: number | undefined, capabilities: LockCapabilities): void {
+/**
+ * What the backend declares it cannot do is a usage error, said before the client connects: `--ttl`
+ * below what it honours, a semaphore where it has none, several permits at once where it takes one.
+ */
+function checkCapabilities(config: BackendConfig, capabilities: LockCapabilities, lifetimeMs: number | undefined, semaphorePermits: number | undefined): void {
   if (lifetimeMs !== undefined && lifetimeMs < capabilities.minTtlMs) {
     throw new UsageError(`--ttl must be at least ${formatDuration(capabilities.minTtlMs)} on this backend`, 'hold');
+  }
+  if (semaphorePermits === undefined) return;
+  if (capabilities.semaphore === 'none') {
+    throw new UsageError(`the ${config.backend} backend has no counting semaphores (LOCK_UNSUPPORTED); choose a backend that has them with --backend`);
+  }
+  if (semaphorePermits > 1 && capabilities.semaphore !== 'multi-permit') {
+    throw new UsageError(`the ${config.backend} backend takes one semaphore permit at a time (LOCK_UNSUPPORTED); drop --take or give --take 1`, 'hold');
   }
 }
 

@@ -21,6 +21,8 @@ export interface ErrorContext {
   readonly debug?: boolean;
   /** The exit status for a lock not acquired (`--conflict-exit-code`). */
   readonly conflictExitCode?: number;
+  /** The key is a counting semaphore's (`hold --permits`, `inspect --semaphore`), not a lock's. */
+  readonly semaphore?: boolean;
 }
 
 /**
@@ -58,6 +60,8 @@ function exitCodeOf(error: LockError, context: ErrorContext): number {
       return ExitCode.BACKEND_UNAVAILABLE;
     case LockErrorCode.INVALID_ARGUMENT:
     case LockErrorCode.UNSUPPORTED:
+    // A --permits other than the one the semaphore's holders agreed on: the flag is wrong, not the moment.
+    case LockErrorCode.LIMIT_MISMATCH:
       return ExitCode.USAGE;
     case LockErrorCode.FORBIDDEN:
       return ExitCode.FORBIDDEN;
@@ -70,7 +74,11 @@ function hintFor(error: LockError, context: ErrorContext): string | undefined {
   const key = context.key === undefined ? '<key>' : shellWord(context.key);
   switch (error.code) {
     case LockErrorCode.TIMEOUT:
-      return `another process holds it; see who with: fencelock inspect ${key} (wait longer with --wait, e.g. --wait 5m)`;
+      return context.semaphore === true
+        ? `other processes hold its permits; see who with: fencelock inspect --semaphore ${key} (wait longer with --wait, e.g. --wait 5m)`
+        : `another process holds it; see who with: fencelock inspect ${key} (wait longer with --wait, e.g. --wait 5m)`;
+    case LockErrorCode.LIMIT_MISMATCH:
+      return `every holder of a semaphore must give the same --permits; see the limit in use with: fencelock inspect --semaphore ${key}`;
     case LockErrorCode.LOST:
       return 'another process may hold the lock now; protect what the command writes with $FENCELOCK_TOKEN';
     case LockErrorCode.BACKEND_UNAVAILABLE: {
@@ -83,7 +91,9 @@ function hintFor(error: LockError, context: ErrorContext): string | undefined {
     case LockErrorCode.QUORUM_NOT_REACHED:
       return 'fewer than a majority of the Redlock masters answered; check that most of them are running';
     case LockErrorCode.UNSUPPORTED:
-      return 'this backend cannot do that (shared locks need etcd, zookeeper or postgres); see fencelock hold --help';
+      return context.semaphore === true
+        ? 'this backend cannot do that (semaphores need a backend that has them; --take above 1 one with multi-permit semaphores); see fencelock hold --help'
+        : 'this backend cannot do that (shared locks need etcd, zookeeper or postgres); see fencelock hold --help';
     case LockErrorCode.INVALID_ARGUMENT:
       return 'check the key and the flags; see fencelock --help';
     default:

@@ -2,14 +2,15 @@ import { COMMAND_OPTIONS, GLOBAL_OPTIONS, type CommandName, type OptionSpec } fr
 import { ExitCode } from './exit-codes.js';
 
 const SUMMARY: Readonly<Record<CommandName, string>> = {
-  hold: 'run a command while holding a lock (a distributed flock); exit with its status',
-  inspect: 'show who holds a lock (owner, mode, fencing token, time left, metadata), or that it is free',
+  hold: 'run a command while holding a lock (a distributed flock), or a semaphore\'s permits; exit with its status',
+  inspect: 'show who holds a lock or a semaphore (owner, mode, fencing token, time left, metadata), or that it is free',
 };
 
 const EXIT_STATUS = [
   `  ${ExitCode.OK}      the command succeeded (hold), or the lock was shown (inspect)`,
   '  1-255  hold: the command\'s own exit status; 128+n when it was ended by signal n',
-  `  ${ExitCode.USAGE}     bad usage (unknown flag, bad duration, empty key, no command); nothing was contacted`,
+  `  ${ExitCode.USAGE}     bad usage (unknown flag, bad duration, empty key, no command, --permits on a backend without semaphores); nothing was contacted`,
+  `  ${ExitCode.USAGE}     also: hold --permits n where the semaphore\'s holders use another n (LOCK_LIMIT_MISMATCH)`,
   `  ${ExitCode.BACKEND_UNAVAILABLE}     the backend could not be reached (or no Redlock majority)`,
   `  ${ExitCode.INTERNAL}     an unexpected error`,
   `  ${ExitCode.NOT_ACQUIRED}     hold: the lock was not acquired (held, with --no-wait; or --wait ran out); see --conflict-exit-code`,
@@ -34,6 +35,9 @@ const HOLD_EXAMPLES = [
   '',
   '  # PostgreSQL: a session advisory lock, excluded by pg_advisory_lock(<id>) of other programs.',
   '  fencelock hold -b postgres --postgres-url postgres://app@db:5432/app migrate -- ./migrate.sh',
+  '',
+  '  # A counting semaphore: at most 3 exports run at once across machines; a 4th waits for a permit.',
+  '  fencelock hold --permits 3 --wait 10m exports -- ./export.sh',
 ];
 
 const INSPECT_EXAMPLES = [
@@ -42,6 +46,9 @@ const INSPECT_EXAMPLES = [
   '',
   '  # Who holds the lock that kazoo services take on /services/locks/deploy?',
   '  fencelock inspect -b zookeeper --zk-root /services/locks --zk-naming kazoo deploy',
+  '',
+  '  # The holders of the semaphore that `fencelock hold --permits 3 exports` takes, and its limit.',
+  '  fencelock inspect --semaphore exports',
 ];
 
 const HOLD_DETAILS = [
@@ -57,6 +64,16 @@ const HOLD_DETAILS = [
   '                      every write so the resource can refuse a writer that lost the lock',
   '  FENCELOCK_OWNER_ID  this acquisition\'s owner id, as inspect shows it',
   '  FENCELOCK_FENCING   how strong the token is: global (etcd, zookeeper), per-key (redis, postgres), none',
+  '  FENCELOCK_SEMAPHORE_LIMIT, FENCELOCK_SEMAPHORE_PERMITS',
+  '                      with --permits: the semaphore\'s limit and the permits this hold has',
+  '',
+  'With --permits n, fencelock holds a permit of the counting semaphore <key> of n permits instead',
+  'of the lock (semaphores are apart from locks: a lock and a semaphore of one key do not meet): up',
+  'to n holds of it run at once, the next waits per --wait for a permit, and all the above holds for',
+  'it (loss, --max-hold, signals, exit statuses). Every holder must give the same n, or it fails with',
+  'LOCK_LIMIT_MISMATCH (64). --take k takes k permits at once, all or none. The backend must have',
+  'semaphores (and multi-permit ones for k above 1): one that declares none is refused with 64',
+  'before fencelock connects. Each permit has its own fencing token, greater than every earlier one.',
   '',
   'A waiting status line is drawn on stderr when it is a terminal; otherwise fencelock is quiet',
   'unless --verbose.',

@@ -1,4 +1,4 @@
-import { isLockError, LockErrorCode, type LockHandle, type LockProvider } from '@fencelock/core';
+import { isLockError, LockErrorCode, type LockHandle, type LockProvider, type SemaphoreHandle } from '@fencelock/core';
 import { lockAbortedError } from '@fencelock/core/adapter';
 import { describeLocation } from './backend-config.js';
 import { HANDLED_SIGNALS, processSignal, type CliIo, type HandledSignal } from './cli-io.js';
@@ -9,7 +9,7 @@ import { formatDuration } from './duration.js';
 import { ExitCode, signalExitCode } from './exit-codes.js';
 import type { HoldSettings } from './parse-command-line.js';
 import { runCommand, type CommandOutcome } from './run-command.js';
-import { WaitStatus } from './wait-status.js';
+import { WaitStatus, type HolderSummary } from './wait-status.js';
 
 /** The variables `hold` adds to the command's environment. */
 export const HOLD_ENV = {
@@ -21,11 +21,16 @@ export const HOLD_ENV = {
   ownerId: 'FENCELOCK_OWNER_ID',
   /** How strong the token is: `global`, `per-key` or `none`. */
   fencing: 'FENCELOCK_FENCING',
+  /** With `--permits`: the semaphore's limit; unset for a lock. */
+  semaphoreLimit: 'FENCELOCK_SEMAPHORE_LIMIT',
+  /** With `--permits`: how many of its permits this hold has; unset for a lock. */
+  semaphorePermits: 'FENCELOCK_SEMAPHORE_PERMITS',
 } as const;
 
 /**
  * `fencelock hold`: acquires the lock (waiting per `--wait`), runs the command while holding it,
- * stops the command if the lock is lost, releases the lock, and returns the exit status.
+ * stops the command if the lock is lost, releases the lock, and returns the exit status. With
+ * `--permits` the same, with permits of a counting semaphore in place of the lock.
  */
 export async function runHold(settings: HoldSettings, io: CliIo): Promise<number> {
   const onSignal = io.onSignal ?? processSignal;
@@ -40,7 +45,9 @@ export async function runHold(settings: HoldSettings, io: CliIo): Promise<number
     key: settings.key,
     debug: settings.debug,
     conflictExitCode: settings.conflictExitCode,
+    semaphore: settings.semaphore !== undefined,
   };
+  const what = describeHeld(settings);
 
   // Until the command runs, a signal stops the wait (and releases whatever was granted meanwhile).
   const interrupt = new AbortController();
@@ -59,12 +66,12 @@ export async function runHold(settings: HoldSettings, io: CliIo): Promise<number
   let provider: LockProvider | undefined;
   let lock: LockHandle | undefined;
   try {
-    provider = await connectProvider(settings.backend, settings.ttlMs);
+    provider = await connectProvider(settings.backend, settings.ttlMs, settings.semaphore?.permits);
     verbose(`using ${describeLocation(settings.backend)}`);
     // One cheap read first: an unreachable backend is reported in seconds, where an acquire would
     // keep retrying it for the whole --wait.
     const [, warnings] = await Promise.all([
-      abortable(provider.inspect(settings.key), interrupt.signal, settings.key),
+      abortable<unknown>(settings.semaphore === undefined ? provider.inspect(settings.key) : provider.inspectSemaphore(settings.key), interrupt.signal, settings.key),
       backendWarnings(provider),
     ]);
     // Always said: a setting that voids the guarantees matters more than a quiet terminal.
@@ -72,17 +79,18 @@ export async function runHold(settings: HoldSettings, io: CliIo): Promise<number
     lock = await acquire(provider, settings, interrupt.signal, io);
     if (interruptedBy !== undefined) return signalExitCode(interruptedBy);
     if (lock === undefined) {
-      say(`fencelock: lock ${JSON.stringify(settings.key)} is held by another owner; the command was not run`);
+      const taken = settings.semaphore === undefined ? 'is held by another owner' : `has not ${settings.semaphore.permits === 1 ? 'a permit' : `${settings.semaphore.permits} permits`} free`;
+      say(`fencelock: ${what} ${taken}; the command was not run`);
       return settings.conflictExitCode;
     }
     listenNoMore();
     const token = lock.fencingToken === undefined ? 'no fencing token' : `token ${lock.fencingToken}`;
-    verbose(`acquired lock ${JSON.stringify(settings.key)} (${token}); running ${settings.command.join(' ')}`);
+    verbose(`acquired ${what} (${token}); running ${settings.command.join(' ')}`);
     const outcome = await holdWhileRunning(provider, lock, settings, io, onSignal);
     return exitStatus(outcome, settings, say, verbose);
   } catch (error) {
     if (interruptedBy !== undefined && isLockError(error, LockErrorCode.ABORTED)) {
-      verbose(`stopped waiting for lock ${JSON.stringify(settings.key)} (${interruptedBy})`);
+      verbose(`stopped waiting for ${what} (${interruptedBy})`);
       return signalExitCode(interruptedBy);
     }
     const report = describeError(error, context);
@@ -93,7 +101,7 @@ export async function runHold(settings: HoldSettings, io: CliIo): Promise<number
     // A second Ctrl-C must not cut the release short (it is bounded: see closeProvider).
     const ignore = HANDLED_SIGNALS.map((signal) => onSignal(signal, () => undefined));
     try {
-      if (lock !== undefined) await release(lock, settings, say, verbose);
+      if (lock !== undefined) await release(lock, what, say, verbose);
       await closeProvider(provider);
     } finally {
       for (const off of ignore) off();
@@ -101,27 +109,42 @@ export async function runHold(settings: HoldSettings, io: CliIo): Promise<number
   }
 }
 
-/** Acquires with the status line; resolves `undefined` when `--no-wait` finds the key held. */
+/** `lock "k"`, or `semaphore "k" (n permits)`: what a hold's messages talk about. */
+function describeHeld(settings: HoldSettings): string {
+  const key = JSON.stringify(settings.key);
+  return settings.semaphore === undefined ? `lock ${key}` : `semaphore ${key} (${settings.semaphore.limit} permits)`;
+}
+
+/**
+ * Acquires the lock, or the semaphore's permits with `--permits`, with the status line; resolves
+ * `undefined` when `--no-wait` finds the key held (no permit free).
+ */
 async function acquire(provider: LockProvider, settings: HoldSettings, signal: AbortSignal, io: CliIo): Promise<LockHandle | undefined> {
-  const options = {
-    mode: settings.mode,
+  const common = {
     metadata: settings.metadata,
     signal,
     ...(settings.maxHoldMs === undefined ? {} : { maxHoldMs: settings.maxHoldMs }),
   };
-  if (settings.waitMs === 0) return provider.tryAcquire(settings.key, options);
-  const status = new WaitStatus({ stderr: io.stderr, verbose: settings.verbose, key: settings.key, waitMs: settings.waitMs });
+  const semaphore = settings.semaphore;
+  const { key, waitMs } = settings;
+  if (waitMs === 0) return semaphore === undefined ? provider.tryAcquire(key, { ...common, mode: settings.mode }) : provider.tryAcquireSemaphore(key, { ...common, ...semaphore });
+  const holders = async (): Promise<readonly HolderSummary[]> =>
+    ((semaphore === undefined ? await provider.inspect(key) : await provider.inspectSemaphore(key))?.holders ?? []);
+  const status = new WaitStatus({ stderr: io.stderr, verbose: settings.verbose, key, waitMs, semaphore });
   const stopWatching = provider.on('contended', (event) => {
-    if (event.key !== settings.key) return;
+    // A lock and a semaphore of one key are apart: only the kind this hold waits for counts.
+    if (event.key !== key || (event.mode === 'semaphore') !== (semaphore !== undefined)) return;
     status.contended();
     // Who holds it is shown when known; failing to find out must not disturb the wait.
-    provider.inspect(settings.key).then(
-      (info) => status.holder(info?.holders[0]),
+    holders().then(
+      (found) => status.holder(found[0]),
       () => undefined,
     );
   });
   try {
-    return await provider.acquire(settings.key, { ...options, waitMs: settings.waitMs });
+    return semaphore === undefined
+      ? await provider.acquire(key, { ...common, mode: settings.mode, waitMs })
+      : await provider.acquireSemaphore(key, { ...common, ...semaphore, waitMs });
   } finally {
     stopWatching();
     status.stop();
@@ -147,10 +170,10 @@ async function holdWhileRunning(
       : undefined;
   confirm?.unref();
   const offUncertain = provider.on('uncertain', (event) => {
-    if (event.ownerId === lock.ownerId && settings.verbose) io.stderr.write(`fencelock: connection to the backend lost; lock ${JSON.stringify(settings.key)} is uncertain\n`);
+    if (event.ownerId === lock.ownerId && settings.verbose) io.stderr.write(`fencelock: connection to the backend lost; ${describeHeld(settings)} is uncertain\n`);
   });
   const offRecovered = provider.on('recovered', (event) => {
-    if (event.ownerId === lock.ownerId && settings.verbose) io.stderr.write(`fencelock: connection back; lock ${JSON.stringify(settings.key)} still held\n`);
+    if (event.ownerId === lock.ownerId && settings.verbose) io.stderr.write(`fencelock: connection back; ${describeHeld(settings)} still held\n`);
   });
   try {
     return await runCommand({
@@ -177,17 +200,28 @@ async function holdWhileRunning(
   }
 }
 
-/** The command's environment: ours, plus the lock's key, owner id and fencing token. */
+/** The command's environment: ours, plus the lock's key, owner id and fencing token (and a semaphore's limit and permits). */
 function commandEnv(env: CliIo['env'], lock: LockHandle, provider: LockProvider): Record<string, string> {
   const result: Record<string, string> = {};
   for (const [name, value] of Object.entries(env)) if (value !== undefined) result[name] = value;
   result[HOLD_ENV.key] = lock.key;
+  // As with the token: an outer hold's semaphore must not be taken for this one.
+  delete result[HOLD_ENV.semaphoreLimit];
+  delete result[HOLD_ENV.semaphorePermits];
+  if (isSemaphore(lock)) {
+    result[HOLD_ENV.semaphoreLimit] = String(lock.limit);
+    result[HOLD_ENV.semaphorePermits] = String(lock.permits);
+  }
   result[HOLD_ENV.ownerId] = lock.ownerId;
   result[HOLD_ENV.fencing] = provider.capabilities.fencing;
   // An outer fencelock's token must not leak into a command that has none.
   if (lock.fencingToken === undefined) delete result[HOLD_ENV.token];
   else result[HOLD_ENV.token] = lock.fencingToken.toString();
   return result;
+}
+
+function isSemaphore(handle: LockHandle): handle is SemaphoreHandle {
+  return handle.mode === 'semaphore';
 }
 
 function exitStatus(outcome: CommandOutcome, settings: HoldSettings, say: (line: string) => void, verbose: (line: string) => void): number {
@@ -206,13 +240,13 @@ function exitStatus(outcome: CommandOutcome, settings: HoldSettings, say: (line:
   return status;
 }
 
-async function release(lock: LockHandle, settings: HoldSettings, say: (line: string) => void, verbose: (line: string) => void): Promise<void> {
+async function release(lock: LockHandle, what: string, say: (line: string) => void, verbose: (line: string) => void): Promise<void> {
   try {
     const wasHeld = await lock.release();
-    if (wasHeld) verbose(`released lock ${JSON.stringify(settings.key)}`);
-    else if (!lock.signal.aborted || !isLockError(lock.signal.reason, LockErrorCode.LOST)) verbose(`lock ${JSON.stringify(settings.key)} was no longer held at release`);
+    if (wasHeld) verbose(`released ${what}`);
+    else if (!lock.signal.aborted || !isLockError(lock.signal.reason, LockErrorCode.LOST)) verbose(`${what} was no longer held at release`);
   } catch (error) {
-    say(`fencelock: could not release lock ${JSON.stringify(settings.key)} (it expires on its own): ${error instanceof Error ? error.message : String(error)}`);
+    say(`fencelock: could not release ${what} (it expires on its own): ${error instanceof Error ? error.message : String(error)}`);
   }
 }
 

@@ -1,4 +1,4 @@
-import type { BackendWarning, LockInfo, LockProvider } from '@fencelock/core';
+import type { BackendWarning, LockInfo, LockProvider, SemaphoreInfo } from '@fencelock/core';
 import { describeLocation } from './backend-config.js';
 import { backendWarnings } from './backend-warnings.js';
 import type { CliIo } from './cli-io.js';
@@ -12,8 +12,10 @@ import type { InspectSettings } from './parse-command-line.js';
 export interface InspectJsonHolder {
   /** The holder's owner id (`FENCELOCK_OWNER_ID` of a `hold`; for foreign lock libraries, their stored value). */
   readonly ownerId: string;
-  /** Exclusive, or shared (a read lock). */
-  readonly mode: 'exclusive' | 'shared';
+  /** Exclusive, or shared (a read lock); `semaphore` for a holder of a semaphore's permits (`--semaphore`). */
+  readonly mode: 'exclusive' | 'shared' | 'semaphore';
+  /** With `--semaphore`: how many permits it holds. Absent for a lock's holder. */
+  readonly permits?: number;
   /** The fencing token as a decimal string, or `null` when the backend gives none. */
   readonly fencingToken: string | null;
   /** Remaining validity in ms as the backend sees it, or `null` when it does not say (session backends). */
@@ -30,6 +32,11 @@ export interface InspectJson {
   readonly backend: string;
   /** `held` when there is at least one holder. */
   readonly state: 'free' | 'held';
+  /**
+   * With `--semaphore`: the limit the holders agreed on (absent when free: a semaphore without
+   * holders takes the limit of its next acquirer). Absent for a lock.
+   */
+  readonly limit?: number;
   /** Empty when free; one entry for an exclusive holder, one per reader for shared locks. */
   readonly holders: readonly InspectJsonHolder[];
   /**
@@ -43,13 +50,13 @@ export interface InspectJson {
 export async function runInspect(settings: InspectSettings, io: CliIo): Promise<number> {
   let provider: LockProvider | undefined;
   try {
-    provider = await connectProvider(settings.backend, undefined);
-    const info = await provider.inspect(settings.key);
+    provider = await connectProvider(settings.backend, undefined, settings.semaphore ? 1 : undefined);
+    const info = settings.semaphore ? await provider.inspectSemaphore(settings.key) : await provider.inspect(settings.key);
     const json = inspectJson(settings.key, provider.name, info, await backendWarnings(provider));
     io.stdout.write(settings.json ? `${JSON.stringify(json)}\n` : formatInspect(json, describeLocation(settings.backend)));
     return ExitCode.OK;
   } catch (error) {
-    const report = describeError(error, { backend: settings.backend, key: settings.key, debug: settings.debug });
+    const report = describeError(error, { backend: settings.backend, key: settings.key, debug: settings.debug, semaphore: settings.semaphore });
     for (const line of report.lines) io.stderr.write(`${line}\n`);
     return report.exitCode;
   } finally {
@@ -57,16 +64,17 @@ export async function runInspect(settings: InspectSettings, io: CliIo): Promise<
   }
 }
 
-/** The JSON form of what a provider's `inspect` returned. */
+/** The JSON form of what a provider's `inspect` (or `inspectSemaphore`) returned. */
 export function inspectJson(
   key: string,
   backend: string,
-  info: LockInfo | undefined,
+  info: LockInfo | SemaphoreInfo | undefined,
   warnings: readonly BackendWarning[] = [],
 ): InspectJson {
-  const holders = (info?.holders ?? []).map((holder) => ({
+  const holders = (info?.holders ?? []).map((holder): InspectJsonHolder => ({
     ownerId: holder.ownerId,
     mode: holder.mode,
+    ...('permits' in holder ? { permits: holder.permits } : {}),
     fencingToken: holder.fencingToken === undefined ? null : holder.fencingToken.toString(),
     remainingMs: holder.remainingMs ?? null,
     metadata: holder.metadata ?? null,
@@ -75,6 +83,7 @@ export function inspectJson(
     key,
     backend,
     state: holders.length === 0 ? 'free' : 'held',
+    ...(info !== undefined && 'limit' in info ? { limit: info.limit } : {}),
     holders,
     warnings: warnings.map(({ code, message }) => ({ code, message })),
   };
@@ -84,11 +93,14 @@ export function inspectJson(
 export function formatInspect(json: InspectJson, where: string): string {
   const warnings = json.warnings.map((warning) => `warning: ${warning.message}\n`).join('');
   if (json.state === 'free') return `${JSON.stringify(json.key)} is free (${where})\n${warnings}`;
-  const lines = [`${JSON.stringify(json.key)} is held (${where})`];
+  const used = json.holders.reduce((sum, holder) => sum + (holder.permits ?? 0), 0);
+  const limit = json.limit === undefined ? '' : `, ${used} of ${json.limit} permits in use`;
+  const lines = [`${JSON.stringify(json.key)} is held (${where}${limit})`];
   for (const holder of json.holders) {
     lines.push(
       `  owner      ${holder.ownerId}`,
       `  mode       ${holder.mode}`,
+      ...(holder.permits === undefined ? [] : [`  permits    ${holder.permits}`]),
       `  token      ${holder.fencingToken ?? 'none (this backend gives no fencing token)'}`,
       `  remaining  ${holder.remainingMs === null ? 'while the holder\'s session lives' : formatDuration(holder.remainingMs)}`,
       `  metadata   ${holder.metadata ?? '-'}`,

@@ -1,7 +1,7 @@
 import { hostname } from 'node:os';
 import { parseArgs } from 'node:util';
 import { MAX_METADATA_BYTES, type LockMode } from '@fencelock/core';
-import { validateKey } from '@fencelock/core/adapter';
+import { validateKey, validateSemaphoreLimit } from '@fencelock/core/adapter';
 import { resolveBackendConfig, type BackendConfig } from './backend-config.js';
 import { COMMAND_NAMES, COMMAND_OPTIONS, GLOBAL_OPTIONS, type CommandName, type OptionSpec } from './cli-options.js';
 import { parseDuration } from './duration.js';
@@ -32,8 +32,13 @@ export interface HoldSettings extends GlobalSettings {
   readonly killGraceMs: number;
   /** The longest the lock may be held, in ms; `undefined` for no bound. */
   readonly maxHoldMs: number | undefined;
-  /** Exclusive, or shared with `--shared`. */
+  /** Exclusive, or shared with `--shared`; unused when {@link semaphore} is set. */
   readonly mode: LockMode;
+  /**
+   * With `--permits`: hold permits of the counting semaphore `key` instead of the lock. `limit` is
+   * the semaphore's number of permits (`--permits`), `permits` how many this hold takes (`--take`).
+   */
+  readonly semaphore: SemaphoreRequest | undefined;
   /** Stored with the lock and shown by `inspect`. */
   readonly metadata: string;
   /** The exit status when the lock is not acquired. */
@@ -42,12 +47,22 @@ export interface HoldSettings extends GlobalSettings {
   readonly foreground: boolean;
 }
 
+/** The counting semaphore a `hold --permits` asks for. */
+export interface SemaphoreRequest {
+  /** The semaphore's limit: how many permits it has (`--permits`). */
+  readonly limit: number;
+  /** How many of them this hold takes at once (`--take`, default 1). */
+  readonly permits: number;
+}
+
 /** What `fencelock inspect` was asked to do. */
 export interface InspectSettings extends GlobalSettings {
   /** The lock key. */
   readonly key: string;
   /** One JSON object instead of text. */
   readonly json: boolean;
+  /** Show the counting semaphore `key` (`--semaphore`) instead of the lock. */
+  readonly semaphore: boolean;
 }
 
 /** A parsed command line. */
@@ -122,7 +137,7 @@ export function parseCommandLine(argv: readonly string[], env: Readonly<Record<s
 
   if (command === 'inspect') {
     if (terminatorToken !== undefined) throw new UsageError('"fencelock inspect" takes no command after --', command);
-    return { kind: 'inspect', settings: { ...global, key, json: values.json === true } };
+    return { kind: 'inspect', settings: { ...global, key, json: values.json === true, semaphore: values.semaphore === true } };
   }
 
   if (terminatorToken === undefined) {
@@ -162,10 +177,37 @@ function holdSettings(values: Values, key: string, command: readonly string[]): 
     killGraceMs: graceText === undefined ? DEFAULT_KILL_GRACE_MS : parseDuration(graceText, '--kill-grace', { allowZero: true }),
     maxHoldMs: maxHoldText === undefined ? undefined : parseDuration(maxHoldText, '--max-hold'),
     mode: values.shared === true ? 'shared' : 'exclusive',
+    semaphore: semaphoreRequest(text('permits'), text('take'), values.shared === true),
     metadata,
     conflictExitCode: exitCodeValue(text('conflict-exit-code')),
     foreground: values.foreground === true,
   };
+}
+
+/**
+ * `--permits n [--take k]` as a semaphore request, checked by core's own rule (whole numbers,
+ * 1 ≤ k ≤ n ≤ MAX_SEMAPHORE_LIMIT); `undefined` without `--permits`.
+ */
+function semaphoreRequest(limitText: string | undefined, takeText: string | undefined, shared: boolean): SemaphoreRequest | undefined {
+  if (limitText === undefined) {
+    if (takeText !== undefined) throw new UsageError('--take needs --permits: it says how many of the semaphore\'s permits to take', 'hold');
+    return undefined;
+  }
+  if (shared) throw new UsageError('give either --shared (a read lock) or --permits (a semaphore), not both', 'hold');
+  const limit = countValue(limitText, '--permits');
+  const permits = takeText === undefined ? 1 : countValue(takeText, '--take');
+  try {
+    return validateSemaphoreLimit(limit, permits);
+  } catch (error) {
+    const message = error instanceof Error ? error.message : String(error);
+    throw new UsageError(`${message.replace(/options\.limit/g, '--permits').replace(/options\.permits/g, '--take')}`, 'hold');
+  }
+}
+
+/** A flag's value as a whole number, or a usage error naming the flag. */
+function countValue(text: string, flag: string): number {
+  if (!/^\d{1,10}$/.test(text.trim())) throw new UsageError(`${flag} must be a whole number, got ${JSON.stringify(text)}`, 'hold');
+  return Number(text);
 }
 
 function checkKey(key: string | undefined, command: CommandName): string {

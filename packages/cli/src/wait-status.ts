@@ -16,7 +16,12 @@ export interface WaitStatusOptions {
   readonly key: string;
   /** The wait bound, in ms (`Infinity` for none). */
   readonly waitMs: number;
+  /** The semaphore waited for (`hold --permits`): its limit and the permits asked for; `undefined` for a lock. */
+  readonly semaphore?: { readonly limit: number; readonly permits: number } | undefined;
 }
+
+/** What the status line says of a holder (a lock's or a semaphore's). */
+export type HolderSummary = Pick<LockHolder, 'ownerId' | 'fencingToken' | 'metadata'>;
 
 /**
  * The "waiting for the lock" status on stderr. On a terminal: one line, redrawn in place with the
@@ -48,12 +53,13 @@ export class WaitStatus {
       this.#timer.unref();
     } else if (this.#options.verbose) {
       const bound = this.#options.waitMs === Number.POSITIVE_INFINITY ? 'with no time limit' : `up to ${formatDuration(this.#options.waitMs)}`;
-      this.#options.stderr.write(`fencelock: waiting for lock ${JSON.stringify(this.#options.key)}, held by another owner (${bound})\n`);
+      const taken = this.#options.semaphore === undefined ? 'held by another owner' : 'its permits taken';
+      this.#options.stderr.write(`fencelock: waiting for ${this.#subject()}, ${taken} (${bound})\n`);
     }
   }
 
   /** Who holds the key, once known (best effort: shown only while still waiting). */
-  holder(holder: LockHolder | undefined): void {
+  holder(holder: HolderSummary | undefined): void {
     if (!this.#waiting || holder === undefined) return;
     this.#holder = describeHolder(holder);
     if (!this.#tty && this.#options.verbose) this.#options.stderr.write(`fencelock:   held by ${this.#holder}\n`);
@@ -68,18 +74,25 @@ export class WaitStatus {
     this.#drawn = false;
   }
 
+  /** `lock "k"`, or `semaphore "k" (n permits)`. */
+  #subject(): string {
+    const key = JSON.stringify(this.#options.key);
+    const semaphore = this.#options.semaphore;
+    return semaphore === undefined ? `lock ${key}` : `semaphore ${key} (${semaphore.limit} permits)`;
+  }
+
   #draw(): void {
     const waited = monotonicNow() - (this.#startedAt ?? monotonicNow());
     const bound = this.#options.waitMs === Number.POSITIVE_INFINITY ? '' : ` of ${formatDuration(this.#options.waitMs)}`;
     const holder = this.#holder === undefined ? '' : ` (held by ${this.#holder})`;
-    const line = `fencelock: waiting for lock ${JSON.stringify(this.#options.key)}${holder}: ${formatDuration(Math.floor(waited / 1000) * 1000)}${bound}`;
+    const line = `fencelock: waiting for ${this.#subject()}${holder}: ${formatDuration(Math.floor(waited / 1000) * 1000)}${bound}`;
     this.#options.stderr.write(`${CLEAR_LINE}${line}`);
     this.#drawn = true;
   }
 }
 
 /** One holder in a few words: its metadata (host, pid, command) or owner id, and its token. */
-export function describeHolder(holder: LockHolder): string {
+export function describeHolder(holder: HolderSummary): string {
   const who = holder.metadata ?? `owner ${holder.ownerId}`;
   return holder.fencingToken === undefined ? who : `${who}, token ${holder.fencingToken}`;
 }

@@ -1,5 +1,5 @@
 import { diag, metrics, trace, type Attributes, type Span } from '@opentelemetry/api';
-import { LockErrorCode, type LockEventListener, type LockEventMap, type LockProvider } from '@fencelock/core';
+import { LockErrorCode, type LockEventBase, type LockEventListener, type LockEventMap, type LockProvider } from '@fencelock/core';
 import type { Instrumentation } from './instrumentation.js';
 import { lockAttributeCache, type LockAttributeSets } from './lock-attributes.js';
 import { createLockInstruments } from './lock-instruments.js';
@@ -13,6 +13,14 @@ interface TrackedHold {
   readonly attributes: LockAttributeSets;
   state: 'held' | 'uncertain';
   readonly span: Span | undefined;
+  /** For a semaphore's permits: the limit and how many this hold counts in `fencelock.semaphore.permit.count`. */
+  readonly semaphore: { readonly limit: number; readonly permits: number } | undefined;
+}
+
+/** The semaphore acquire calls of one key that wait for permits, and the series they are counted in. */
+interface Waiters {
+  readonly attributes: Attributes;
+  count: number;
 }
 
 /**
@@ -22,7 +30,8 @@ interface TrackedHold {
  *
  * Call it once per provider, after the SDK is registered when relying on the global providers;
  * `close()` (or `using`) removes the listeners. Locks still held at `close()` are taken out of
- * `fencelock.lock.count`, since their release will no longer be seen.
+ * `fencelock.lock.count` (and their permits out of `fencelock.semaphore.permit.count`; semaphore
+ * calls still waiting, out of `fencelock.semaphore.waiter.count`), since their end will no longer be seen.
  *
  * @example
  * const instrumentation = instrumentLockProvider(locks, { meterProvider, tracerProvider });
@@ -44,6 +53,36 @@ export function instrumentLockProvider(
   // Owner ids that ended before their `acquired` event: core reports a loss found during the grant
   // just before `acquired`, in the same synchronous call, so they are forgotten on the next microtask.
   const endedBeforeGrant = new Set<string>();
+  // Per provider and key: semaphore acquire calls that reported contention and have not ended.
+  // Entries leave at zero, so the map is bounded by the calls waiting now, whatever the keys.
+  const waiters = new Map<string, Waiters>();
+
+  const countPermits = (hold: TrackedHold, sign: 1 | -1): void => {
+    if (hold.semaphore === undefined) return;
+    instruments.semaphorePermits.add(sign * hold.semaphore.permits, hold.attributes.permits(hold.state, hold.semaphore.limit));
+  };
+
+  // A semaphore call that found no permit free waits from its `contended` event to its end.
+  const waitStarted = (event: LockEventBase, attributes: LockAttributeSets): void => {
+    if (event.mode !== 'semaphore') return;
+    const id = `${event.provider}\u0000${event.key}`;
+    const entry = waiters.get(id) ?? { attributes: attributes.base, count: 0 };
+    entry.count += 1;
+    waiters.set(id, entry);
+    instruments.semaphoreWaiters.add(1, entry.attributes);
+  };
+  // The end of a call that may have waited. Only a grant says whether its call was contended; a
+  // timeout, an abort, a decline or a failure of that key ends one of its waiters (never below zero),
+  // so the count is back at zero whenever no call of the key is left.
+  const waitEnded = (event: LockEventBase): void => {
+    if (event.mode !== 'semaphore') return;
+    const id = `${event.provider}\u0000${event.key}`;
+    const entry = waiters.get(id);
+    if (entry === undefined) return;
+    entry.count -= 1;
+    if (entry.count === 0) waiters.delete(id);
+    instruments.semaphoreWaiters.add(-1, entry.attributes);
+  };
 
   const endHold = (ownerId: string): TrackedHold | undefined => {
     const hold = holds.get(ownerId);
@@ -54,6 +93,7 @@ export function instrumentLockProvider(
     }
     holds.delete(ownerId);
     instruments.lockCount.add(-1, hold.attributes.state(hold.state));
+    countPermits(hold, -1);
     return hold;
   };
 
@@ -61,28 +101,41 @@ export function instrumentLockProvider(
     const hold = holds.get(ownerId);
     if (hold === undefined || hold.state === state) return undefined;
     instruments.lockCount.add(-1, hold.attributes.state(hold.state));
+    countPermits(hold, -1);
     instruments.lockCount.add(1, hold.attributes.state(state));
     hold.state = state;
+    countPermits(hold, 1);
     return hold;
   };
 
   const handlers: { [E in keyof LockEventMap]: LockEventListener<E> } = {
     contended(event) {
-      instruments.contentions.add(1, attributesOf(event).base);
+      const attributes = attributesOf(event);
+      instruments.contentions.add(1, attributes.base);
+      waitStarted(event, attributes);
     },
     acquired(event) {
+      if (event.contended) waitEnded(event);
       const attributes = attributesOf(event);
       const sample = attributes.acquired(event.contended);
       instruments.acquireDuration.record(event.waitedMs / 1_000, sample);
       const identity: Attributes = { [AttributeName.OWNER_ID]: event.ownerId };
       if (event.fencingToken !== undefined) identity[AttributeName.FENCING_TOKEN] = event.fencingToken.toString();
+      const semaphore = event.mode === 'semaphore' && event.limit !== undefined && event.permits !== undefined ? { limit: event.limit, permits: event.permits } : undefined;
+      if (semaphore !== undefined) {
+        identity[AttributeName.SEMAPHORE_LIMIT] = semaphore.limit;
+        identity[AttributeName.SEMAPHORE_PERMITS] = semaphore.permits;
+      }
       if (acquireSpans) recordAcquireSpan(tracer, { ...sample, ...identity }, event.waitedMs);
       if (endedBeforeGrant.delete(event.ownerId)) return;
       instruments.lockCount.add(1, attributes.state('held'));
       const span = holdSpans ? startHoldSpan(tracer, { ...attributes.base, ...identity }) : undefined;
-      holds.set(event.ownerId, { attributes, state: 'held', span });
+      const hold: TrackedHold = { attributes, state: 'held', span, semaphore };
+      countPermits(hold, 1);
+      holds.set(event.ownerId, hold);
     },
     timeout(event) {
+      waitEnded(event);
       const attributes = attributesOf(event);
       instruments.acquireDuration.record(event.waitedMs / 1_000, attributes.timeout);
       instruments.timeouts.add(1, attributes.base);
@@ -94,6 +147,7 @@ export function instrumentLockProvider(
       }
     },
     aborted(event) {
+      waitEnded(event);
       const attributes = attributesOf(event);
       instruments.acquireDuration.record(event.waitedMs / 1_000, attributes.aborted);
       if (acquireSpans) {
@@ -104,11 +158,13 @@ export function instrumentLockProvider(
       }
     },
     declined(event) {
+      waitEnded(event);
       const attributes = attributesOf(event);
       instruments.acquireDuration.record(event.waitedMs / 1_000, attributes.declined);
       if (acquireSpans) recordAcquireSpan(tracer, attributes.declined, event.waitedMs);
     },
     failed(event) {
+      waitEnded(event);
       const sample = attributesOf(event).failed(event.error.code);
       instruments.acquireDuration.record(event.waitedMs / 1_000, sample);
       if (acquireSpans) {
@@ -172,10 +228,14 @@ export function instrumentLockProvider(
     for (const unsubscribe of unsubscribes) unsubscribe();
     for (const hold of holds.values()) {
       instruments.lockCount.add(-1, hold.attributes.state(hold.state));
+      countPermits(hold, -1);
       if (hold.span !== undefined) endHoldSpan(hold.span, { [AttributeName.OUTCOME]: HoldOutcome.UNTRACKED });
     }
     holds.clear();
     endedBeforeGrant.clear();
+    // Their ends will no longer be seen either.
+    for (const entry of waiters.values()) instruments.semaphoreWaiters.add(-entry.count, entry.attributes);
+    waiters.clear();
   };
   return { close, [Symbol.dispose]: close };
 }

@@ -26,6 +26,8 @@ export class LockAttributeSets {
   #extendedAutomatic: Attributes | undefined;
   #extendedManual: Attributes | undefined;
   readonly #losses = new Map<string, { readonly loss: Attributes; readonly hold: Attributes }>();
+  // By state and limit: a key's holders agree on one limit, so this holds one or two entries.
+  readonly #permits = new Map<string, Attributes>();
 
   constructor(base: Attributes) {
     this.base = Object.freeze(base);
@@ -69,6 +71,17 @@ export class LockAttributeSets {
   state(state: 'held' | 'uncertain'): Attributes {
     if (state === 'held') return (this.#held ??= this.#with(AttributeName.STATE, 'held'));
     return (this.#uncertain ??= this.#with(AttributeName.STATE, 'uncertain'));
+  }
+
+  /** The `fencelock.semaphore.permit.count` series for a state and a semaphore's limit. */
+  permits(state: 'held' | 'uncertain', limit: number): Attributes {
+    const id = `${state}\u0000${limit}`;
+    let attributes = this.#permits.get(id);
+    if (attributes === undefined) {
+      attributes = Object.freeze({ ...this.state(state), [AttributeName.SEMAPHORE_LIMIT]: limit });
+      this.#permits.set(id, attributes);
+    }
+    return attributes;
   }
 
   /** An extension sample. */

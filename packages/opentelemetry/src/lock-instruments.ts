@@ -10,6 +10,8 @@ export interface LockInstruments {
   readonly losses: Counter;
   readonly releaseFailures: Counter;
   readonly lateRenewals: Counter;
+  readonly semaphorePermits: UpDownCounter;
+  readonly semaphoreWaiters: UpDownCounter;
   readonly backendWarnings: Counter;
   readonly extensions: Counter;
   readonly lockCount: UpDownCounter;
@@ -63,6 +65,14 @@ export function createLockInstruments(meter: Meter): LockInstruments {
     lockCount: meter.createUpDownCounter(MetricName.LOCK_COUNT, {
       description: 'Locks this process holds now, by state.',
       unit: '{lock}',
+    }),
+    semaphorePermits: meter.createUpDownCounter(MetricName.SEMAPHORE_PERMIT_COUNT, {
+      description: 'Counting-semaphore permits this process holds now, by state and limit.',
+      unit: '{permit}',
+    }),
+    semaphoreWaiters: meter.createUpDownCounter(MetricName.SEMAPHORE_WAITER_COUNT, {
+      description: 'Semaphore acquire calls of this process that found no permit free and still wait.',
+      unit: '{acquire}',
     }),
   };
 }

@@ -38,6 +38,16 @@ export const MetricName = {
   /** UpDownCounter, `{lock}`: locks this process holds now, by state (`held`, `uncertain`). */
   LOCK_COUNT: 'fencelock.lock.count',
   /**
+   * UpDownCounter, `{permit}`: counting-semaphore permits this process holds now, by state (`held`,
+   * `uncertain`) and the semaphore's limit (a handle that took 2 permits counts 2).
+   */
+  SEMAPHORE_PERMIT_COUNT: 'fencelock.semaphore.permit.count',
+  /**
+   * UpDownCounter, `{acquire}`: semaphore acquire calls of this process that found no permit free
+   * and still wait (from their `contended` event to their end).
+   */
+  SEMAPHORE_WAITER_COUNT: 'fencelock.semaphore.waiter.count',
+  /**
    * Counter, `{warning}`: settings of the backend that weaken the guarantees, found by the provider's
    * configuration check (a Redis eviction policy): once per provider and warning code.
    */
@@ -50,8 +60,12 @@ export const MetricName = {
 export const AttributeName = {
   /** The provider's `name` (`memory`, `redis`, `redlock`, `zookeeper`, `etcd`, …). */
   BACKEND: 'fencelock.backend',
-  /** `exclusive` or `shared`. */
+  /** `exclusive` or `shared`; `semaphore` for a counting semaphore's permits. */
   MODE: 'fencelock.lock.mode',
+  /** Semaphores: the limit the holders agreed on (on permit counts, acquire spans of grants and hold spans). */
+  SEMAPHORE_LIMIT: 'fencelock.semaphore.limit',
+  /** Semaphore spans only: how many permits the grant holds. */
+  SEMAPHORE_PERMITS: 'fencelock.semaphore.permits',
   /** How an acquisition or a hold ended: see {@link AcquireOutcome} and {@link HoldOutcome}. */
   OUTCOME: 'fencelock.lock.outcome',
   /** Whether the key was held by another owner when the acquire call started (granted acquisitions only). */

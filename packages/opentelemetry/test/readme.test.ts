@@ -72,6 +72,10 @@ describe('the README', () => {
     await locks.acquire('readme:b', { ttlMs: 20, autoExtend: false });
     await lost;
     const current = await locks.acquire('readme:c');
+    // A semaphore's permits, and a call that waits for one of them.
+    const permit = await locks.acquireSemaphore('readme:s', { limit: 1 });
+    const noPermit = await locks.acquireSemaphore('readme:s', { limit: 1, waitMs: 5 }).catch((error: LockError) => error);
+    expect((noPermit as LockError).code).toBe('LOCK_TIMEOUT');
     guard.check('readme:c', 2n);
     guard.check('readme:c', 1n);
 
@@ -90,8 +94,9 @@ describe('the README', () => {
       })
       .sort();
     expect(exported).toEqual(documentedMetrics());
-    expect(exported).toHaveLength(9);
+    expect(exported).toHaveLength(11);
     await current.release();
+    await permit.release();
     await locks.close();
     await checked.close();
   });

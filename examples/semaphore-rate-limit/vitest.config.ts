@@ -1,0 +1,3 @@
+import { fencelockVitestConfig } from '../../vitest.shared.js';
+
+export default fencelockVitestConfig({ testTimeout: 60_000 });
