@@ -7,6 +7,13 @@
  * @packageDocumentation
  */
 export { RESERVED_KEY_PATTERN } from './reserved-keys.js';
+export type {
+  KnownRedisClusterOptions,
+  KnownRedisConnectionOptions,
+  RedisClusterNode,
+  RedisClusterOptions,
+  RedisConnectionOptions,
+} from './connection-options.js';
 export { HASH_SLOTS, hashSlot, hashTagForSlot } from './key-slot.js';
 export { ExtendBatcher, MAX_EXTEND_BATCH, extendReplyFlags, type ExtendItem, type ExtendOutcome, type ExtendManyCall } from './extend-batcher.js';
 export { LocalWaiters, type ReleaseSubscription } from './local-waiters.js';
@@ -25,6 +32,7 @@ export {
   variadicCommandName,
   type RedisLockCommands,
   type ScriptCall,
+  type ScriptDefiningClient,
 } from './scripts/define-commands.js';
 export { ScriptRunner, isNoScriptError, scriptSha, type ScriptArgument, type ScriptTransport } from './scripts/script-runner.js';
 export type {

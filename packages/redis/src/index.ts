@@ -1,6 +1,13 @@
 export { RedisLockProvider, createRedisLockProvider } from './redis-lock-provider.js';
 export type { RedisLockProviderOptions } from './redis-lock-options.js';
 export type { HandoffPolicy } from '@fencelock/redis-shared';
+export type {
+  KnownRedisClusterOptions,
+  KnownRedisConnectionOptions,
+  RedisClusterNode,
+  RedisClusterOptions,
+  RedisConnectionOptions,
+} from '@fencelock/redis-shared';
 export {
   DEFAULT_CHANNEL,
   DEFAULT_CLOCK_DRIFT_FACTOR,

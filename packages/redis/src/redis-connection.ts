@@ -1,6 +1,13 @@
 import { backoffDelayMs } from '@fencelock/core/adapter';
-import { IoredisLockClient, loadIoredis, lockClientOf, type LockClient, type SupportedRedisClient } from '@fencelock/redis-shared';
-import type { ClusterOptions, RedisOptions } from 'ioredis';
+import {
+  IoredisLockClient,
+  loadIoredis,
+  lockClientOf,
+  type KnownRedisConnectionOptions,
+  type LockClient,
+  type RedisClusterOptions,
+  type SupportedRedisClient,
+} from '@fencelock/redis-shared';
 import type { RedisLockProviderOptions, ResolvedRedisLockOptions } from './redis-lock-options.js';
 
 /** The client a provider uses (the user's, or the one it opened), its seam, and whether the provider must close it. */
@@ -26,7 +33,7 @@ function reconnectDelayMs(times: number): number {
  * - `autoResendUnfulfilledCommands: false`: a request whose reply was lost with the connection is not
  *   silently sent again later (an acquire could otherwise take a lock nobody waits for any more).
  */
-function redisDefaults(resolved: ResolvedRedisLockOptions): RedisOptions {
+function redisDefaults(resolved: ResolvedRedisLockOptions): KnownRedisConnectionOptions {
   return {
     commandTimeout: resolved.requestTimeoutMs,
     maxRetriesPerRequest: 2,
@@ -44,7 +51,7 @@ export function openRedisConnection(options: RedisLockProviderOptions, resolved:
   const ioredis = loadIoredis(options.clusterNodes === undefined ? 'options.connection' : 'options.clusterNodes');
   let client;
   if (options.clusterNodes !== undefined) {
-    const given: ClusterOptions = options.clusterOptions ?? {};
+    const given: RedisClusterOptions = options.clusterOptions ?? {};
     client = new ioredis.Cluster([...options.clusterNodes], {
       clusterRetryStrategy: reconnectDelayMs,
       ...given,

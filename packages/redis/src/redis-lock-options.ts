@@ -10,8 +10,16 @@ import {
   type LockProviderOptions,
   type RetryOptions,
 } from '@fencelock/core/adapter';
-import type { ClusterNode, ClusterOptions, RedisOptions } from 'ioredis';
-import { RESERVED_KEY_PATTERN, assertSupportedClient, resolveHandoff, type HandoffPolicy, type SupportedRedisClient } from '@fencelock/redis-shared';
+import {
+  RESERVED_KEY_PATTERN,
+  assertSupportedClient,
+  resolveHandoff,
+  type HandoffPolicy,
+  type RedisClusterNode,
+  type RedisClusterOptions,
+  type RedisConnectionOptions,
+  type SupportedRedisClient,
+} from '@fencelock/redis-shared';
 
 /**
  * Options of {@link createRedisLockProvider}. Give exactly one of `client`, `connection`, `clusterNodes`.
@@ -31,13 +39,19 @@ export interface RedisLockProviderOptions<C extends SupportedRedisClient = Suppo
   readonly client?: C;
   /**
    * A `redis://` URL or ioredis options: the provider opens this connection with ioredis (which must
-   * then be installed) and closes it in `close()`.
+   * then be installed) and closes it in `close()`. The options are handed to ioredis as they are:
+   * `host`, `port`, `username`, `password`, `db`, `tls` and the others of
+   * {@link KnownRedisConnectionOptions} are type-checked, any other ioredis option passes through;
+   * a value of ioredis' own `RedisOptions` type fits.
    */
-  readonly connection?: string | RedisOptions;
+  readonly connection?: string | RedisConnectionOptions;
   /** Redis Cluster startup nodes: the provider opens an ioredis `Cluster` (ioredis must be installed) and closes it in `close()`. */
-  readonly clusterNodes?: readonly ClusterNode[];
-  /** Extra ioredis `Cluster` options for {@link clusterNodes}. */
-  readonly clusterOptions?: ClusterOptions;
+  readonly clusterNodes?: readonly RedisClusterNode[];
+  /**
+   * Extra ioredis `Cluster` options for {@link clusterNodes}, handed to ioredis as they are (see
+   * {@link RedisClusterOptions}); a value of ioredis' own `ClusterOptions` type fits.
+   */
+  readonly clusterOptions?: RedisClusterOptions;
   /**
    * Prepended to every user key to form the Redis key of the lock. The default `''` puts the lock
    * at exactly the user's key, so node-redlock, redis-py's `Lock` or a hand-written SET-NX lock on
@@ -159,7 +173,7 @@ export function resolveRedisLockOptions(options: RedisLockProviderOptions): Reso
     if (typeof connection !== 'string' && (typeof connection !== 'object' || connection === null)) {
       throw new LockTypeError('options.connection', 'options.connection must be a redis:// URL or ioredis options');
     }
-    if (typeof connection === 'object' && connection.keyPrefix) {
+    if (typeof connection === 'object' && keyPrefixOf(connection)) {
       throw new LockTypeError('options.connection.keyPrefix', "use the provider's options.keyPrefix, not ioredis' keyPrefix");
     }
   }
@@ -167,7 +181,8 @@ export function resolveRedisLockOptions(options: RedisLockProviderOptions): Reso
     if (!Array.isArray(options.clusterNodes) || options.clusterNodes.length === 0) {
       throw new LockTypeError('options.clusterNodes', 'options.clusterNodes must be a non-empty array of startup nodes');
     }
-    if (options.clusterOptions?.keyPrefix || options.clusterOptions?.redisOptions?.keyPrefix) {
+    const clusterOptions = options.clusterOptions;
+    if (clusterOptions !== undefined && (keyPrefixOf(clusterOptions) || keyPrefixOf(clusterOptions.redisOptions))) {
       throw new LockTypeError('options.clusterOptions.keyPrefix', "use the provider's options.keyPrefix, not ioredis' keyPrefix");
     }
   } else if (options.clusterOptions !== undefined) {
@@ -222,6 +237,11 @@ function resolveRetry(retry: Partial<RetryOptions> | undefined): RetryOptions {
     throw new LockRangeError('options.retry.maxDelayMs', 'options.retry.maxDelayMs must be at least initialDelayMs');
   }
   return Object.freeze(merged);
+}
+
+// ioredis' own key prefix, which the options pass through untyped (see RedisConnectionOptions).
+function keyPrefixOf(options: object | undefined): unknown {
+  return (options as { keyPrefix?: unknown } | undefined)?.keyPrefix;
 }
 
 // The family is checked by shape (see assertSupportedClient); an ioredis client's own key prefix

@@ -36,6 +36,8 @@ describe('options are checked before any connection is opened', () => {
     ['not a supported client', { client: {} }, 'TypeError'],
     ['connection of the wrong type', { connection: 42 }, 'TypeError'],
     ["ioredis' own keyPrefix", { connection: { keyPrefix: 'x:' } }, 'TypeError'],
+    ["ioredis' own keyPrefix in clusterOptions", { clusterNodes: [7101], clusterOptions: { keyPrefix: 'x:' } }, 'TypeError'],
+    ["ioredis' own keyPrefix in clusterOptions.redisOptions", { clusterNodes: [7101], clusterOptions: { redisOptions: { keyPrefix: 'x:' } } }, 'TypeError'],
     ['empty clusterNodes', { clusterNodes: [] }, 'TypeError'],
     ['clusterOptions without clusterNodes', { connection: redisUrl, clusterOptions: {} }, 'TypeError'],
     ['keyPrefix not a string', { connection: redisUrl, keyPrefix: 1 }, 'TypeError'],

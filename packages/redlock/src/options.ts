@@ -18,8 +18,8 @@ import {
   type IoredisFamilyClient,
   type LockClient,
   type NodeRedisFamilyClient,
+  type RedisConnectionOptions,
 } from '@fencelock/redis-shared';
-import type { RedisOptions } from 'ioredis';
 import { endpointOfUrl, normalizeEndpoint } from './endpoints.js';
 
 /**
@@ -34,19 +34,13 @@ import { endpointOfUrl, normalizeEndpoint } from './endpoints.js';
 export type RedlockMaster = IoredisFamilyClient | NodeRedisFamilyClient | GlideStandaloneClient | string | RedlockMasterOptions;
 
 /**
- * ioredis options for a master the provider opens. Never a client object: one that is not a
- * supported standalone client (a cluster client, another library's) must not pass for options.
- * Without ioredis installed its `RedisOptions` type cannot be read (it would be `any`, and would
- * let anything pass): the address fields stand in for it then.
+ * ioredis options for a master the provider opens, handed to ioredis as they are: `host`, `port`,
+ * `path`, `username`, `password`, `tls` and the others of `KnownRedisConnectionOptions` are
+ * type-checked, any other ioredis option passes through; a value of ioredis' own `RedisOptions`
+ * type fits. Never a client object: one that is not a supported standalone client (a cluster client,
+ * another library's) must not pass for options.
  */
-export type RedlockMasterOptions = (0 extends 1 & RedisOptions ? MasterAddress : RedisOptions) & { readonly sendCommand?: never; readonly on?: never; readonly customCommand?: never };
-
-/** Where a master listens, the part of ioredis' options the provider reads itself. */
-export interface MasterAddress {
-  readonly host?: string;
-  readonly port?: number;
-  readonly path?: string;
-}
+export type RedlockMasterOptions = RedisConnectionOptions & { readonly sendCommand?: never; readonly on?: never; readonly customCommand?: never };
 
 /** Options of {@link createRedlockLockProvider}. */
 export interface RedlockLockProviderOptions extends LockProviderOptions {
@@ -89,8 +83,11 @@ export interface RedlockLockProviderOptions extends LockProviderOptions {
    * `0` fails on the first such round. @default 1000
    */
   readonly unreachableGraceMs?: number;
-  /** ioredis options for the clients the provider creates (not for clients you pass in). */
-  readonly redisOptions?: RedisOptions;
+  /**
+   * ioredis options for the clients the provider creates (not for clients you pass in), handed to
+   * ioredis as they are (see {@link RedlockMasterOptions}).
+   */
+  readonly redisOptions?: RedisConnectionOptions;
   /**
    * Who gets a released lock while clients wait for it: `'waiters-first'` reserves it on every
    * master for a moment for the clients already waiting (a client that was not in line is turned
@@ -111,7 +108,7 @@ export interface ResolvedRedlockOptions {
   readonly requestTimeoutFactor: number;
   readonly retry: Partial<RetryOptions> | undefined;
   readonly unreachableGraceMs: number;
-  readonly redisOptions: RedisOptions | undefined;
+  readonly redisOptions: RedisConnectionOptions | undefined;
   readonly handoff: HandoffPolicy;
 }
 
@@ -184,8 +181,8 @@ function resolveMaster(master: unknown, index: number): { endpoint: string; sour
     return { endpoint: normalizeEndpoint(host, port, path), source: master as RedlockMaster, client };
   }
   if (typeof master === 'object' && master !== null && !Array.isArray(master)) {
-    const { host, port, path } = master as RedisOptions;
-    return { endpoint: normalizeEndpoint(host, port, path ?? undefined), source: master as RedisOptions, client: undefined };
+    const { host, port, path } = master as RedisConnectionOptions;
+    return { endpoint: normalizeEndpoint(host, port, path ?? undefined), source: master as RedlockMasterOptions, client: undefined };
   }
   throw new LockTypeError(argument, `${argument} must be a Redis client (ioredis, iovalkey, node-redis, Valkey GLIDE), a redis:// URL or ioredis options`);
 }

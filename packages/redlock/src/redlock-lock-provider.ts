@@ -1,6 +1,5 @@
 import { BaseLockProvider } from '@fencelock/core/adapter';
-import { IoredisLockClient, loadIoredis } from '@fencelock/redis-shared';
-import type { RedisOptions } from 'ioredis';
+import { IoredisLockClient, loadIoredis, type KnownRedisConnectionOptions, type RedisConnectionOptions } from '@fencelock/redis-shared';
 import { MasterNode } from './master-node.js';
 import { type RedlockLockProviderOptions, type ResolvedRedlockOptions, resolveRedlockOptions } from './options.js';
 import { quorumOf } from './quorum.js';
@@ -13,7 +12,7 @@ import { RedlockBackend } from './redlock-backend.js';
  * restarted master later (`autoResendUnfulfilledCommands: false`) — a SET arriving after its round
  * ended would be a grant nobody knows about.
  */
-const OWNED_CLIENT_DEFAULTS: RedisOptions = {
+const OWNED_CLIENT_DEFAULTS: KnownRedisConnectionOptions = {
   maxRetriesPerRequest: 0,
   autoResendUnfulfilledCommands: false,
   enableOfflineQueue: true,
@@ -26,7 +25,7 @@ function createMasters(options: ResolvedRedlockOptions): MasterNode[] {
     if (client !== undefined) return new MasterNode(endpoint, client, false);
     const { Redis } = loadIoredis('options.masters');
     const settings = { ...OWNED_CLIENT_DEFAULTS, ...options.redisOptions };
-    const created = typeof source === 'string' ? new Redis(source, settings) : new Redis({ ...settings, ...(source as RedisOptions) });
+    const created = typeof source === 'string' ? new Redis(source, settings) : new Redis({ ...settings, ...(source as RedisConnectionOptions) });
     // Connection errors are reported per request (in LockError.nodes); without a listener ioredis prints them.
     created.on('error', () => undefined);
     return new MasterNode(endpoint, new IoredisLockClient(created), true);

@@ -112,12 +112,21 @@ export function cjsConsumer(library: RedisClientLibrary): string {
   ].join('\n');
 }
 
-/** A TypeScript consumer of `library` (the same text as `.mts` under node16 and `.ts` under bundler). */
+/**
+ * A TypeScript consumer of `library` (the same text as `.mts` under node16 and `.ts` under bundler),
+ * using both adapters (`@fencelock/redis` and `@fencelock/redlock`) with that client, and the
+ * connection options the adapters open with ioredis (typed by the adapters themselves, so that a
+ * project without ioredis can read them). Where the library is of the ioredis family, its own
+ * `RedisOptions` type must be accepted as `connection`.
+ */
 export function typeScriptConsumer(library: RedisClientLibrary): string {
+  const ioredisFamily = ioredisPackageOf(library);
   return [
     "import { LockError, type LockHandle } from '@fencelock/core';",
-    "import { createRedisLockProvider } from '@fencelock/redis';",
+    "import { createRedisLockProvider, type RedisLockProviderOptions } from '@fencelock/redis';",
+    "import { createRedlockLockProvider } from '@fencelock/redlock';",
     library.importLine,
+    ...(ioredisFamily === undefined ? [] : [`import type { ClusterOptions, RedisOptions } from '${ioredisFamily}';`]),
     '',
     `export async function holdOnce(url: string, key: string): Promise<bigint | undefined> {`,
     `  const client = await ${library.open};`,
@@ -129,24 +138,51 @@ export function typeScriptConsumer(library: RedisClientLibrary): string {
     '  const lock: LockHandle = await locks.acquire(key, { ttlMs: 10_000, waitMs: 5_000 });',
     "  // @ts-expect-error ttlMs is a number of milliseconds: if the types resolved to `any`, this line would compile.",
     "  await locks.tryAcquire(key, { ttlMs: '10s' });",
+    '  const redlock = createRedlockLockProvider({ masters: [client, url, { host: new URL(url).hostname, port: 6380 }] });',
+    "  // @ts-expect-error masters is a list: if Redlock's types resolved to `any`, this line would compile.",
+    '  createRedlockLockProvider({ masters: client });',
     '  try {',
     '    return same === client && wrong !== 0 ? lock.fencingToken : undefined;',
     '  } finally {',
     '    await lock.release();',
     '    await locks.close();',
+    '    await redlock.close();',
     `    ${library.close}`,
     '  }',
     '}',
+    '',
+    '// Connections the adapters open themselves (with ioredis): a URL or options.',
+    "export const byUrl: RedisLockProviderOptions = { connection: 'redis://127.0.0.1:6379' };",
+    "export const byOptions: RedisLockProviderOptions = { connection: { host: '127.0.0.1', port: 6379, db: 1, tls: {} } };",
+    "export const byNodes: RedisLockProviderOptions = { clusterNodes: [{ host: '127.0.0.1', port: 7000 }], clusterOptions: { redisOptions: { password: 'p' } } };",
+    "// @ts-expect-error a port is a number: if the connection options were `any`, this line would compile.",
+    "export const badPort: RedisLockProviderOptions = { connection: { host: '127.0.0.1', port: '6379' } };",
+    ...(ioredisFamily === undefined
+      ? []
+      : [
+          `// ${ioredisFamily}' own option types are accepted as they are.`,
+          "export const fromRedisOptions = (connection: RedisOptions): RedisLockProviderOptions => ({ connection });",
+          "export const fromClusterOptions = (clusterOptions: ClusterOptions): RedisLockProviderOptions => ({ clusterNodes: ['127.0.0.1:7000'], clusterOptions });",
+          "export const redlockFromRedisOptions = (master: RedisOptions, redisOptions: RedisOptions) => createRedlockLockProvider({ masters: [master, master, master], redisOptions });",
+        ]),
     '',
     "export const isFencelockError = (error: unknown): boolean => error instanceof LockError && error.code === 'LOCK_TIMEOUT';",
     '',
   ].join('\n');
 }
 
-const TSCONFIG = (module: 'node16' | 'esnext', moduleResolution: 'node16' | 'bundler', file: string, skipLibCheck: boolean): string =>
+/** The package of an ioredis-family library (`ioredis`, `iovalkey`), whose option types the consumer also uses. */
+function ioredisPackageOf(library: RedisClientLibrary): string | undefined {
+  if (library.id.startsWith('ioredis')) return 'ioredis';
+  return library.id === 'iovalkey' ? 'iovalkey' : undefined;
+}
+
+// The packages' own declarations are checked too (`skipLibCheck: false`), whichever client is
+// installed: they must not name a type of a client package the project may not have.
+const TSCONFIG = (module: 'node16' | 'esnext', moduleResolution: 'node16' | 'bundler', file: string): string =>
   `${JSON.stringify(
     {
-      compilerOptions: { module, moduleResolution, target: 'ES2022', lib: ['ES2022'], types: ['node'], strict: true, noEmit: true, skipLibCheck },
+      compilerOptions: { module, moduleResolution, target: 'ES2022', lib: ['ES2022'], types: ['node'], strict: true, noEmit: true, skipLibCheck: false },
       files: [file],
     },
     null,
@@ -174,31 +210,18 @@ export function redlockNodeRedisConsumer(): string {
 }
 
 /**
- * Whether the TypeScript consumers of `library` check the packages' declarations too
- * (`skipLibCheck: false`). Only where ioredis is installed: the declarations of
- * `@fencelock/redis-shared`, `@fencelock/redis` and `@fencelock/redlock` name ioredis' option types
- * (`RedisOptions`, `ClusterOptions`), which a project without ioredis cannot resolve; with
- * `skipLibCheck: true` (TypeScript's own default for new projects) those types are `any` and the
- * consumer's code is still checked.
- */
-export function checksLibraries(library: RedisClientLibrary): boolean {
-  return library.id.startsWith('ioredis');
-}
-
-/**
  * Writes the consumers of `library` into `dir`: `<id>.mjs`, `<id>.cjs`, `consumer.mts` with
  * `tsconfig.node16.json`, `consumer.ts` with `tsconfig.bundler.json`.
  */
 export async function writeClientConsumers(library: RedisClientLibrary, dir: string): Promise<void> {
   await mkdir(dir, { recursive: true });
   const typeScript = typeScriptConsumer(library);
-  const skipLibCheck = !checksLibraries(library);
   await Promise.all([
     writeFile(path.join(dir, `${library.id}.mjs`), esmConsumer(library)),
     writeFile(path.join(dir, `${library.id}.cjs`), cjsConsumer(library)),
     writeFile(path.join(dir, 'consumer.mts'), typeScript),
     writeFile(path.join(dir, 'consumer.ts'), typeScript),
-    writeFile(path.join(dir, 'tsconfig.node16.json'), TSCONFIG('node16', 'node16', 'consumer.mts', skipLibCheck)),
-    writeFile(path.join(dir, 'tsconfig.bundler.json'), TSCONFIG('esnext', 'bundler', 'consumer.ts', skipLibCheck)),
+    writeFile(path.join(dir, 'tsconfig.node16.json'), TSCONFIG('node16', 'node16', 'consumer.mts')),
+    writeFile(path.join(dir, 'tsconfig.bundler.json'), TSCONFIG('esnext', 'bundler', 'consumer.ts')),
   ]);
 }

@@ -3,9 +3,10 @@
  * 6, Valkey GLIDE 2), installed with npm next to the packed core and redis tarballs in a fresh
  * project outside the workspace: npm warns about no peer dependency, the README's example with that
  * client runs as an ES module and in CommonJS against the shared Redis, and a TypeScript consumer
- * type-checks under node16 and bundler resolution, with the provider's `client` typed as the client
- * given (the packages' own declarations checked too where ioredis is installed: see
- * `checksLibraries`). Redlock runs over node-redis masters in the node-redis 6 project.
+ * type-checks under node16 and bundler resolution with both adapters, with the provider's `client`
+ * typed as the client given and the packages' own declarations checked too (`skipLibCheck: false`,
+ * whichever client is installed: none may name a type of a client package the project lacks).
+ * Redlock runs over node-redis masters in the node-redis 6 project.
  */
 import { randomUUID } from 'node:crypto';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -72,7 +73,8 @@ describe.concurrent('each Redis client library, npm-installed next to the packed
         const withRedlock = library.id === 'node-redis6';
         if (withRedlock) await writeFile(path.join(files, 'redlock.mjs'), redlockNodeRedisConsumer());
         project = await createConsumerProject({
-          tarballs: [tarball('@fencelock/core'), tarball('@fencelock/redis-shared'), tarball('@fencelock/redis'), ...(withRedlock ? [tarball('@fencelock/redlock')] : [])],
+          // Redlock in every project: the TypeScript consumer uses both adapters' declarations.
+          tarballs: PACKED.map(tarball),
           registryPackages: [library.install, '@types/node@^20'],
           filesFrom: files,
           installLogLevel: 'warn',

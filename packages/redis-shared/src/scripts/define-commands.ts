@@ -1,4 +1,3 @@
-import type { Cluster, Redis } from 'ioredis';
 import { acquireScript } from './acquire-script.js';
 import { extendManyScript } from './extend-many-script.js';
 import { extendScript } from './extend-script.js';
@@ -12,6 +11,15 @@ export const redisLockScripts: {
   readonly release: RedisLockScript;
   readonly extend: RedisLockScript;
 } = Object.freeze({ acquire: acquireScript, release: releaseScript, extend: extendScript });
+
+/**
+ * An ioredis `Redis` or `Cluster` (ioredis 5 or 6, or iovalkey), as far as these helpers use it: its
+ * `defineCommand`, and the command functions it then adds. Structural, so that the declarations name
+ * no ioredis type.
+ */
+export interface ScriptDefiningClient {
+  defineCommand(name: string, definition: { lua: string; numberOfKeys?: number }): void;
+}
 
 /** Typed calls of {@link redisLockScripts} on one client, from {@link defineRedisLockCommands}. */
 export interface RedisLockCommands {
@@ -45,7 +53,7 @@ export { extendManyScript, inspectScript };
  * {@link variadicCommandName}, for the provider's optional side keys. The Lua is the same, so both
  * share one SHA in the server's script cache. Idempotent.
  */
-export function registerRedisLockScripts(client: Redis | Cluster): void {
+export function registerRedisLockScripts(client: ScriptDefiningClient): void {
   const commands = client as unknown as Record<string, unknown>;
   for (const script of [...Object.values(redisLockScripts), inspectScript, extendManyScript]) {
     if (typeof commands[script.name] !== 'function') {
@@ -59,7 +67,7 @@ export function registerRedisLockScripts(client: Redis | Cluster): void {
 }
 
 /** The registered command function `name` on `client`, bound to it. */
-export function scriptCall(client: Redis | Cluster, name: string): ScriptCall {
+export function scriptCall(client: ScriptDefiningClient, name: string): ScriptCall {
   const command = (client as unknown as Record<string, unknown>)[name];
   if (typeof command !== 'function') {
     throw new Error(`script command ${name} is not registered on this client`);
@@ -71,7 +79,7 @@ export function scriptCall(client: Redis | Cluster, name: string): ScriptCall {
  * Registers {@link redisLockScripts} on `client` (idempotently; ioredis then runs them with EVALSHA and
  * falls back to EVAL on NOSCRIPT) and returns typed functions calling them.
  */
-export function defineRedisLockCommands(client: Redis | Cluster): RedisLockCommands {
+export function defineRedisLockCommands(client: ScriptDefiningClient): RedisLockCommands {
   registerRedisLockScripts(client);
   const acquire = scriptCall(client, redisLockScripts.acquire.name);
   const release = scriptCall(client, redisLockScripts.release.name);
@@ -95,7 +103,7 @@ export function defineRedisLockCommands(client: Redis | Cluster): RedisLockComma
  * args (keys per lock first), registered if needed. Used by the batcher of automatic extensions in
  * `@fencelock/redis` and `@fencelock/redlock`.
  */
-export function extendManyCommand(client: Redis | Cluster): (keys: readonly string[], args: readonly (string | number)[]) => Promise<unknown> {
+export function extendManyCommand(client: ScriptDefiningClient): (keys: readonly string[], args: readonly (string | number)[]) => Promise<unknown> {
   registerRedisLockScripts(client);
   const call = scriptCall(client, variadicCommandName(extendManyScript));
   return (keys, args) => call(keys.length, ...keys, ...args);
