@@ -1,6 +1,6 @@
 import { type TcpProxy, startTcpProxy, topology } from '@fencelock/test-infra';
 import pg from 'pg';
-import { advisoryLockId, semaphoreLockIds } from '../src/index.js';
+import { advisoryLockId, electionLockId, semaphoreLockIds } from '../src/index.js';
 import { lockIdParts } from '../src/lock-id.js';
 
 /** The shared PostgreSQL (`FENCELOCK_POSTGRES_URL`, default 127.0.0.1:15432). */
@@ -61,4 +61,16 @@ export async function semaphoreSlots(client: pg.Client, key: string, namespace?:
     [ids.classid, ids.objidBase],
   );
   return rows;
+}
+
+/** The server processes that hold election `name`'s advisory lock (hashed in `namespace`). */
+export async function leaderPids(client: pg.Client, name: string, namespace?: string): Promise<number[]> {
+  const { classid, objid } = lockIdParts(electionLockId(advisoryLockId(name, namespace)));
+  const { rows } = await client.query<{ pid: number }>(
+    `SELECT pid FROM pg_locks WHERE locktype = 'advisory' AND granted AND objsubid = 1
+       AND database = (SELECT oid FROM pg_database WHERE datname = current_database())
+       AND classid = $1::oid AND objid = $2::oid`,
+    [classid, objid],
+  );
+  return rows.map((row) => row.pid);
 }
