@@ -7,13 +7,22 @@ const operator = rawClient();
 afterAll(async () => (await operator).end());
 
 const made: PostgresLockProvider[] = [];
+const observations: AbortController[] = [];
 afterEach(async () => {
+  for (const observation of observations.splice(0)) observation.abort();
   await Promise.allSettled(made.splice(0).map((provider) => provider.close()));
 });
 function provider(): PostgresLockProvider {
   const created = createPostgresLockProvider({ connection: postgresUrl, sessionTtlMs: 3_000 });
   made.push(created);
   return created;
+}
+
+/** An observation of `name` by `watcher`, ended after the test. */
+function observing(watcher: PostgresLockProvider, name: string, pollMs: number): AsyncIterator<LeaderInfo | undefined> {
+  const stop = new AbortController();
+  observations.push(stop);
+  return watcher.observe(name, { signal: stop.signal, pollMs })[Symbol.asyncIterator]();
 }
 
 /** Settles `promise` within `ms`, or rejects naming `what`. */
@@ -83,47 +92,37 @@ describe('changes told by NOTIFY', () => {
   it('observe hears a new leader and a resignation at once, though it would not poll for a minute', async () => {
     const [a, b, watcher] = [provider(), provider(), provider()];
     const name = `elect-notify:${crypto.randomUUID()}`;
-    const stop = new AbortController();
-    const iterator = watcher.observe(name, { signal: stop.signal, pollMs: NEVER_POLLED })[Symbol.asyncIterator]();
-    try {
-      expect(await observed(iterator, () => true, 5_000, 'the current state')).toBeUndefined();
-      const first = await a.campaign(name, { value: 'first' });
-      expect(await observed(iterator, (state) => state !== undefined, 5_000, 'the first leader')).toEqual({ name, value: 'first', term: first.term });
-      // A campaigner waiting when the leader resigns: the grant is told, not only the resignation.
-      const queued = contended(b, name);
-      const waiting = b.campaign(name, { value: 'second' });
-      await queued;
-      await first.resign();
-      const second = await within(waiting, 5_000, 'second leader');
-      expect(await observed(iterator, (state) => state?.value === 'second', 5_000, 'the second leader')).toEqual({ name, value: 'second', term: second.term });
-      expect(second.term! > first.term!).toBe(true);
-      await second.resign();
-      expect(await observed(iterator, (state) => state === undefined, 5_000, 'no leader')).toBeUndefined();
-    } finally {
-      stop.abort();
-    }
+    const iterator = observing(watcher, name, NEVER_POLLED);
+    expect(await observed(iterator, () => true, 5_000, 'the current state')).toBeUndefined();
+    const first = await a.campaign(name, { value: 'first' });
+    expect(await observed(iterator, (state) => state !== undefined, 5_000, 'the first leader')).toEqual({ name, value: 'first', term: first.term });
+    // A campaigner waiting when the leader resigns: the grant is told, not only the resignation.
+    const queued = contended(b, name);
+    const waiting = b.campaign(name, { value: 'second' });
+    await queued;
+    await first.resign();
+    const second = await within(waiting, 5_000, 'second leader');
+    expect(await observed(iterator, (state) => state?.value === 'second', 5_000, 'the second leader')).toEqual({ name, value: 'second', term: second.term });
+    expect(second.term! > first.term!).toBe(true);
+    await second.resign();
+    expect(await observed(iterator, (state) => state === undefined, 5_000, 'no leader')).toBeUndefined();
   });
 
   it("after the watcher's own session was ended, its new session tells observe of the change it missed", async () => {
     const [a, watcher] = [provider(), provider()];
     const name = `elect-reconnect:${crypto.randomUUID()}`;
-    const stop = new AbortController();
-    const iterator = watcher.observe(name, { signal: stop.signal, pollMs: NEVER_POLLED })[Symbol.asyncIterator]();
-    try {
-      expect(await observed(iterator, () => true, 5_000, 'the current state')).toBeUndefined();
-      const client = await operator;
-      await client.query('SELECT pg_terminate_backend($1, 5000)', [watcher.backendPid]);
-      // Elected while the watcher's LISTEN is down: its NOTIFY reaches nobody there.
-      const leader = await a.campaign(name, { value: 'elected-meanwhile' });
-      const pending = iterator.next();
-      // The watcher's provider opens a new session for any call of its own (here, a lock).
-      const lock = await watcher.acquire(`${name}:other`);
-      const result = await within(pending, 5_000, 'the missed leader');
-      expect(result).toEqual({ done: false, value: { name, value: 'elected-meanwhile', term: leader.term } });
-      await Promise.all([lock.release(), leader.resign()]);
-    } finally {
-      stop.abort();
-    }
+    const iterator = observing(watcher, name, NEVER_POLLED);
+    expect(await observed(iterator, () => true, 5_000, 'the current state')).toBeUndefined();
+    const client = await operator;
+    await client.query('SELECT pg_terminate_backend($1, 5000)', [watcher.backendPid]);
+    // Elected while the watcher's LISTEN is down: its NOTIFY reaches nobody there.
+    const leader = await a.campaign(name, { value: 'elected-meanwhile' });
+    const pending = iterator.next();
+    // The watcher's provider opens a new session for any call of its own (here, a lock).
+    const lock = await watcher.acquire(`${name}:other`);
+    const result = await within(pending, 5_000, 'the missed leader');
+    expect(result).toEqual({ done: false, value: { name, value: 'elected-meanwhile', term: leader.term } });
+    await Promise.all([lock.release(), leader.resign()]);
   });
 });
 
@@ -131,46 +130,36 @@ describe("the leader's connection killed (pg_terminate_backend)", () => {
   it('aborts its signal with LOCK_LOST; the waiting campaigner leads with a greater term, and observe sees it', async () => {
     const [a, b, watcher] = [provider(), provider(), provider()];
     const name = `elect-killed:${crypto.randomUUID()}`;
-    const stop = new AbortController();
-    const iterator = watcher.observe(name, { signal: stop.signal, pollMs: NEVER_POLLED })[Symbol.asyncIterator]();
-    try {
-      const leader = await a.campaign(name, { value: 'a' });
-      expect(await observed(iterator, (state) => state !== undefined, 5_000, 'the first leader')).toEqual({ name, value: 'a', term: leader.term });
-      const queued = contended(b, name);
-      const waiting = b.campaign(name, { value: 'b' });
-      await queued;
-      const lost = new Promise<unknown>((resolve) => leader.signal.addEventListener('abort', () => resolve(leader.signal.reason), { once: true }));
-      const client = await operator;
-      expect(await leaderPids(client, name)).toEqual([a.backendPid]);
-      await client.query('SELECT pg_terminate_backend($1, 5000)', [a.backendPid]);
-      expect(await within(lost, 5_000, 'loss')).toMatchObject({ code: 'LOCK_LOST', reason: 'session-lost', key: name });
-      // The dead session sent nothing; the waiter's poll finds the lock free, and its grant is told.
-      const next = await within(waiting, 10_000, 'the next leader');
-      expect(next.term! > leader.term!).toBe(true);
-      expect(await observed(iterator, (state) => state?.value === 'b', 5_000, 'the next leader')).toEqual({ name, value: 'b', term: next.term });
-      expect(await leader.resign()).toBe(false);
-      expect(await a.leader(name)).toEqual({ name, value: 'b', term: next.term });
-      await next.resign();
-    } finally {
-      stop.abort();
-    }
+    const iterator = observing(watcher, name, NEVER_POLLED);
+    const leader = await a.campaign(name, { value: 'a' });
+    expect(await observed(iterator, (state) => state !== undefined, 5_000, 'the first leader')).toEqual({ name, value: 'a', term: leader.term });
+    const queued = contended(b, name);
+    const waiting = b.campaign(name, { value: 'b' });
+    await queued;
+    const lost = new Promise<unknown>((resolve) => leader.signal.addEventListener('abort', () => resolve(leader.signal.reason), { once: true }));
+    const client = await operator;
+    expect(await leaderPids(client, name)).toEqual([a.backendPid]);
+    await client.query('SELECT pg_terminate_backend($1, 5000)', [a.backendPid]);
+    expect(await within(lost, 5_000, 'loss')).toMatchObject({ code: 'LOCK_LOST', reason: 'session-lost', key: name });
+    // The dead session sent nothing; the waiter's poll finds the lock free, and its grant is told.
+    const next = await within(waiting, 10_000, 'the next leader');
+    expect(next.term! > leader.term!).toBe(true);
+    expect(await observed(iterator, (state) => state?.value === 'b', 5_000, 'the next leader')).toEqual({ name, value: 'b', term: next.term });
+    expect(await leader.resign()).toBe(false);
+    expect(await a.leader(name)).toEqual({ name, value: 'b', term: next.term });
+    await next.resign();
   });
 
   it('with nobody waiting, observe sees the leader gone by its next read', async () => {
     const [a, watcher] = [provider(), provider()];
     const name = `elect-gone:${crypto.randomUUID()}`;
-    const stop = new AbortController();
-    const iterator = watcher.observe(name, { signal: stop.signal, pollMs: 50 })[Symbol.asyncIterator]();
-    try {
-      const leader = await a.campaign(name, { value: 'a' });
-      const lost = new Promise<void>((resolve) => leader.signal.addEventListener('abort', () => resolve(), { once: true }));
-      expect(await observed(iterator, (state) => state !== undefined, 5_000, 'the leader')).toMatchObject({ value: 'a' });
-      await (await operator).query('SELECT pg_terminate_backend($1, 5000)', [a.backendPid]);
-      // No NOTIFY comes from a dead session, and none from the server: the next read finds nobody.
-      expect(await observed(iterator, (state) => state === undefined, 5_000, 'no leader')).toBeUndefined();
-      await within(lost, 5_000, 'loss');
-    } finally {
-      stop.abort();
-    }
+    const iterator = observing(watcher, name, 50);
+    const leader = await a.campaign(name, { value: 'a' });
+    const lost = new Promise<void>((resolve) => leader.signal.addEventListener('abort', () => resolve(), { once: true }));
+    expect(await observed(iterator, (state) => state !== undefined, 5_000, 'the leader')).toMatchObject({ value: 'a' });
+    await (await operator).query('SELECT pg_terminate_backend($1, 5000)', [a.backendPid]);
+    // No NOTIFY comes from a dead session, and none from the server: the next read finds nobody.
+    expect(await observed(iterator, (state) => state === undefined, 5_000, 'no leader')).toBeUndefined();
+    await within(lost, 5_000, 'loss');
   });
 });

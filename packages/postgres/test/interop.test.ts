@@ -4,17 +4,18 @@ import { lockIdParts } from '../src/lock-id.js';
 import { postgresUrl } from './pg.js';
 import { PsqlSession } from './psql.js';
 
+// Each test's psql session and provider, ended after it.
+let psql: PsqlSession | undefined;
+let provider: PostgresLockProvider | undefined;
+afterEach(async () => {
+  await provider?.close();
+  await psql?.quit();
+  provider = undefined;
+  psql = undefined;
+});
+
 // Another program locking by the documented id: psql's own session holds `pg_advisory_lock(id)`.
 describe('interop with psql sessions locking the documented id', () => {
-  let psql: PsqlSession | undefined;
-  let provider: PostgresLockProvider | undefined;
-  afterEach(async () => {
-    await provider?.close();
-    await psql?.quit();
-    provider = undefined;
-    psql = undefined;
-  });
-
   it('computes the documented id in SQL exactly as advisoryLockId does', async () => {
     psql = PsqlSession.start();
     for (const key of ['jobs:nightly', 'é', 'a/b', '__proto__']) {
@@ -68,15 +69,6 @@ describe('interop with psql sessions locking the documented id', () => {
 
 // What an operator sees of semaphores, and other programs locking their documented slots.
 describe('semaphores seen from psql', () => {
-  let psql: PsqlSession | undefined;
-  let provider: PostgresLockProvider | undefined;
-  afterEach(async () => {
-    await provider?.close();
-    await psql?.quit();
-    provider = undefined;
-    psql = undefined;
-  });
-
   it('computes the documented slot keys in SQL exactly as semaphoreLockIds does', async () => {
     psql = PsqlSession.start();
     for (const key of ['jobs:nightly', 'é', '__proto__', `sem:${crypto.randomUUID()}`]) {
@@ -137,15 +129,6 @@ describe('semaphores seen from psql', () => {
 });
 
 describe('elections seen from psql', () => {
-  let psql: PsqlSession | undefined;
-  let provider: PostgresLockProvider | undefined;
-  afterEach(async () => {
-    await provider?.close();
-    await psql?.quit();
-    provider = undefined;
-    psql = undefined;
-  });
-
   it('computes the documented election id in SQL exactly as electionLockId does', async () => {
     psql = PsqlSession.start();
     for (const name of ['scheduler', 'é', '__proto__']) {
