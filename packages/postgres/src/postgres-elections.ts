@@ -51,7 +51,7 @@ export class PostgresElections {
   }
 
   /** `LockBackend.campaign`: tries, then waits until the deadline (notified, or polling). */
-  campaign(request: BackendCampaignRequest): Promise<BackendGrant | undefined> {
+  async campaign(request: BackendCampaignRequest): Promise<BackendGrant | undefined> {
     const id = this.#id(request.key);
     const payload = electionPayload(id);
     const since = monotonicNow();
