@@ -5,6 +5,7 @@ export { DEFAULT_NAMESPACE, advisoryLockId } from './lock-id.js';
 export type { LockIdFunction } from './lock-id.js';
 export { SEMAPHORE_SLOTS, semaphoreLockIds } from './semaphore-id.js';
 export type { SemaphoreLockIds } from './semaphore-id.js';
+export { electionLockId } from './election-id.js';
 export { DEFAULT_TABLE } from './sql.js';
 export { DEFAULT_FENCES_TABLE, guardedWrite } from './guarded-write.js';
 export type { GuardedWriteDatabase, GuardedWriteOptions } from './guarded-write.js';

@@ -1,8 +1,10 @@
 import {
   type BackendAcquireRequest,
+  type BackendCampaignRequest,
   type BackendGrant,
   type BackendSemaphoreRequest,
   type BackendWarning,
+  type LeaderInfo,
   type LockBackend,
   type LockCapabilities,
   type LockHolder,
@@ -16,13 +18,13 @@ import {
 } from '@fencelock/core/adapter';
 import { type ConnectionSource, openConnection } from './connection-source.js';
 import { type LockIdFunction, checkedLockId, lockIdParts } from './lock-id.js';
-import { PgSession, connectionBroken } from './pg-session.js';
+import { PgSession } from './pg-session.js';
+import { PostgresElections } from './postgres-elections.js';
 import { PostgresSemaphores } from './postgres-semaphores.js';
-import { postgresFailure } from './refusals.js';
 import { ReleaseNotifier } from './release-notifier.js';
-import { sessionGrant } from './session-grant.js';
 import type { SemaphoreStatements } from './semaphore-sql.js';
-import type { AdvisoryMode, Statements } from './sql.js';
+import { SessionMutex } from './session-mutex.js';
+import type { Statements } from './sql.js';
 
 /** What a PostgreSQL provider guarantees. */
 export const POSTGRES_CAPABILITIES: LockCapabilities = normalizeCapabilities({
@@ -49,6 +51,9 @@ export const POSTGRES_CAPABILITIES: LockCapabilities = normalizeCapabilities({
   // Each permit one advisory lock (a slot) of the two-int4 space; several are taken in one
   // statement, all or none, while the key's other acquirers wait on its row (postgres-semaphores.ts).
   semaphore: 'multi-permit',
+  // The adapter's mutex on an id of its own (postgres-elections.ts). Grants and resignations NOTIFY,
+  // but a leader whose session dies sends nothing and no other session is told: observe also reads.
+  election: 'polled',
 });
 
 /** The settings the backend runs with (validated by the provider). */
@@ -63,28 +68,12 @@ export interface PostgresBackendSettings {
   readonly requestTimeoutMs: number;
 }
 
-interface AcquireRow {
-  readonly granted: boolean;
-  readonly token: string | null;
-  readonly pid: number;
-}
-
 interface InspectRow {
   readonly pid: number;
   readonly mode: 'exclusive' | 'shared';
   readonly owner_id: string | null;
   readonly token: string | null;
   readonly metadata: Buffer | null;
-}
-
-// SQLSTATE classes raised before a statement executes (a dropped table, a missing privilege): the
-// try-lock in it never ran, so there is nothing to unlock.
-const BEFORE_EXECUTION = ['42', '0A'];
-
-function ranOnServer(error: unknown): boolean {
-  const code = (error as { code?: unknown } | null)?.code;
-  if (typeof code !== 'string') return false;
-  return !BEFORE_EXECUTION.some((cls) => code.startsWith(cls));
 }
 
 // Waiting between try-locks when no notification comes (a holder whose session died sends none).
@@ -94,7 +83,8 @@ const RETRY = { initialDelayMs: 10, maxDelayMs: 250, factor: 2 };
  * The PostgreSQL lock backend: session advisory locks (`pg_try_advisory_lock(bigint)`) on one server
  * session per provider, a fencing token bumped in the same statement on a durable per-key counter,
  * release notifications over LISTEN/NOTIFY with core's polling loop as the fallback. Counting
- * semaphores live on the same session, in the two-int4 advisory lock space (postgres-semaphores.ts).
+ * semaphores live on the same session, in the two-int4 advisory lock space (postgres-semaphores.ts);
+ * leader elections are the same mutex as the locks, on ids of their own (postgres-elections.ts).
  */
 export class PostgresBackend implements LockBackend {
   readonly name = 'postgres';
@@ -102,6 +92,8 @@ export class PostgresBackend implements LockBackend {
   readonly #settings: PostgresBackendSettings;
   readonly #notifier = new ReleaseNotifier();
   readonly #semaphores: PostgresSemaphores;
+  readonly #mutex: SessionMutex;
+  readonly #elections: PostgresElections;
   #session: PgSession | undefined;
   #opening: Promise<PgSession> | undefined;
   // When the open in flight started (monotonic ms).
@@ -111,13 +103,24 @@ export class PostgresBackend implements LockBackend {
 
   constructor(settings: PostgresBackendSettings) {
     this.#settings = settings;
+    const sessionFor = (since: number): Promise<PgSession> => this.#sessionFor(since);
+    this.#mutex = new SessionMutex({ channel: settings.channel, forget: settings.statements.forget, sessionFor });
+    this.#elections = new PostgresElections({
+      statements: settings.statements.election,
+      channel: settings.channel,
+      lockId: settings.lockId,
+      retry: RETRY,
+      mutex: this.#mutex,
+      sessionFor,
+      notifier: this.#notifier,
+    });
     this.#semaphores = new PostgresSemaphores({
       statements: settings.semaphoreStatements,
       channel: settings.channel,
       lockId: settings.lockId,
       requestTimeoutMs: settings.requestTimeoutMs,
       retry: RETRY,
-      sessionFor: (since) => this.#sessionFor(since),
+      sessionFor,
       notifier: this.#notifier,
     });
     const { source } = settings;
@@ -141,7 +144,10 @@ export class PostgresBackend implements LockBackend {
   async acquire(request: BackendAcquireRequest): Promise<BackendGrant | undefined> {
     const id = checkedLockId(this.#settings.lockId, request.key).toString();
     const since = monotonicNow();
-    return waitForGrant(request, () => this.#attempt(request, id, since), {
+    const { key, mode, ownerId, metadata, observer } = request;
+    const statements = this.#settings.statements[mode];
+    const attempt = { key, kind: 'lock', mode, id, ownerId, metadata, observer, statements, payload: id, extra: [] };
+    return waitForGrant(request, () => this.#mutex.attempt(attempt, since), {
       retry: RETRY,
       wakeup: () => this.#notifier.wakeup(id),
     });
@@ -173,6 +179,18 @@ export class PostgresBackend implements LockBackend {
 
   inspectSemaphore(key: string): Promise<SemaphoreInfo | undefined> {
     return this.#semaphores.inspect(key);
+  }
+
+  campaign(request: BackendCampaignRequest): Promise<BackendGrant | undefined> {
+    return this.#elections.campaign(request);
+  }
+
+  leader(name: string): Promise<LeaderInfo | undefined> {
+    return this.#elections.leader(name);
+  }
+
+  watchLeader(name: string, onChange: () => void, signal: AbortSignal): Promise<void> {
+    return this.#elections.watchLeader(name, onChange, signal);
   }
 
   async checkConfiguration(): Promise<readonly BackendWarning[]> {
@@ -260,81 +278,8 @@ export class PostgresBackend implements LockBackend {
       throw new LockError(LockErrorCode.BACKEND_UNAVAILABLE, 'the PostgreSQL provider is closed');
     }
     this.#session = session;
+    // The LISTEN was down until now (or never up): any notice may have been missed meanwhile.
+    this.#notifier.notifyAll();
     return session;
-  }
-
-  /** One try-lock: a grant, or `undefined` while another session (or another local owner) holds the lock. */
-  async #attempt(request: BackendAcquireRequest, id: string, since: number, reconnect = true): Promise<BackendGrant | undefined> {
-    const session = await this.#sessionFor(since);
-    const { mode } = request;
-    // Advisory locks are re-entrant within a session and its shared and exclusive holds never
-    // conflict: a lock this provider holds (for another owner, or for a key whose id collides) must
-    // read as held whenever the modes conflict, not be granted again.
-    if (!session.mayTry(id, mode)) return undefined;
-    session.reserve(id, mode);
-    const metadata = request.metadata === undefined ? null : Buffer.from(request.metadata, 'utf8');
-    const sent = session.queryWithOutcome<AcquireRow>(this.#settings.statements[mode].acquire, [id, request.ownerId, session.identity, metadata], `acquiring lock "${request.key}"`);
-    let row: AcquireRow | undefined;
-    try {
-      [row] = await sent.answer;
-      session.checkPid(row?.pid);
-    } catch (error) {
-      this.#undo(session, id, mode, request.ownerId, sent.outcome);
-      // A session opened before this call whose connection was already broken (an idle socket
-      // reset while nobody wrote on it): give it up and try once on a new session, as a client
-      // that reconnects would. Whatever the old session took ends with it on the server.
-      if (reconnect && connectionBroken(error) && session.openedAt < since) {
-        session.lose();
-        return this.#attempt(request, id, since, false);
-      }
-      throw postgresFailure(`acquiring lock "${request.key}"`, error, request.key);
-    }
-    if (row?.granted !== true || row.token === null) {
-      session.free(id, mode);
-      return undefined;
-    }
-    return this.#grant(request, session, id, BigInt(row.token));
-  }
-
-  /**
-   * Undoes an attempt whose answer did not come (a timeout: the statement still runs, later) or
-   * failed after its try-lock ran (a session lock survives the statement's rollback). What to undo
-   * follows the statement's real outcome: unlocking blindly could take away one of the counted
-   * holds of another local owner of the same id and mode.
-   */
-  #undo(session: PgSession, id: string, mode: AdvisoryMode, ownerId: string, outcome: Promise<AcquireRow[]>): void {
-    const { statements } = this.#settings;
-    const unlock = async (): Promise<void> => {
-      await session.query(statements[mode].unlock, [id], 'undoing an uncertain acquire');
-      await session.query(statements.forget, [ownerId, id], 'forgetting an uncertain acquire');
-    };
-    outcome
-      .then(
-        ([row]) => (row?.granted === true ? unlock() : undefined),
-        (error: unknown) => (ranOnServer(error) ? unlock() : undefined),
-      )
-      .then(
-        () => session.free(id, mode),
-        // Unanswered: give the session up, so that the server ends it and frees the lock.
-        () => session.lose(),
-      );
-  }
-
-  #grant(request: BackendAcquireRequest, session: PgSession, id: string, token: bigint): BackendGrant {
-    const { key, mode, ownerId } = request;
-    const { channel } = this.#settings;
-    const statements = this.#settings.statements[mode];
-    return sessionGrant({
-      key,
-      kind: 'lock',
-      observer: request.observer,
-      session,
-      token,
-      releaseOnce: async () => {
-        const [row] = await session.query<{ released: boolean }>(statements.release, [id, channel, id, ownerId], `releasing lock "${key}"`);
-        session.free(id, mode);
-        return row?.released === true;
-      },
-    });
   }
 }

@@ -15,6 +15,31 @@ export class ReleaseNotifier {
     for (const wake of [...waiters]) wake();
   }
 
+  /**
+   * Wakes every waiter of every id: after the LISTEN was down (a new session), when any notice may
+   * have been missed. A spurious wake-up costs a waiter one more try.
+   */
+  notifyAll(): void {
+    for (const id of [...this.#waiters.keys()]) this.notify(id);
+  }
+
+  /** Calls `listener` on each notice of `id` until the returned function is called. */
+  listen(id: string, listener: () => void): () => void {
+    let waiters = this.#waiters.get(id);
+    if (waiters === undefined) {
+      waiters = new Set();
+      this.#waiters.set(id, waiters);
+    }
+    // Each call is its own entry: the same function listening twice is told twice, and let go once each.
+    const entry = (): void => listener();
+    waiters.add(entry);
+    return () => {
+      const set = this.#waiters.get(id);
+      set?.delete(entry);
+      if (set?.size === 0) this.#waiters.delete(id);
+    };
+  }
+
   /** How many waiters listen, over all ids (for tests and close). */
   get size(): number {
     let count = 0;
@@ -30,12 +55,7 @@ export class ReleaseNotifier {
       pending = true;
       wake?.();
     };
-    let waiters = this.#waiters.get(id);
-    if (waiters === undefined) {
-      waiters = new Set();
-      this.#waiters.set(id, waiters);
-    }
-    waiters.add(listener);
+    const close = this.listen(id, listener);
     return {
       wait: async (ms: number, signal: AbortSignal): Promise<void> => {
         if (!pending) {
@@ -52,11 +72,7 @@ export class ReleaseNotifier {
         }
         pending = false;
       },
-      close: (): void => {
-        const set = this.#waiters.get(id);
-        set?.delete(listener);
-        if (set?.size === 0) this.#waiters.delete(id);
-      },
+      close,
     };
   }
 }

@@ -45,6 +45,21 @@ export interface ModeStatements {
   readonly unlock: string;
 }
 
+/** The statements of the elections: the exclusive mutex whose grant notifies too, and the leader's read. */
+export interface ElectionStatements extends ModeStatements {
+  /**
+   * As the exclusive `acquire`, with `$5` channel and `$6` payload: a grant also notifies, in the
+   * same statement, so that watchers hear a new leader take over (not only the old one leave).
+   */
+  readonly acquire: string;
+  /**
+   * `$1` election id, `$2` classid, `$3` objid: the leader, one row (`token`, `metadata`) or none.
+   * Only a holder row whose own session holds the election's advisory lock now counts: a row left by
+   * a session that ended reads as nobody.
+   */
+  readonly leader: string;
+}
+
 /** The statements of one provider. */
 export interface Statements {
   /** `$1`, `$2`: the token and holder table names as text, for `to_regclass`. One row: `present`. */
@@ -64,6 +79,7 @@ export interface Statements {
    * recorded for that session and mode), or one row with a null owner for a foreign session.
    */
   readonly inspect: string;
+  readonly election: ElectionStatements;
 }
 
 /** The holder table kept beside the token table `table`: `<table>_holders`, in the same schema. */
@@ -74,7 +90,7 @@ export function holdersTableName(table: string): string {
 /** A session identity as sessionIdentity writes it, in SQL (null, so matching nothing, without a start time). */
 export const IDENTITY_SQL = (pid: string, started: string): string => `${pid}::text || '@' || (extract(epoch FROM ${started}) * 1000000)::bigint::text`;
 
-function modeStatements(mode: AdvisoryMode, tokens: string, holders: string): ModeStatements {
+function modeStatements(mode: AdvisoryMode, tokens: string, holders: string, notifyGrant = false): ModeStatements {
   const suffix = mode === 'shared' ? '_shared' : '';
   // An exclusive grant proves every recorded holder of the id stale (their sessions no longer hold
   // it, or it could not be granted); a shared grant proves only the recorded exclusive ones stale.
@@ -94,7 +110,7 @@ hold AS (
   INSERT INTO ${holders} (lock_id, owner_id, holder_session, mode, token, metadata)
   SELECT $1::bigint, $2, $3, '${mode}', token, $4::bytea FROM bump
 )
-SELECT attempt.granted, (SELECT token FROM bump)::text AS token, pg_backend_pid() AS pid FROM attempt`,
+SELECT attempt.granted, (SELECT token FROM bump)::text AS token, pg_backend_pid() AS pid${notifyGrant ? ',\n  CASE WHEN EXISTS (SELECT 1 FROM bump) THEN pg_notify($5, $6) END AS notified' : ''} FROM attempt`,
     // A CTE (never inlined: the function is volatile) so that the unlock runs exactly once.
     release: `WITH r AS (SELECT pg_advisory_unlock${suffix}($1::bigint) AS released),
 d AS (DELETE FROM ${holders} WHERE lock_id = $1::bigint AND owner_id = $4)
@@ -144,6 +160,19 @@ WHERE l.locktype = 'advisory' AND l.granted AND l.objsubid = 1
   AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())
   AND l.classid = $2::oid AND l.objid = $3::oid
 ORDER BY l.pid, h.owner_id`,
+    election: {
+      ...modeStatements('exclusive', t, h, true),
+      leader: `SELECT h.token::text AS token, h.metadata
+FROM pg_locks l
+JOIN pg_stat_activity a ON a.pid = l.pid
+JOIN ${h} h ON h.lock_id = $1::bigint AND h.mode = 'exclusive'
+  AND h.holder_session = ${IDENTITY_SQL('l.pid', 'a.backend_start')}
+WHERE l.locktype = 'advisory' AND l.granted AND l.objsubid = 1 AND l.mode = 'ExclusiveLock'
+  AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())
+  AND l.classid = $2::oid AND l.objid = $3::oid
+ORDER BY h.token DESC
+LIMIT 1`,
+    },
   };
 }
 

@@ -38,6 +38,7 @@ describeLockProvider({
     minTtlMs: 1_000,
     deletionNotice: 'watch',
     semaphore: 'multi-permit',
+    election: 'polled',
   },
   harness: {
     // An operator ending the holder's session (pg_terminate_backend): nothing else can take a

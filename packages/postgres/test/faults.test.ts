@@ -375,6 +375,10 @@ describe('bad options', () => {
     // Semaphores take their slots from the same id: refused the same way, and no session was opened for it.
     await expect(a.tryAcquireSemaphore('k', { limit: 2 })).rejects.toMatchObject({ code: 'LOCK_INVALID_ARGUMENT' });
     await expect(b.inspectSemaphore('k')).rejects.toMatchObject({ code: 'LOCK_INVALID_ARGUMENT' });
+    // Elections hash the same id into their own: refused the same way.
+    await expect(a.tryCampaign('k', { value: 'v' })).rejects.toMatchObject({ code: 'LOCK_INVALID_ARGUMENT' });
+    await expect(b.leader('k')).rejects.toMatchObject({ code: 'LOCK_INVALID_ARGUMENT' });
     expect(a.backendPid).toBeUndefined();
+    expect(b.backendPid).toBeUndefined();
   });
 });

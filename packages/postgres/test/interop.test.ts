@@ -1,20 +1,21 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { type PostgresLockProvider, advisoryLockId, createPostgresLockProvider, semaphoreLockIds } from '../src/index.js';
+import { type PostgresLockProvider, advisoryLockId, createPostgresLockProvider, electionLockId, semaphoreLockIds } from '../src/index.js';
 import { lockIdParts } from '../src/lock-id.js';
 import { postgresUrl } from './pg.js';
 import { PsqlSession } from './psql.js';
 
+// Each test's psql session and provider, ended after it.
+let psql: PsqlSession | undefined;
+let provider: PostgresLockProvider | undefined;
+afterEach(async () => {
+  await provider?.close();
+  await psql?.quit();
+  provider = undefined;
+  psql = undefined;
+});
+
 // Another program locking by the documented id: psql's own session holds `pg_advisory_lock(id)`.
 describe('interop with psql sessions locking the documented id', () => {
-  let psql: PsqlSession | undefined;
-  let provider: PostgresLockProvider | undefined;
-  afterEach(async () => {
-    await provider?.close();
-    await psql?.quit();
-    provider = undefined;
-    psql = undefined;
-  });
-
   it('computes the documented id in SQL exactly as advisoryLockId does', async () => {
     psql = PsqlSession.start();
     for (const key of ['jobs:nightly', 'é', 'a/b', '__proto__']) {
@@ -68,15 +69,6 @@ describe('interop with psql sessions locking the documented id', () => {
 
 // What an operator sees of semaphores, and other programs locking their documented slots.
 describe('semaphores seen from psql', () => {
-  let psql: PsqlSession | undefined;
-  let provider: PostgresLockProvider | undefined;
-  afterEach(async () => {
-    await provider?.close();
-    await psql?.quit();
-    provider = undefined;
-    psql = undefined;
-  });
-
   it('computes the documented slot keys in SQL exactly as semaphoreLockIds does', async () => {
     psql = PsqlSession.start();
     for (const key of ['jobs:nightly', 'é', '__proto__', `sem:${crypto.randomUUID()}`]) {
@@ -133,5 +125,55 @@ describe('semaphores seen from psql', () => {
     expect(await psql.run(`SELECT pg_try_advisory_lock(${ids.key1}, ${ids.key2});`)).toBe('f');
     await permit.release();
     expect(await psql.run(`SELECT pg_try_advisory_lock(${ids.key1}, ${ids.key2});`)).toBe('t');
+  });
+});
+
+describe('elections seen from psql', () => {
+  it('computes the documented election id in SQL exactly as electionLockId does', async () => {
+    psql = PsqlSession.start();
+    for (const name of ['scheduler', 'é', '__proto__']) {
+      const literal = name.replaceAll("'", "''");
+      const id = await psql.run(
+        `WITH l AS (SELECT ('x' || left(encode(sha256(convert_to('fencelock:' || '${literal}', 'UTF8')), 'hex'), 16))::bit(64)::bigint AS lock_id)
+         SELECT ('x' || left(encode(sha256(convert_to('fencelock-election:' || lock_id::text, 'UTF8')), 'hex'), 16))::bit(64)::bigint FROM l;`,
+      );
+      expect(id).toBe(electionLockId(advisoryLockId(name)).toString());
+    }
+  });
+
+  it("shows the leader as one pg_locks row (objsubid 1, the election's id) and its holder row (value, term)", async () => {
+    const name = `elect-view:${crypto.randomUUID()}`;
+    const id = electionLockId(advisoryLockId(name));
+    provider = createPostgresLockProvider({ connection: postgresUrl });
+    const leader = await provider.campaign(name, { value: 'host-a:8080' });
+    const pid = provider.backendPid;
+    psql = PsqlSession.start();
+    // The operator's query: who holds the election's advisory lock, and what the holder row says.
+    const rows = await psql.run(
+      `SELECT l.pid, l.mode, h.owner_id, h.token, convert_from(h.metadata, 'UTF8')
+       FROM pg_locks l JOIN fencelock_tokens_holders h ON h.lock_id = ${id}
+       WHERE l.locktype = 'advisory' AND l.granted AND l.objsubid = 1
+         AND ((l.classid::bigint << 32) | l.objid::bigint) = ${id};`,
+    );
+    expect(rows).toBe(`${pid}|ExclusiveLock|${leader.ownerId}|${leader.term}|host-a:8080`);
+    // The lock of the same name is another advisory lock: nobody holds it.
+    const { classid, objid } = lockIdParts(advisoryLockId(name));
+    expect(await psql.run(`SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND objsubid = 1 AND classid = ${classid} AND objid = ${objid};`)).toBe('0');
+    expect(await leader.resign()).toBe(true);
+    expect(await psql.run(`SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND pid = ${pid};`)).toBe('0');
+    expect(await psql.run(`SELECT count(*) FROM fencelock_tokens_holders WHERE lock_id = ${id};`)).toBe('0');
+  });
+
+  it("psql holding the election's id keeps every campaigner out until it unlocks", async () => {
+    const name = `elect-interop:${crypto.randomUUID()}`;
+    const id = electionLockId(advisoryLockId(name));
+    psql = PsqlSession.start();
+    expect(await psql.run(`SELECT pg_advisory_lock(${id});`)).toBe('');
+    provider = createPostgresLockProvider({ connection: postgresUrl });
+    expect(await provider.tryCampaign(name, { value: 'v' })).toBeUndefined();
+    expect(await psql.run(`SELECT pg_advisory_unlock(${id});`)).toBe('t');
+    const leader = await provider.tryCampaign(name, { value: 'v' });
+    expect(leader).toBeDefined();
+    await leader?.resign();
   });
 });

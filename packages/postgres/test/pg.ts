@@ -1,6 +1,6 @@
 import { type TcpProxy, startTcpProxy, topology } from '@fencelock/test-infra';
 import pg from 'pg';
-import { advisoryLockId, semaphoreLockIds } from '../src/index.js';
+import { advisoryLockId, electionLockId, semaphoreLockIds } from '../src/index.js';
 import { lockIdParts } from '../src/lock-id.js';
 
 /** The shared PostgreSQL (`FENCELOCK_POSTGRES_URL`, default 127.0.0.1:15432). */
@@ -29,8 +29,18 @@ export function proxyToPostgres(): Promise<TcpProxy> {
 }
 
 /** The server processes that hold the advisory lock of `key` (hashed in `namespace`). */
-export async function holderPids(client: pg.Client, key: string, namespace?: string): Promise<number[]> {
-  const { classid, objid } = lockIdParts(advisoryLockId(key, namespace));
+export function holderPids(client: pg.Client, key: string, namespace?: string): Promise<number[]> {
+  return pidsHolding(client, advisoryLockId(key, namespace));
+}
+
+/** The server processes that hold election `name`'s advisory lock (hashed in `namespace`). */
+export function leaderPids(client: pg.Client, name: string, namespace?: string): Promise<number[]> {
+  return pidsHolding(client, electionLockId(advisoryLockId(name, namespace)));
+}
+
+/** The server processes that hold the bigint advisory lock `id`. */
+async function pidsHolding(client: pg.Client, id: bigint): Promise<number[]> {
+  const { classid, objid } = lockIdParts(id);
   const { rows } = await client.query<{ pid: number }>(
     `SELECT pid FROM pg_locks WHERE locktype = 'advisory' AND granted AND objsubid = 1
        AND database = (SELECT oid FROM pg_database WHERE datname = current_database())
