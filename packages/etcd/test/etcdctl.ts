@@ -70,11 +70,8 @@ export class EtcdctlLock {
   }
 
   /** SIGKILLs this etcdctl process (etcdctl never revokes its lease: the lock lives until the lease TTL). */
-  async kill(): Promise<void> {
-    if (this.exitedAlready) return;
-    const { pid } = this.#child;
-    if (pid !== undefined) process.kill(pid, 'SIGKILL');
-    await bounded(this.#exited, 5_000, 'etcdctl to die');
+  kill(): Promise<void> {
+    return killChild(this.#child, this.#exited);
   }
 }
 
@@ -146,12 +143,16 @@ export class EtcdctlElect {
   }
 
   /** SIGKILLs etcdctl: no resignation, its key lives as long as its session lease. */
-  async kill(): Promise<void> {
-    if (this.exitedAlready) return;
-    const { pid } = this.#child;
-    if (pid !== undefined) process.kill(pid, 'SIGKILL');
-    await bounded(this.#exited, 5_000, 'etcdctl to die');
+  kill(): Promise<void> {
+    return killChild(this.#child, this.#exited);
   }
+}
+
+/** SIGKILLs one etcdctl process we started (by its PID) and resolves once it exited. */
+async function killChild(child: ChildProcess, exited: Promise<unknown>): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  if (child.pid !== undefined) process.kill(child.pid, 'SIGKILL');
+  await bounded(exited, 5_000, 'etcdctl to die');
 }
 
 function bounded<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
