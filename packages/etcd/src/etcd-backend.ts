@@ -1,12 +1,15 @@
 import {
   type BackendAcquireRequest,
+  type BackendCampaignRequest,
   type BackendGrant,
   type BackendSemaphoreRequest,
   type GrantObserver,
   type LockBackend,
   type LockCapabilities,
   type LockHolder,
+  type LeaderInfo,
   type LockInfo,
+  type LockMode,
   type SemaphoreHolder,
   type SemaphoreInfo,
   LockError,
@@ -24,7 +27,8 @@ import {
 import { EtcdLeaseInvalidError, type IKeyValue, type Watcher } from 'etcd3';
 import { type EtcdCalls, createRevision } from './etcd-calls.js';
 import { HolderWatch, type HolderWatchEvents } from './holder-watch.js';
-import { type KeyEncoding, lockName, semaphoreName, tombstoneRoot } from './key-encoding.js';
+import { type KeyEncoding, electionName, lockName, semaphoreName, tombstoneRoot } from './key-encoding.js';
+import { watchElectionRange } from './leader-watch.js';
 import { asRefusal } from './refusals.js';
 import { LeaseSession } from './lease-session.js';
 import { decodeLockValue, decodeSemaphoreValue, encodeLockValue, encodeSemaphoreValue } from './lock-value.js';
@@ -34,6 +38,7 @@ import {
   checkTurn,
   deleteOwn,
   enqueue,
+  firstWaiter,
   listWaiters,
   lockRange,
   stillHeld,
@@ -58,6 +63,9 @@ export const ETCD_CAPABILITIES: LockCapabilities = normalizeCapabilities({
   deletionNotice: 'watch',
   // The mutex recipe with the first N permits holding instead of the first key (semaphore-queue.ts).
   semaphore: 'multi-permit',
+  // etcd's `concurrency.Election` (what `etcdctl elect` runs): the mutex recipe on the election's
+  // range, the value stored raw; `observe` is told of changes by a watch on that range.
+  election: 'notified',
 });
 
 /** The settings the backend runs with (validated by the provider). */
@@ -95,8 +103,8 @@ const MAX_KEY_WATCHES = 16;
 
 type WaitOutcome = 'granted' | 'requeue' | undefined;
 
-/** What a lock attempt and a semaphore attempt both carry (a semaphore request has no mode). */
-type ContenderRequest = Omit<BackendAcquireRequest, 'mode'>;
+/** What lock, semaphore and campaign attempts all carry (a semaphore has no mode, a campaign no metadata either). */
+type ContenderRequest = Omit<BackendAcquireRequest, 'mode' | 'metadata'>;
 
 /**
  * Where a contender stands: holding when `blockers` is empty, else waiting for the deletion of one of
@@ -112,6 +120,8 @@ interface ContenderQueue {
   readonly range: LockRange;
   /** What the put is, for a refusal's message. */
   readonly what: string;
+  /** What is held, for error messages: `lock "k"`, `semaphore "k"`, `leadership of "k"`. */
+  readonly subject: string;
   enqueue(key: Buffer, leaseId: string): Promise<{ readonly created: false } | { readonly created: true; readonly revision: bigint; readonly standing: Standing }>;
   check(key: Buffer, revision: bigint): Promise<{ readonly gone: true } | { readonly gone: false; readonly standing: Standing }>;
 }
@@ -133,6 +143,8 @@ export class EtcdBackend implements LockBackend {
   #streamAnchor: Watcher | undefined;
   #session: LeaseSession | undefined;
   #opening: Promise<LeaseSession> | undefined;
+  // How to stop each election watch still in place, for close().
+  readonly #leaderWatches = new Set<() => void>();
   #closed = false;
 
   constructor(settings: EtcdBackendSettings) {
@@ -153,13 +165,57 @@ export class EtcdBackend implements LockBackend {
   // Async: a key refused by the encoding (thrown while naming the range) rejects, never throws.
   async acquire(request: BackendAcquireRequest): Promise<BackendGrant | undefined> {
     const range = lockRange(lockName(request.key, this.#settings.keyPrefix, this.#settings.keyEncoding), this.#settings.keyPrefix);
-    const calls = this.#calls;
     const { mode } = request;
     const value = encodeLockValue({ ownerId: request.ownerId, mode, metadata: request.metadata });
+    return this.#rounds(request, this.#mutexQueue(range, value, mode, 'lock', `lock "${request.key}"`));
+  }
+
+  /**
+   * Campaigns as etcd's `concurrency.Election` does: a candidacy key `<election>/<lease hex>` on the
+   * session lease holding the value as raw bytes (what `etcdctl elect` stores and prints), elected
+   * once no key of the election's range is older (the exclusive mutex recipe), term = its create
+   * revision. The key names its owner: it is ours by its lease, so the value needs no bookkeeping.
+   */
+  async campaign(request: BackendCampaignRequest): Promise<BackendGrant | undefined> {
+    const range = this.#electionRange(request.key);
+    const value = Buffer.from(request.value, 'utf8');
+    return this.#rounds(request, this.#mutexQueue(range, value, 'exclusive', 'election', `leadership of "${request.key}"`));
+  }
+
+  /** The leader of election `name`: the oldest candidacy (by create revision), whoever wrote it. */
+  async leader(name: string): Promise<LeaderInfo | undefined> {
+    const first = await firstWaiter(this.#calls, this.#electionRange(name)).catch((error: unknown) => {
+      throw asRefusal(error, "reading the election's keys");
+    });
+    return first === undefined ? undefined : { name, value: first.value.toString('utf8'), term: createRevision(first) };
+  }
+
+  /** Calls `onChange` on every change in election `name`'s range, and after a reconnection (leader-watch.ts). */
+  async watchLeader(name: string, onChange: () => void, signal: AbortSignal): Promise<void> {
+    if (this.#closed) throw new LockError(LockErrorCode.BACKEND_UNAVAILABLE, 'the etcd provider is closed');
+    const { prefix } = this.#electionRange(name);
+    const stop = await watchElectionRange(() => this.#calls.watchPrefix(prefix), onChange, signal, this.#settings.requestTimeoutMs).catch(
+      (error: unknown) => {
+        throw asRefusal(error, "watching the election's keys");
+      },
+    );
+    if (signal.aborted) return;
+    this.#leaderWatches.add(stop);
+    signal.addEventListener('abort', () => this.#leaderWatches.delete(stop), { once: true });
+  }
+
+  #electionRange(name: string): LockRange {
+    return lockRange(electionName(name, this.#settings.keyPrefix), this.#settings.keyPrefix);
+  }
+
+  /** The queue of a mutex (revision-queue.ts): a lock's, or an election's (always exclusive). */
+  #mutexQueue(range: LockRange, value: Buffer, mode: LockMode, noun: string, subject: string): ContenderQueue {
+    const calls = this.#calls;
     const standing = (blocker: IKeyValue | undefined): Standing => ({ blockers: blocker === undefined ? [] : [blocker] });
-    return this.#rounds(request, {
+    return {
       range,
-      what: 'queueing for the lock (a transaction on its keys)',
+      what: `queueing for the ${noun} (a transaction on its keys)`,
+      subject,
       enqueue: async (key, leaseId) => {
         const enqueued = await enqueue(calls, range, key, value, leaseId, mode);
         return enqueued.created ? { created: true, revision: enqueued.revision, standing: standing(enqueued.blocker) } : enqueued;
@@ -168,7 +224,7 @@ export class EtcdBackend implements LockBackend {
         const turn = await checkTurn(calls, range, key, revision, mode);
         return turn.gone ? turn : { gone: false, standing: standing(turn.blocker) };
       },
-    });
+    };
   }
 
   /**
@@ -190,6 +246,7 @@ export class EtcdBackend implements LockBackend {
     return this.#rounds(request, {
       range,
       what: 'queueing for the semaphore (a transaction on its keys)',
+      subject: `semaphore "${key}"`,
       enqueue: async (contender, leaseId) => {
         const enqueued = await enqueueContender(calls, range, contender, value, leaseId, limit, permits);
         return enqueued.created ? { created: true, revision: enqueued.revision, standing: standing(enqueued.turn) } : enqueued;
@@ -313,6 +370,8 @@ export class EtcdBackend implements LockBackend {
     if (opening !== undefined) await opening.catch(() => undefined);
     for (const watch of this.#watches) watch.stop();
     this.#watches.clear();
+    for (const stop of this.#leaderWatches) stop();
+    this.#leaderWatches.clear();
     const anchor = this.#streamAnchor;
     this.#streamAnchor = undefined;
     if (anchor !== undefined) void anchor.cancel().catch(() => undefined);
@@ -390,7 +449,7 @@ export class EtcdBackend implements LockBackend {
       // Never hand out a lock on a lease we already gave up on: re-queue on a new one instead.
       if (!session.alive) return 'requeue';
       granted = true;
-      return this.#grant(request, session, name, waiterKey, revision);
+      return this.#grant(request, queue.subject, session, name, waiterKey, revision);
     } finally {
       if (!granted) await this.#cleanup(request, session, name, waiterKey, revision, uncertain);
     }
@@ -472,7 +531,7 @@ export class EtcdBackend implements LockBackend {
     return 'requeue';
   }
 
-  #grant(request: ContenderRequest, session: LeaseSession, name: string, waiterKey: Buffer, revision: bigint): BackendGrant {
+  #grant(request: ContenderRequest, subject: string, session: LeaseSession, name: string, waiterKey: Buffer, revision: bigint): BackendGrant {
     const { key, ownerId, observer } = request;
     const calls = this.#calls;
     const held: HeldLock = { key, waiterKey: name, createRevision: revision, leaseId: session.id };
@@ -545,9 +604,9 @@ export class EtcdBackend implements LockBackend {
         const [renewal, exists] = await Promise.allSettled([session.keepAlive(), stillHeld(calls, waiterKey, revision)]);
         if (renewal.status === 'rejected') {
           if (!session.alive) throw lockLostError(key, 'session-lost', renewal.reason);
-          throw backendUnavailableError(`extending lock "${key}" failed`, renewal.reason, key);
+          throw backendUnavailableError(`extending ${subject} failed`, renewal.reason, key);
         }
-        if (exists.status === 'rejected') throw backendUnavailableError(`extending lock "${key}" failed`, exists.reason, key);
+        if (exists.status === 'rejected') throw backendUnavailableError(`extending ${subject} failed`, exists.reason, key);
         if (!exists.value) {
           // Gone, or written by someone else since: their key now, its name not ours to reuse.
           end(true);
@@ -571,7 +630,7 @@ export class EtcdBackend implements LockBackend {
         try {
           deleted = await deleteOwn(calls, waiterKey, revision);
         } catch (error) {
-          throw backendUnavailableError(`releasing lock "${key}" failed`, error, key);
+          throw backendUnavailableError(`releasing ${subject} failed`, error, key);
         }
         // Not deleted: the key is gone, or someone else's now (written since), its name not ours to reuse.
         end(!deleted);

@@ -131,6 +131,15 @@ export class EtcdCalls {
   }
 
   /**
+   * A watch on every change of every key that starts with `prefix`, from the current revision, on
+   * the holders' watch stream (long-lived watches, kept apart from the waiters' hand-offs). Not
+   * awaited: etcd3 attaches it in the background and emits `connected` once etcd confirmed it.
+   */
+  watchPrefix(prefix: Buffer): Watcher {
+    return this.#holderStream().watch().prefix(prefix).watcher();
+  }
+
+  /**
    * A watch on a key nobody writes, that keeps the holders' watch stream open: etcd3 closes a stream
    * when its last watcher is cancelled, and the next watch would then open a new one (holds that
    * come and go would pay for a stream set-up each).

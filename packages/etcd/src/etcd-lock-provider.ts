@@ -24,7 +24,8 @@ export interface EtcdLockProviderOptions extends Omit<LockProviderOptions, 'defa
   /**
    * Prepended to every lock name. Waiter keys are `<keyPrefix><encoded key>/<lease id in hex>`;
    * a semaphore's contender keys are `<keyPrefix>\0fencelock-semaphore/<escaped key>/<lease id in hex>`,
-   * a range apart from every lock's.
+   * an election's candidacy keys `<keyPrefix>%election/<escaped name>/<lease id in hex>` (see
+   * `electionName`; `etcdctl elect` takes that name), ranges apart from every lock's.
    * @default 'fencelock/'
    */
   readonly keyPrefix?: string;
@@ -33,6 +34,7 @@ export interface EtcdLockProviderOptions extends Omit<LockProviderOptions, 'defa
    * encoding is injective and no lock's range contains another lock's waiters (`a` never sees `a/b`).
    * `as-is` uses the key verbatim, exactly as `etcdctl lock NAME` / Go's `concurrency.NewMutex` do
    * (use it with `keyPrefix: ''` to share locks with them by name; then `a/b`'s holder blocks `a`, as in Go).
+   * The lock keys `%election` and `%election/…` are refused then: elections live there.
    * @default 'escape'
    */
   readonly keyEncoding?: KeyEncoding;
@@ -89,7 +91,8 @@ const KNOWN_OPTIONS: readonly (keyof EtcdLockProviderOptions & string)[] = [
  * per provider session kept alive by keepalives, one waiter key per acquisition ordered by create
  * revision, each waiter watching only its predecessor (FIFO, no thundering herd), the create revision
  * as a global fencing token, and shared (read) locks on the same queue. Counting semaphores
- * (`acquireSemaphore`, multi-permit) use the same recipe with the first N permits holding.
+ * (`acquireSemaphore`, multi-permit) use the same recipe with the first N permits holding; leader
+ * elections (`campaign`, `observe`) are etcd's `concurrency.Election`, as `etcdctl elect` runs it.
  */
 export class EtcdLockProvider extends BaseLockProvider {
   readonly #backend: EtcdBackend;

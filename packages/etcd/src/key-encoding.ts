@@ -30,6 +30,9 @@ export function lockName(key: string, keyPrefix: string, encoding: KeyEncoding):
   if (encoding === 'as-is' && key.startsWith(RESERVED_AS_IS)) {
     throw new LockRangeError('key', `keys starting with ${JSON.stringify(RESERVED_AS_IS)} are reserved with keyEncoding 'as-is' (fencelock's own keys live there)`);
   }
+  if (encoding === 'as-is' && (key === ELECTION_SEGMENT || key.startsWith(`${ELECTION_SEGMENT}/`))) {
+    throw new LockRangeError('key', `the key ${JSON.stringify(ELECTION_SEGMENT)} and keys under ${JSON.stringify(`${ELECTION_SEGMENT}/`)} are reserved with keyEncoding 'as-is' (elections live there)`);
+  }
   return keyPrefix + (encoding === 'escape' ? escapeKeySegment(key) : key);
 }
 
@@ -59,6 +62,23 @@ export function semaphoreName(key: string, keyPrefix: string): string {
 /** Where every semaphore of a provider lives: `<keyPrefix>\0fencelock-semaphore/`. */
 export function semaphoreRoot(keyPrefix: string): string {
   return `${keyPrefix}${RESERVED_AS_IS}semaphore/`;
+}
+
+// The first segment of every election's name. Typeable (an operator passes it to `etcdctl elect`),
+// yet never an escaped lock key: escaping writes every '%' as '%25'. A verbatim ('as-is') lock key
+// could spell it, so `lockName` refuses those.
+const ELECTION_SEGMENT = '%election';
+
+/**
+ * The etcd name of an election (Go's `concurrency.NewElection` prefix without the trailing `/`):
+ * `<keyPrefix>%election/<escaped name>`; its candidates' keys are `<name>/<lease hex>`, so
+ * `etcdctl elect <that name> <value>` campaigns in the same election. Under the prefix (a role
+ * limited to the prefix covers it) and apart from every lock's and semaphore's range: no escaped lock
+ * key starts with `%election`, a verbatim one that would is refused, and semaphores start with NUL.
+ * The name is always escaped, so election `a` never sees `a/b`'s candidates.
+ */
+export function electionName(name: string, keyPrefix: string): string {
+  return `${keyPrefix}${ELECTION_SEGMENT}/${escapeKeySegment(name)}`;
 }
 
 /** The range `[start, end)` holding every key that starts with `prefix` (etcd's "prefix + 1" rule). */

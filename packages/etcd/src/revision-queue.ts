@@ -171,3 +171,15 @@ export async function listWaiters(calls: EtcdCalls, range: LockRange): Promise<I
   });
   return response.kvs;
 }
+
+/** The oldest key of a range (by create revision): a lock's first holder, an election's leader. */
+export async function firstWaiter(calls: EtcdCalls, range: LockRange): Promise<IKeyValue | undefined> {
+  const response = await calls.range({
+    key: range.start,
+    range_end: range.end,
+    sort_target: SortTarget.Create,
+    sort_order: SortOrder.Ascend,
+    limit: 1,
+  });
+  return response.kvs[0];
+}

@@ -29,6 +29,7 @@ describeLockProvider({
     minTtlMs: 2000,
     deletionNotice: 'watch',
     semaphore: 'multi-permit',
+    election: 'notified',
   },
   harness: {
     backendWaiters: backendWaiters(raw, 'fencelock-test/'),

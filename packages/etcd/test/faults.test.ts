@@ -1,4 +1,4 @@
-import { abortedWithin, describeLockProvider, freezeThread, within } from '@fencelock/conformance';
+import { CONFORMANCE_SECTIONS, abortedWithin, describeLockProvider, freezeThread, within } from '@fencelock/conformance';
 import { type LockProvider, isLockError, monotonicNow } from '@fencelock/core';
 import { type EtcdCluster, type TcpProxy, sleep, startEtcdCluster, startTcpProxy, waitFor } from '@fencelock/test-infra';
 import { Etcd3 } from 'etcd3';
@@ -47,6 +47,8 @@ describeLockProvider({
   name: 'etcd (dedicated cluster, all fault powers)',
   createProvider: () => makeProvider({}, proxies.map((proxy) => `http://127.0.0.1:${proxy.port}`)),
   keyPrefix: `faults-suite:`,
+  // Elections run on the shared cluster (conformance.test.ts) and over TLS; no case of theirs uses an outage.
+  sections: CONFORMANCE_SECTIONS.filter((section) => section !== 'election'),
   harness: {
     backendWaiters: (key) => backendWaiters(raw!, 'fencelock-faults/')(key),
     deleteLock: (key) => deleteLock(raw!, 'fencelock-faults/')(key),

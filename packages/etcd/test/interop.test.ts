@@ -1,16 +1,17 @@
-import { within } from '@fencelock/conformance';
+import { abortedWithin, nextEvent, within } from '@fencelock/conformance';
+import type { LeaderInfo } from '@fencelock/core';
 import { topology } from '@fencelock/test-infra';
 import { Etcd3 } from 'etcd3';
 import { randomUUID } from 'node:crypto';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import { type EtcdLockProvider, createEtcdLockProvider } from '../src/index.js';
-import { EtcdctlLock } from './etcdctl.js';
+import { type EtcdLockProvider, createEtcdLockProvider, electionName } from '../src/index.js';
+import { EtcdctlElect, EtcdctlLock } from './etcdctl.js';
 
 const endpoints = [...topology().etcdEndpoints];
 const raw = new Etcd3({ hosts: endpoints });
 afterAll(() => raw.close());
 
-const peers: EtcdctlLock[] = [];
+const peers: (EtcdctlLock | EtcdctlElect)[] = [];
 const providers: EtcdLockProvider[] = [];
 afterEach(async () => {
   await Promise.allSettled(peers.splice(0).map((peer) => peer.kill()));
@@ -119,3 +120,108 @@ describe('interop with etcdctl lock (Go concurrency.Mutex)', () => {
     await after.release();
   }, 40_000);
 });
+
+const ELECTION_PREFIX = 'fencelock-elect/';
+
+// Elections keep the default escape encoding: election NAME is etcdctl's `electionName(NAME, prefix)`.
+function electionProvider(): EtcdLockProvider {
+  const made = createEtcdLockProvider({ connection: { hosts: endpoints }, keyPrefix: ELECTION_PREFIX, sessionTtlMs: 3_000 });
+  providers.push(made);
+  return made;
+}
+
+function elect(name: string, role: { proposal: string } | { listen: true }): EtcdctlElect {
+  const peer = new EtcdctlElect(endpoints, electionName(name, ELECTION_PREFIX), role);
+  peers.push(peer);
+  return peer;
+}
+
+/** Reads an observation until it reports `value`; returns that state. */
+async function observed(iterator: AsyncIterator<LeaderInfo | undefined>, value: string, ms: number): Promise<LeaderInfo> {
+  const deadline = performance.now() + ms;
+  for (let step = 0; step < 100; step += 1) {
+    const next = await within(iterator.next(), Math.max(1, Math.ceil(deadline - performance.now())), `observe to report ${value}`);
+    if (next.done === true) throw new Error(`the observation ended before reporting ${value}`);
+    if (next.value?.value === value) return next.value;
+  }
+  throw new Error(`observe reported 100 states without ${value}`);
+}
+
+describe('interop with etcdctl elect (Go concurrency.Election)', () => {
+  it('etcdctl leads and we wait; once its lease is gone we lead with a greater term, and etcdctl elect -l sees our value', async () => {
+    const name = `scheduler-${randomUUID()}`;
+    const peer = elect(name, { proposal: 'etcdctl-leader' });
+    await peer.printed('etcdctl-leader', 10_000);
+    const ours = electionProvider();
+    const theirs = await ours.leader(name);
+    expect(theirs).toMatchObject({ name, value: 'etcdctl-leader' });
+    expect(await ours.tryCampaign(name, { value: 'ours' })).toBeUndefined();
+    const queued = nextEvent(ours, 'contended', (event) => event.key === name, 10_000);
+    const waiting = ours.campaign(name, { value: 'ours', waitMs: 15_000 });
+    await queued;
+    const observer = elect(name, { listen: true });
+    await observer.printed('etcdctl-leader', 10_000);
+    // etcdctl stopped without resigning (killed), then its session lease revoked, as its expiry would.
+    await untilKeys(`${electionName(name, ELECTION_PREFIX)}/`, 2);
+    const leaderKey = (await raw.getAll().prefix(`${electionName(name, ELECTION_PREFIX)}/`).sort('Create', 'Ascend').keys())[0];
+    expect(await raw.get(leaderKey!).string()).toBe('etcdctl-leader');
+    await peer.kill();
+    await raw.leaseClient.leaseRevoke({ ID: leaseOf(leaderKey!) });
+    const leader = await within(waiting, 10_000, 'our campaign after etcdctl lost its lease');
+    expect(leader.term! > theirs!.term!, `${String(leader.term)} > ${String(theirs!.term)}`).toBe(true);
+    expect(await ours.leader(name)).toEqual({ name, value: 'ours', term: leader.term });
+    await observer.printed('ours', 10_000);
+    // Our candidacy is Go's layout: <election>/<lease hex>, its create revision the term.
+    expect(ours.ownership(leader).etcdKey).toBe(`${electionName(name, ELECTION_PREFIX)}/${BigInt(ours.ownership(leader).leaseId).toString(16)}`);
+    expect(await leader.resign()).toBe(true);
+  }, 40_000);
+
+  it('we lead and etcdctl elect waits until we resign; then it leads, and our observe reports its value', async () => {
+    const name = `scheduler-${randomUUID()}`;
+    const ours = electionProvider();
+    const leader = await ours.campaign(name, { value: 'ours' });
+    const stop = new AbortController();
+    const iterator = ours.observe(name, { signal: stop.signal })[Symbol.asyncIterator]();
+    expect(await observed(iterator, 'ours', 10_000)).toEqual({ name, value: 'ours', term: leader.term });
+    const peer = elect(name, { proposal: 'etcdctl-next' });
+    // etcdctl has put its candidacy behind ours and waits: it prints only once elected.
+    await untilKeys(`${electionName(name, ELECTION_PREFIX)}/`, 2);
+    expect(peer.lines).toEqual([]);
+    expect(await ours.tryCampaign(name, { value: 'again' })).toBeUndefined();
+    expect(await leader.resign()).toBe(true);
+    await peer.printed('etcdctl-next', 10_000);
+    const next = await observed(iterator, 'etcdctl-next', 10_000);
+    expect(next.term! > leader.term!).toBe(true);
+    stop.abort();
+    // etcdctl resigns on SIGTERM: the election is free again.
+    expect(await peer.stop(10_000)).toBe(0);
+    const again = await ours.campaign(name, { value: 'ours-again', waitMs: 10_000 });
+    expect(again.term! > next.term!).toBe(true);
+    await again.resign();
+  }, 40_000);
+
+  it("the leader's lease revoked: its handle is lost, the next campaigner leads, and observe reports it", async () => {
+    const name = `scheduler-${randomUUID()}`;
+    const [a, b, watcher] = [electionProvider(), electionProvider(), electionProvider()];
+    const first = await a.campaign(name, { value: 'a' });
+    const queued = nextEvent(b, 'contended', (event) => event.key === name, 10_000);
+    const waiting = b.campaign(name, { value: 'b', waitMs: 15_000 });
+    await queued;
+    const stop = new AbortController();
+    const iterator = watcher.observe(name, { signal: stop.signal })[Symbol.asyncIterator]();
+    await observed(iterator, 'a', 10_000);
+    await raw.leaseClient.leaseRevoke({ ID: a.ownership(first).leaseId });
+    expect(await abortedWithin(first.signal, 10_000, "the leader's signal after its lease was revoked")).toMatchObject({ code: 'LOCK_LOST', key: name });
+    const second = await within(waiting, 10_000, 'the next campaigner to lead');
+    expect(second.term! > first.term!).toBe(true);
+    expect(await observed(iterator, 'b', 10_000)).toEqual({ name, value: 'b', term: second.term });
+    expect(await first.resign()).toBe(false);
+    stop.abort();
+    await second.resign();
+  }, 40_000);
+});
+
+/** The session lease of a candidacy key `<election>/<lease hex>`, decimal. */
+function leaseOf(key: string): string {
+  return BigInt(`0x${key.slice(key.lastIndexOf('/') + 1)}`).toString();
+}

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { escapeKeySegment, lockName } from '../src/index.js';
+import { electionName, escapeKeySegment, lockName } from '../src/index.js';
 import { decodeLockValue, encodeLockValue, isReader } from '../src/lock-value.js';
 import { prefixRange } from '../src/key-encoding.js';
 
@@ -29,6 +29,28 @@ describe('key encoding', () => {
   it('as-is uses the name verbatim, as etcdctl lock does', () => {
     expect(lockName('jobs/42', '', 'as-is')).toBe('jobs/42');
     expect(lockName('jobs/42', 'fencelock/', 'escape')).toBe('fencelock/jobs%2F42');
+  });
+
+  it('keeps elections apart from every lock under either encoding, and refuses verbatim keys that would reach them', () => {
+    const elections = KEYS.map((name) => electionName(name, 'fencelock/'));
+    expect(electionName('jobs/42', 'fencelock/')).toBe('fencelock/%election/jobs%2F42');
+    expect(new Set(elections).size).toBe(KEYS.length);
+    const locks = [...KEYS, '%election', '%election/a', 'election', '%25election'].flatMap((key) => {
+      const names = [lockName(key, 'fencelock/', 'escape')];
+      if (!key.startsWith('%election')) names.push(lockName(key, 'fencelock/', 'as-is'));
+      return names;
+    });
+    for (const election of elections) {
+      for (const lock of [...locks, ...elections.filter((other) => other !== election)]) {
+        // Neither range may hold the other's keys (`<name>/<lease hex>`).
+        expect(`${lock}/x`.startsWith(`${election}/`), `${lock} inside ${election}`).toBe(false);
+        expect(`${election}/x`.startsWith(`${lock}/`), `${election} inside ${lock}`).toBe(false);
+      }
+    }
+    for (const key of ['%election', '%election/a', '%election/a/b']) {
+      expect(() => lockName(key, 'fencelock/', 'as-is')).toThrow(RangeError);
+    }
+    expect(lockName('%elections', 'fencelock/', 'as-is')).toBe('fencelock/%elections');
   });
 
   it('computes etcd prefix ranges ("prefix + 1")', () => {
