@@ -53,7 +53,7 @@ export class LeaderWatch {
    * connected, and `onChange` is called then (a change may have happened between the sessions).
    */
   attach(session: ZooKeeperSession): void {
-    if (this.#follow(session) && session.connected) this.#rearm(session);
+    if (this.#follow(session) && session.connected) this.#reconnected(session);
   }
 
   // Subscribes to `session`'s connections and end; false when there is nothing new to follow.

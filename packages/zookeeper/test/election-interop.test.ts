@@ -7,28 +7,17 @@
 import { randomUUID } from 'node:crypto';
 import { isPending, nextEvent, within } from '@fencelock/conformance';
 import type { LeaderInfo } from '@fencelock/core';
-import { type ZooKeeperLeaderPeer, startCuratorLeaderPeer, topology, waitFor } from '@fencelock/test-infra';
-import type { Client } from 'node-zookeeper-client';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type ZooKeeperLeaderPeer, startCuratorLeaderPeer, topology } from '@fencelock/test-infra';
+import { describe, expect, it } from 'vitest';
 import { ELECTIONS_SEGMENT } from '../src/election-paths.js';
 import { createZooKeeperLockProvider } from '../src/index.js';
-import { childrenOf, expectNoOrphans, rawClient } from './znodes.js';
+import { childrenOf, rawClientForFile, untilChildren } from './znodes.js';
 
 // One server for everyone (our providers, the peers, the raw client): reads then see every write in order.
 const zkConnectionString = topology().zkConnectionString.split(',')[0] ?? '127.0.0.1:2181';
 const ROOT = '/fencelock-election-interop';
 const CANDIDATE = /^_c_[0-9a-f-]{36}-latch-\d{10}$/;
-let raw: Client | undefined;
-
-beforeAll(async () => {
-  raw = await rawClient(zkConnectionString);
-});
-
-afterAll(async () => {
-  // Every candidate node of these cases is gone once the peers and providers are.
-  if (raw !== undefined) await expectNoOrphans(raw, `${ROOT}/${ELECTIONS_SEGMENT}`, 15_000);
-  raw?.close();
-}, 30_000);
+const raw = rawClientForFile(zkConnectionString, `${ROOT}/${ELECTIONS_SEGMENT}`);
 
 function provider() {
   return createZooKeeperLockProvider({ connectionString: zkConnectionString, root: ROOT, sessionTimeoutMs: 10_000 });
@@ -37,18 +26,6 @@ function provider() {
 /** The latch path as Curator is given it (the README's mapping: `<root>/#elections/<name>`). */
 function latchPath(name: string): string {
   return `${ROOT}/${ELECTIONS_SEGMENT}/${name}`;
-}
-
-/** Waits (bounded) until `path` has `count` children, e.g. until a Curator candidate's node is there. */
-async function untilChildren(path: string, count: number): Promise<string[]> {
-  let seen: string[] = [];
-  await waitFor(async () => ((seen = await childrenOf(raw!, path)).length >= count ? true : undefined), {
-    what: `${count} children under ${path}`,
-    timeoutMs: 30_000,
-    intervalMs: 20,
-    describe: () => `children: ${seen.join(', ')}`,
-  });
-  return seen;
 }
 
 describe("interoperability with Curator's LeaderLatch", () => {
@@ -67,7 +44,7 @@ describe("interoperability with Curator's LeaderLatch", () => {
       await queued;
       expect(await isPending(waiting)).toBe(true);
       // One line of candidates, named alike: Curator sorts ours with its own.
-      const candidates = await childrenOf(raw!, latchPath(name));
+      const candidates = await childrenOf(raw(), latchPath(name));
       expect(candidates).toHaveLength(2);
       for (const candidate of candidates) expect(candidate).toMatch(CANDIDATE);
       // Curator's view while it leads: itself.
@@ -104,7 +81,7 @@ describe("interoperability with Curator's LeaderLatch", () => {
       expect(await next('the current leader')).toEqual({ name, value: 'ours 2', term: ours.term });
       peer = await startCuratorLeaderPeer({ connectionString: zkConnectionString, path: latchPath(name), id: 'curator participant 2' });
       // Curator's candidate is in line behind ours: it waits, and sees us lead.
-      await untilChildren(latchPath(name), 2);
+      await untilChildren(raw(), latchPath(name), 2);
       expect(await peer.leader()).toBe('ours 2');
       expect(peer.isHolding).toBe(false);
       await ours.resign();

@@ -8,25 +8,15 @@ import { randomUUID } from 'node:crypto';
 import { abortedWithin, isPending, nextEvent, within } from '@fencelock/conformance';
 import type { LeaderInfo } from '@fencelock/core';
 import { topology } from '@fencelock/test-infra';
-import type { Client } from 'node-zookeeper-client';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { ELECTIONS_SEGMENT } from '../src/election-paths.js';
 import { createZooKeeperLockProvider, encodeKeySegment } from '../src/index.js';
 import { dropConnectionForTesting } from '../src/zookeeper-lock-provider.js';
-import { childrenOf, expectNoOrphans, rawClient, syncWithLeader } from './znodes.js';
+import { childrenOf, rawClientForFile, syncWithLeader } from './znodes.js';
 
 const { zkConnectionString } = topology();
 const ROOT = '/fencelock-election';
-let raw: Client | undefined;
-
-beforeAll(async () => {
-  raw = await rawClient(zkConnectionString);
-});
-
-afterAll(async () => {
-  if (raw !== undefined) await expectNoOrphans(raw, `${ROOT}/${ELECTIONS_SEGMENT}`, 15_000);
-  raw?.close();
-}, 30_000);
+const raw = rawClientForFile(zkConnectionString, `${ROOT}/${ELECTIONS_SEGMENT}`);
 
 // Short sessions: a crashed leader's session expires within about 2 s.
 function provider(sessionTimeoutMs = 2_000) {
@@ -38,11 +28,11 @@ function latchPath(name: string): string {
 }
 
 function readData(path: string): Promise<Buffer | undefined> {
-  return new Promise((resolve, reject) => raw!.getData(path, (error, data) => (error ? reject(error) : resolve(data ?? undefined))));
+  return new Promise((resolve, reject) => raw().getData(path, (error, data) => (error ? reject(error) : resolve(data ?? undefined))));
 }
 
 function remove(path: string): Promise<void> {
-  return new Promise((resolve, reject) => raw!.remove(path, -1, (error) => (error ? reject(error) : resolve())));
+  return new Promise((resolve, reject) => raw().remove(path, -1, (error) => (error ? reject(error) : resolve())));
 }
 
 /** Reads `iterator` until a state satisfies `wanted` (bounded); resolves that state. */
@@ -68,14 +58,14 @@ describe('zookeeper elections', () => {
       const queued = nextEvent(b, 'contended', (e) => e.key === name, 10_000);
       const waiting = b.campaign(name, { value: '' });
       await queued;
-      await syncWithLeader(raw!);
-      const candidates = await childrenOf(raw!, latchPath(name));
+      await syncWithLeader(raw());
+      const candidates = await childrenOf(raw(), latchPath(name));
       expect(candidates).toHaveLength(2);
       const ours = candidates.find((child) => child.startsWith(`_c_${leader.ownerId}-latch-`));
       expect(ours).toMatch(/^_c_[0-9a-f-]{36}-latch-\d{10}$/);
       expect((await readData(`${latchPath(name)}/${ours}`))?.toString('utf8')).toBe('host-a:8080');
       // Nothing of it under the lock znode of the same name.
-      expect(await childrenOf(raw!, `${ROOT}/${encodeKeySegment(name)}`)).toEqual([]);
+      expect(await childrenOf(raw(), `${ROOT}/${encodeKeySegment(name)}`)).toEqual([]);
       // An operator deletes the leader's node: leadership is lost at once, and the next candidate leads.
       await remove(`${latchPath(name)}/${ours}`);
       expect(await abortedWithin(leader.signal, 10_000, 'the leader to hear its node deleted')).toMatchObject({ code: 'LOCK_LOST', key: name });
