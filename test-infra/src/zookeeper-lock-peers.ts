@@ -1,7 +1,8 @@
 /**
  * Real ZooKeeper lock recipes of other languages, run as child processes for interoperability tests:
- * Apache Curator (Java, Debian's libcurator-recipes-java) and kazoo (Python, python3-kazoo), and
- * Curator's counting semaphore (`InterProcessSemaphoreV2`, one lease per peer).
+ * Apache Curator (Java, Debian's libcurator-recipes-java) and kazoo (Python, python3-kazoo),
+ * Curator's counting semaphore (`InterProcessSemaphoreV2`, one lease per peer) and Curator's leader
+ * election (`LeaderLatch`: `HELD` when it becomes leader).
  *
  * A peer prints `WAITING` before it asks for the lock, `HELD` once it holds it, and `RELEASED` after
  * releasing it, which it does when its stdin closes (`release()`). Every wait is bounded; `kill()`
@@ -52,6 +53,27 @@ export interface CuratorSemaphorePeerOptions {
   readonly sessionTimeoutMs?: number;
   /** How long `held` waits, in ms (the peer itself gives up after 60 s). @default 60_000 */
   readonly holdTimeoutMs?: number;
+}
+
+/** Options of {@link startCuratorLeaderPeer}. */
+export interface CuratorLeaderPeerOptions {
+  readonly connectionString: string;
+  /** The latch path (Curator's `latchPath`, parent of the candidates), e.g. `/fencelock/#elections/jobs`. */
+  readonly path: string;
+  /** The participant id: the data of its candidate node (UTF-8), what `getLeader().getId()` reports. */
+  readonly id: string;
+  /** The peer's session timeout, in ms. @default 10_000 */
+  readonly sessionTimeoutMs?: number;
+  /** How long `held` (leadership) waits, in ms. @default 60_000 */
+  readonly holdTimeoutMs?: number;
+}
+
+/** A Curator `LeaderLatch` in a child process: `held` resolves when it becomes leader. */
+export interface ZooKeeperLeaderPeer extends ZooKeeperLockPeer {
+  /** Curator's view of the leader: `getLeader().getId()` ('' when there is none), within 15 s. */
+  leader(): Promise<string>;
+  /** Closes the latch (resigns, or leaves the line) and keeps the client open; resolves once closed (≤ 15 s). */
+  resign(): Promise<void>;
 }
 
 /** Options of {@link startKazooLockPeer}. */
@@ -137,6 +159,46 @@ public class CuratorSemaphorePeer {
 }
 `;
 
+// A LeaderLatch: HELD when elected (its listener), then commands on stdin: \`leader\` prints
+// \`LEADER <id>\` (getLeader().getId()), \`close\` closes the latch (CLOSED); stdin's end closes it
+// too, then the client (RELEASED).
+const CURATOR_LEADER_SOURCE = `
+import java.io.BufferedReader;
+import java.io.InputStreamReader;
+import java.nio.charset.StandardCharsets;
+import org.apache.curator.framework.CuratorFramework;
+import org.apache.curator.framework.CuratorFrameworkFactory;
+import org.apache.curator.framework.recipes.leader.LeaderLatch;
+import org.apache.curator.framework.recipes.leader.LeaderLatchListener;
+import org.apache.curator.retry.RetryOneTime;
+
+public class CuratorLeaderPeer {
+  public static void main(String[] args) throws Exception {
+    CuratorFramework client = CuratorFrameworkFactory.builder()
+        .connectString(args[0]).sessionTimeoutMs(Integer.parseInt(args[3])).connectionTimeoutMs(10000)
+        .retryPolicy(new RetryOneTime(200)).build();
+    client.start();
+    LeaderLatch latch = new LeaderLatch(client, args[1], args[2]);
+    latch.addListener(new LeaderLatchListener() {
+      public void isLeader() { System.out.println("HELD"); }
+      public void notLeader() { System.out.println("NOT_LEADER"); }
+    });
+    System.out.println("WAITING");
+    latch.start();
+    BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
+    boolean open = true;
+    for (String line = in.readLine(); line != null; line = in.readLine()) {
+      if (line.equals("leader")) System.out.println("LEADER " + latch.getLeader().getId());
+      else if (line.equals("close") && open) { latch.close(); open = false; System.out.println("CLOSED"); }
+    }
+    if (open) latch.close();
+    System.out.println("RELEASED");
+    client.close();
+    System.exit(0);
+  }
+}
+`;
+
 const KAZOO_SOURCE = `
 import json, sys
 from kazoo.client import KazooClient
@@ -174,22 +236,33 @@ export function startCuratorLockPeer(options: CuratorLockPeerOptions): ZooKeeper
   return watchPeer(child, 'Curator', options.holdTimeoutMs ?? 60_000, () => rmSync(dir, { recursive: true, force: true }));
 }
 
-// Compiled once per process with javac (each JVM then starts without compiling its source again).
-let semaphorePeerClasses: Promise<string> | undefined;
+// Each peer class is compiled once per process with javac (each JVM then starts without compiling its source again).
+const compiledPeers = new Map<string, Promise<string>>();
 
-function compileSemaphorePeer(): Promise<string> {
-  semaphorePeerClasses ??= new Promise<string>((resolve, reject) => {
-    const dir = mkdtempSync(join(tmpdir(), 'fencelock-curator-semaphore-'));
-    rememberTempDir(dir);
-    const source = join(dir, 'CuratorSemaphorePeer.java');
-    writeFileSync(source, CURATOR_SEMAPHORE_SOURCE);
-    // C1 only and the serial collector: javac's own JVM starts faster (what the peers' JVMs use too).
-    execFile('javac', ['-J-XX:TieredStopAtLevel=1', '-J-XX:+UseSerialGC', '-nowarn', '-cp', CURATOR_JARS.join(':'), '-d', dir, source], { timeout: 60_000 }, (error, _stdout, stderr) => {
-      if (error === null) resolve(dir);
-      else reject(new Error(`javac failed for the Curator semaphore peer: ${stderr}`, { cause: error }));
+function compilePeer(className: string, sourceText: string): Promise<string> {
+  let compiled = compiledPeers.get(className);
+  if (compiled === undefined) {
+    compiled = new Promise<string>((resolve, reject) => {
+      const dir = mkdtempSync(join(tmpdir(), `fencelock-${className}-`));
+      rememberTempDir(dir);
+      const source = join(dir, `${className}.java`);
+      writeFileSync(source, sourceText);
+      // C1 only and the serial collector: javac's own JVM starts faster (what the peers' JVMs use too).
+      execFile('javac', ['-J-XX:TieredStopAtLevel=1', '-J-XX:+UseSerialGC', '-nowarn', '-cp', CURATOR_JARS.join(':'), '-d', dir, source], { timeout: 60_000 }, (error, _stdout, stderr) => {
+        if (error === null) resolve(dir);
+        else reject(new Error(`javac failed for ${className}: ${stderr}`, { cause: error }));
+      });
     });
+    compiledPeers.set(className, compiled);
+  }
+  return compiled;
+}
+
+/** Runs compiled peer `className` in a small JVM. */
+function spawnCompiledPeer(classes: string, className: string, args: readonly string[]): ChildProcess {
+  return spawn('java', ['-Xmx128m', '-XX:+UseSerialGC', '-XX:TieredStopAtLevel=1', '-cp', [classes, ...CURATOR_JARS].join(':'), className, ...args], {
+    stdio: ['pipe', 'pipe', 'pipe'],
   });
-  return semaphorePeerClasses;
 }
 
 /**
@@ -197,24 +270,43 @@ function compileSemaphorePeer(): Promise<string> {
  * returns it on `release()`. Compiles the peer with javac on first use (≤ 60 s).
  */
 export async function startCuratorSemaphorePeer(options: CuratorSemaphorePeerOptions): Promise<ZooKeeperLockPeer> {
-  const classes = await compileSemaphorePeer();
-  const child = spawn(
-    'java',
-    [
-      '-Xmx128m',
-      '-XX:+UseSerialGC',
-      '-XX:TieredStopAtLevel=1',
-      '-cp',
-      [classes, ...CURATOR_JARS].join(':'),
-      'CuratorSemaphorePeer',
-      options.connectionString,
-      options.path,
-      String(options.maxLeases),
-      String(options.sessionTimeoutMs ?? 10_000),
-    ],
-    { stdio: ['pipe', 'pipe', 'pipe'] },
-  );
+  const classes = await compilePeer('CuratorSemaphorePeer', CURATOR_SEMAPHORE_SOURCE);
+  const child = spawnCompiledPeer(classes, 'CuratorSemaphorePeer', [
+    options.connectionString,
+    options.path,
+    String(options.maxLeases),
+    String(options.sessionTimeoutMs ?? 10_000),
+  ]);
   return watchPeer(child, 'Curator semaphore', options.holdTimeoutMs ?? 60_000, () => undefined);
+}
+
+/**
+ * Starts a Curator `LeaderLatch(path, id)`: `held` resolves when it becomes leader; `resign()` closes
+ * the latch, `release()` closes it and exits. Compiles the peer with javac on first use (≤ 60 s).
+ */
+export async function startCuratorLeaderPeer(options: CuratorLeaderPeerOptions): Promise<ZooKeeperLeaderPeer> {
+  const classes = await compilePeer('CuratorLeaderPeer', CURATOR_LEADER_SOURCE);
+  const child = spawnCompiledPeer(classes, 'CuratorLeaderPeer', [options.connectionString, options.path, options.id, String(options.sessionTimeoutMs ?? 10_000)]);
+  const peer = watchPeer(child, 'Curator leader', options.holdTimeoutMs ?? 60_000, () => undefined);
+  // One command at a time: each answer is the first matching line after the command was sent.
+  const command = async (text: string, answer: (line: string) => boolean, what: string): Promise<string> => {
+    const from = peer.lines.length;
+    child.stdin?.write(`${text}\n`);
+    return peer.untilLine(answer, from, 15_000, what);
+  };
+  return {
+    ...peer,
+    get isHolding() {
+      return peer.isHolding;
+    },
+    async leader() {
+      const line = await command('leader', (line) => line.startsWith('LEADER '), "the Curator peer's getLeader()");
+      return line.slice('LEADER '.length);
+    },
+    async resign() {
+      await command('close', (line) => line === 'CLOSED', 'the Curator peer to close its latch');
+    },
+  };
 }
 
 /** Starts kazoo's `Lock` (or `ReadLock` / `WriteLock`) on `path` with Debian's Python. */
@@ -227,8 +319,14 @@ export function startKazooLockPeer(options: KazooLockPeerOptions): ZooKeeperLock
   return watchPeer(child, 'kazoo', options.holdTimeoutMs ?? 60_000, () => undefined);
 }
 
-function watchPeer(child: ChildProcess, label: string, holdTimeoutMs: number, cleanup: () => void): ZooKeeperLockPeer {
+interface WatchedPeer extends ZooKeeperLockPeer {
+  /** The first line from index `from` on that `match` accepts, waiting ≤ `timeoutMs` (rejects if the peer exits first). */
+  untilLine(match: (line: string) => boolean, from: number, timeoutMs: number, what: string): Promise<string>;
+}
+
+function watchPeer(child: ChildProcess, label: string, holdTimeoutMs: number, cleanup: () => void): WatchedPeer {
   const lines: string[] = [];
+  const lineListeners = new Set<() => void>();
   let stderr = '';
   let holding = false;
   let exitCode: number | null | undefined;
@@ -248,6 +346,7 @@ function watchPeer(child: ChildProcess, label: string, holdTimeoutMs: number, cl
   const held = new Promise<void>((resolve, reject) => {
     createInterface({ input: child.stdout! }).on('line', (line) => {
       lines.push(line);
+      for (const listener of [...lineListeners]) listener();
       if (line === 'HELD') {
         holding = true;
         resolve();
@@ -260,12 +359,28 @@ function watchPeer(child: ChildProcess, label: string, holdTimeoutMs: number, cl
   const kill = (): void => {
     if (exitCode === undefined && child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
   };
+  const untilLine = (match: (line: string) => boolean, from: number, timeoutMs: number, what: string): Promise<string> => {
+    let listener: (() => void) | undefined;
+    const found = new Promise<string>((resolve, reject) => {
+      listener = () => {
+        const line = lines.slice(from).find(match);
+        if (line !== undefined) resolve(line);
+      };
+      lineListeners.add(listener);
+      listener();
+      void exited.then(() => reject(new Error(`${label} peer exited (code ${String(exitCode)}) before ${what}: ${lines.join(' ')} ${stderr}`)));
+    });
+    return withTimeout(found, timeoutMs, what).finally(() => {
+      if (listener !== undefined) lineListeners.delete(listener);
+    });
+  };
   return {
     held: bounded,
     get isHolding() {
       return holding;
     },
     lines,
+    untilLine,
     async release() {
       child.stdin?.end();
       try {

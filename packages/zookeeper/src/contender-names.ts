@@ -9,11 +9,20 @@
  * Every child ending in one of these markers plus ZooKeeper's 10-digit sequence is a contender, and
  * contenders are ordered by that sequence (all children of one parent share its counter). Readers
  * (`__READ__`, `__rlock__`) only wait for writers; every other contender is exclusive.
+ *
+ * A leader latch (Curator's `LeaderLatch`) is the same queue with other names: candidates
+ * `_c_<uuid>-latch-<seq>`, all exclusive, and only those count (the `latch` naming below).
  */
 import type { LockMode } from '@fencelock/core/adapter';
 
 /** How this provider names its own contender nodes. */
 export type ContenderNaming = 'curator' | 'curator-read-write' | 'kazoo';
+
+/**
+ * How a queue of nodes is named (internal): a lock's contenders (any {@link ContenderNaming}: each
+ * recognises every lock form), or `latch`, the candidates of a leader latch (only `latch-` nodes).
+ */
+export type QueueNaming = ContenderNaming | 'latch';
 
 /** One contender, parsed from a child name. */
 export interface Contender {
@@ -28,14 +37,19 @@ export interface Contender {
 }
 
 const CONTENDER = /^(.*?)(-lock-|__lock__|__READ__|__WRIT__|__rlock__)(\d{10})$/;
+// Curator's LeaderLatch sorts by what follows the last `latch-` (the 10-digit sequence).
+const LATCH_CANDIDATE = /^(.*?)(latch-)(\d{10})$/;
 const READ_MARKERS = new Set(['__READ__', '__rlock__']);
 // Curator's protected prefix; its trailing '-' belongs to the `-lock-` marker in mutex names.
 const PROTECTED = /^_c_([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})-?$/i;
 const KAZOO_ID = /^([0-9a-f]{32})$/i;
 
-/** Parses a child name; `undefined` when it is not a contender (ignored, as Curator and kazoo ignore them). */
-export function parseContender(name: string): Contender | undefined {
-  const match = CONTENDER.exec(name);
+/**
+ * Parses a child name; `undefined` when it is not a contender (ignored, as Curator and kazoo ignore
+ * them) or, with `naming` `latch`, not a latch candidate.
+ */
+export function parseContender(name: string, naming: QueueNaming = 'curator'): Contender | undefined {
+  const match = (naming === 'latch' ? LATCH_CANDIDATE : CONTENDER).exec(name);
   if (match === null) return undefined;
   const [, prefix = '', marker = '', digits = ''] = match;
   return {
@@ -54,11 +68,14 @@ function ownerFromPrefix(prefix: string): string | undefined {
   return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
 }
 
-/** The contenders among `children`, in queue order (by sequence, then name for a wrapped counter). */
-export function sortedContenders(children: readonly string[]): Contender[] {
+/**
+ * The contenders among `children` (latch candidates with `naming` `latch`), in queue order (by
+ * sequence, then name for a wrapped counter).
+ */
+export function sortedContenders(children: readonly string[], naming: QueueNaming = 'curator'): Contender[] {
   const contenders: Contender[] = [];
   for (const child of children) {
-    const parsed = parseContender(child);
+    const parsed = parseContender(child, naming);
     if (parsed !== undefined) contenders.push(parsed);
   }
   return contenders.sort((a, b) => a.sequence - b.sequence || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
@@ -99,7 +116,9 @@ export function holdersOf(contenders: readonly Contender[]): Contender[] {
  * The name prefix of our own node (ZooKeeper appends the sequence) and the unique part that finds it
  * again after a lost reply.
  */
-export function ownNodePrefix(naming: ContenderNaming, ownerId: string, mode: LockMode): { prefix: string; guid: string } {
+export function ownNodePrefix(naming: QueueNaming, ownerId: string, mode: LockMode): { prefix: string; guid: string } {
+  // Curator's LeaderLatch: its protected prefix and its lock name `latch-`.
+  if (naming === 'latch') return { prefix: `_c_${ownerId}-latch-`, guid: `_c_${ownerId}-` };
   if (naming === 'kazoo') {
     // kazoo's Lock / WriteLock name `__lock__`, its ReadLock `__rlock__`, after a uuid4 hex.
     const hex = ownerId.replaceAll('-', '').toLowerCase();

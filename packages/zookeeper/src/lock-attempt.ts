@@ -1,5 +1,7 @@
 /**
- * One acquisition attempt: ZooKeeper's lock recipe with Curator's protected names.
+ * One acquisition attempt: ZooKeeper's lock recipe with Curator's protected names. The same queue
+ * serves a semaphore's mutex and an election's leader latch (Curator's `LeaderLatch` is this recipe
+ * with `latch-` names: the first candidate leads, each other watches its predecessor).
  *
  * Guarantees:
  * - One EPHEMERAL_SEQUENTIAL contender node per attempt. A create whose reply was lost (connection
@@ -16,7 +18,7 @@
  */
 import { type BackendAcquireRequest, LockError, LockErrorCode, RequestTimeoutError, monotonicNow, waitFor } from '@fencelock/core/adapter';
 import { CreateMode, Exception, type Stat } from 'node-zookeeper-client';
-import { type ContenderNaming, blockerOf, ownNodePrefix, parseContender, sortedContenders } from './contender-names.js';
+import { type QueueNaming, blockerOf, ownNodePrefix, parseContender, sortedContenders } from './contender-names.js';
 import { ensureLockParent } from './lock-parent.js';
 import { OwnNodeWatch, czxidOf } from './own-node-watch.js';
 import type { SequenceHints } from './sequence-hints.js';
@@ -37,7 +39,8 @@ export interface AttemptSettings {
   readonly session: ZooKeeperSession;
   readonly root: string;
   readonly lockPath: string;
-  readonly naming: ContenderNaming;
+  /** How our node is named and which children queue with it (a lock's contenders, or a latch's candidates). */
+  readonly naming: QueueNaming;
   /** Guesses of our next sequence number per lock, shared by the provider's attempts. */
   readonly hints: SequenceHints;
 }
@@ -53,6 +56,30 @@ interface FirstReads {
   /** The stat of the node we guessed we would create (read with a watch), and that guessed name. */
   readonly guessedName: string | undefined;
   readonly guessedStat: Promise<Stat | null | undefined> | undefined;
+}
+
+/**
+ * The lock request an attempt runs on behalf of a request of another recipe (a semaphore's mutex, a
+ * campaign's latch candidacy): the same key, owner (its node's uuid), deadline, signal, observer and
+ * cleanup; `metadata` is written as the node's data.
+ */
+export function lockRequestFor(
+  request: Omit<BackendAcquireRequest, 'mode' | 'metadata'>,
+  metadata: string | undefined,
+  contended: () => void = request.contended,
+): BackendAcquireRequest {
+  return {
+    key: request.key,
+    mode: 'exclusive',
+    ownerId: request.ownerId,
+    ttlMs: request.ttlMs,
+    deadline: request.deadline,
+    signal: request.signal,
+    metadata,
+    observer: request.observer,
+    contended,
+    releaseLater: (release, until) => request.releaseLater(release, until),
+  };
 }
 
 // Each round is one wake-up (a watch, the deadline, a session change): far more than any real wait needs.
@@ -129,7 +156,7 @@ export class LockAttempt {
       for (const child of children) {
         if (child !== ours && child.startsWith(this.#guid)) this.#removeQuietly(this.#path(child));
       }
-      const blocker = blockerOf(sortedContenders(children), ours);
+      const blocker = blockerOf(sortedContenders(children, this.#settings.naming), ours);
       if (blocker === 'missing') {
         throw new LockError(LockErrorCode.BACKEND_UNAVAILABLE, `the contender node of lock "${this.#request.key}" disappeared`, {
           key: this.#request.key,
@@ -210,7 +237,7 @@ export class LockAttempt {
         const name = created.slice(created.lastIndexOf('/') + 1);
         this.#nodeName = name;
         this.#createUnknown = false;
-        const sequence = parseContender(name)?.sequence;
+        const sequence = parseContender(name, this.#settings.naming)?.sequence;
         if (sequence !== undefined) hints.record(lockPath, sequence, guess);
         return first;
       } catch (error) {

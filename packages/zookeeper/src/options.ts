@@ -37,7 +37,8 @@ export interface ZooKeeperLockProviderOptions extends Omit<LockProviderOptions, 
   readonly sessionTimeoutMs?: number;
   /**
    * The znode under which every lock lives, as `<root>/<encoded key>`, and every semaphore, as
-   * `<root>/#semaphores/<encoded key>` (Curator's `InterProcessSemaphoreV2` path). An absolute path, not `/`.
+   * `<root>/#semaphores/<encoded key>` (Curator's `InterProcessSemaphoreV2` path), and every election,
+   * as `<root>/#elections/<encoded name>` (Curator's `LeaderLatch` path). An absolute path, not `/`.
    * @default '/fencelock'
    */
   readonly root?: string;
@@ -49,8 +50,8 @@ export interface ZooKeeperLockProviderOptions extends Omit<LockProviderOptions, 
    *   Curator's `InterProcessReadWriteLock`;
    * - `kazoo`: exclusive `<32 hex>__lock__` (kazoo's `Lock` and `WriteLock`), shared
    *   `<32 hex>__rlock__` (kazoo's `ReadLock`).
-   * Every form is recognised as a contender whatever this option says. Semaphores always use
-   * Curator's names (`InterProcessSemaphoreV2`). @default 'curator'
+   * Every form is recognised as a contender whatever this option says. Semaphores and elections always
+   * use Curator's names (`InterProcessSemaphoreV2`, `LeaderLatch`). @default 'curator'
    */
   readonly naming?: ContenderNaming;
   /**

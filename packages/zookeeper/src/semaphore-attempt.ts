@@ -26,7 +26,6 @@
  *   handed to core (`request.releaseLater`), as `LockAttempt` does.
  */
 import {
-  type BackendAcquireRequest,
   type BackendSemaphoreRequest,
   LockError,
   LockErrorCode,
@@ -36,7 +35,7 @@ import {
   waitFor,
 } from '@fencelock/core/adapter';
 import { CreateMode, Exception, type Stat } from 'node-zookeeper-client';
-import { type HeldNode, LockAttempt } from './lock-attempt.js';
+import { type HeldNode, LockAttempt, lockRequestFor } from './lock-attempt.js';
 import { ensureLockParent } from './lock-parent.js';
 import { OwnNodeWatch, czxidOf } from './own-node-watch.js';
 import { type SemaphorePaths, decodeLeaseData, encodeLeaseData, leasePrefix } from './semaphore-paths.js';
@@ -114,20 +113,8 @@ export class SemaphoreAttempt {
 
   #takeMutex(): Promise<HeldNode | undefined> {
     const { session, paths, hints } = this.#settings;
-    const request = this.#request;
     // The mutex is taken on the semaphore's behalf: same owner (its node's uuid), deadline and signal.
-    const mutexRequest: BackendAcquireRequest = {
-      key: request.key,
-      mode: 'exclusive',
-      ownerId: request.ownerId,
-      ttlMs: request.ttlMs,
-      deadline: request.deadline,
-      signal: request.signal,
-      metadata: undefined,
-      observer: request.observer,
-      contended: () => this.#contendedOnce(),
-      releaseLater: (release, until) => request.releaseLater(release, until),
-    };
+    const mutexRequest = lockRequestFor(this.#request, undefined, () => this.#contendedOnce());
     return new LockAttempt({ session, root: paths.semaphore, lockPath: paths.locks, naming: 'curator', hints }, mutexRequest).run();
   }
 

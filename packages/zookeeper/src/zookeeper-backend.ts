@@ -1,7 +1,9 @@
 /**
  * The fencelock backend for ZooKeeper: sessions, the lock recipe, the semaphore recipe (Curator's
- * `InterProcessSemaphoreV2`, see `SemaphoreAttempt`), grants and inspection. A semaphore's grant is
- * its lease node's, with the same guarantees as a lock's contender node below.
+ * `InterProcessSemaphoreV2`, see `SemaphoreAttempt`), leader election (Curator's `LeaderLatch`: the
+ * lock recipe with `latch-` candidates, see `election-paths.ts`), grants and inspection. A
+ * semaphore's grant is its lease node's, and a leadership its candidate node's, with the same
+ * guarantees as a lock's contender node below.
  *
  * Guarantees: a grant's `validUntil` is its session's deadline (last answered request's send time
  * + granted session timeout − core's drift margin) and is renewed by the session's keepalives and
@@ -14,12 +16,14 @@
  */
 import {
   type BackendAcquireRequest,
+  type BackendCampaignRequest,
   type BackendGrant,
   type BackendSemaphoreRequest,
   type LockBackend,
   type LockCapabilities,
   type LockHolder,
   type LockInfo,
+  type LeaderInfo,
   type SemaphoreHolder,
   type SemaphoreInfo,
   LockError,
@@ -33,8 +37,10 @@ import {
 } from '@fencelock/core/adapter';
 import { Exception, type Stat } from 'node-zookeeper-client';
 import { holdersOf, sortedContenders } from './contender-names.js';
+import { electionPaths } from './election-paths.js';
 import { encodeKeySegment } from './key-encoding.js';
-import { type HeldNode, LockAttempt } from './lock-attempt.js';
+import { LeaderWatch } from './leader-watch.js';
+import { type HeldNode, LockAttempt, lockRequestFor } from './lock-attempt.js';
 import { removeEmptyChain } from './lock-parent.js';
 import { czxidOf } from './own-node-watch.js';
 import {
@@ -77,6 +83,8 @@ function capabilitiesWith(ttlResolutionMs: number): LockCapabilities {
     deletionNotice: 'watch',
     // Curator's InterProcessSemaphoreV2 takes several leases one by one, not atomically: one permit per acquisition.
     semaphore: 'single-permit',
+    // A children watch on the election's latch znode tells observers of every candidate that comes or goes.
+    election: 'notified',
   });
 }
 
@@ -103,6 +111,8 @@ export class ZooKeeperBackend implements LockBackend {
   // Keyed by the lock's (or semaphore's) znode; `paths` are the empty znodes to remove, children first.
   readonly #parentRemovals = new Map<string, { timer: NodeJS.Timeout; session: ZooKeeperSession; paths: readonly string[] }>();
   readonly #hints = new SequenceHints();
+  // The watches of `watchLeader`: each follows the current session (handed every new one).
+  readonly #leaderWatches = new Set<LeaderWatch>();
 
   constructor(options: ResolvedOptions) {
     this.#options = options;
@@ -152,12 +162,73 @@ export class ZooKeeperBackend implements LockBackend {
   }
 
   /**
+   * `LockBackend.campaign`: a candidacy in the election at `<root>/#elections/<encoded name>`, by
+   * Curator's `LeaderLatch` recipe: an EPHEMERAL_SEQUENTIAL node `_c_<uuid>-latch-<seq>` holding the
+   * value, led by the first candidate in sequence order, each other watching its predecessor. It is
+   * the lock recipe with other names (`LockAttempt`, `latch` naming), and leadership is granted,
+   * watched, renewed, lost and resigned as a held lock is.
+   *
+   * The term is the candidate node's czxid, strictly increasing in leadership order for one name:
+   * sequence numbers of one latch znode follow creation order, which is czxid order (both come from
+   * the one transaction that creates the node). A node that leads is the first of the candidates
+   * present; every node created before it was gone by then and never comes back (a node is never
+   * re-created under the same name), and a node created after it cannot lead while it is there. So
+   * every later leader's node was created after this one's: a greater czxid. (A latch znode removed
+   * when empty restarts its sequence at 0, but it was empty: every node after that is newer still.)
+   */
+  async campaign(request: BackendCampaignRequest): Promise<BackendGrant | undefined> {
+    const { elections, election } = electionPaths(this.#options.root, request.key);
+    // The node's data is the value as UTF-8 bytes, as Curator stores a participant id.
+    const candidacy = lockRequestFor(request, request.value);
+    return this.#acquireHeld(request, election, [election], (session) =>
+      new LockAttempt({ session, root: elections, lockPath: election, naming: 'latch', hints: this.#hints }, candidacy).run(),
+    );
+  }
+
+  /**
+   * `LockBackend.leader`: the first candidate (in sequence order) of election `name` that can still be
+   * read, as Curator's `LeaderLatch.getLeader()` finds it: its data as the value, its czxid as the term.
+   */
+  async leader(name: string): Promise<LeaderInfo | undefined> {
+    const session = await this.#ready(new AbortController().signal, name);
+    const { election } = electionPaths(this.#options.root, name);
+    const children = await this.#listSynced(session, election, 'listing election candidates', name);
+    // Read one at a time: the first is the leader unless it left since the listing, then the next.
+    for (const candidate of sortedContenders(children ?? [], 'latch')) {
+      const node = await this.#readNode(session, `${election}/${candidate.name}`, 'reading the election leader', name);
+      if (node === undefined) continue;
+      return { name, value: node.data === undefined || node.data === null ? '' : node.data.toString('utf8'), term: czxidOf(node.stat) };
+    }
+    return undefined;
+  }
+
+  /** `LockBackend.watchLeader`: a children watch on the election's latch znode (see `LeaderWatch`). */
+  async watchLeader(name: string, onChange: () => void, signal: AbortSignal): Promise<void> {
+    const session = await this.#ready(signal, name);
+    if (signal.aborted) return;
+    const watch = new LeaderWatch(electionPaths(this.#options.root, name).election, onChange);
+    const stop = (): void => {
+      watch.stop();
+      this.#leaderWatches.delete(watch);
+    };
+    this.#leaderWatches.add(watch);
+    signal.addEventListener('abort', stop, { once: true });
+    try {
+      await watch.start(session);
+    } catch (error) {
+      stop();
+      signal.removeEventListener('abort', stop);
+      throw this.#wrap(error, name);
+    }
+  }
+
+  /**
    * Runs attempts (`attempt` in the current session) until one holds a node, the deadline passes, or
    * it fails; an attempt whose session died under it queues again in a new session, a bounded number
    * of times. `emptied` are the znodes removed (if empty) a moment after `parent` was last used here.
    */
   async #acquireHeld(
-    request: Omit<BackendAcquireRequest, 'mode'>,
+    request: Omit<BackendAcquireRequest, 'mode' | 'metadata'>,
     parent: string,
     emptied: readonly string[],
     attempt: (session: ZooKeeperSession) => Promise<HeldNode | undefined>,
@@ -194,37 +265,23 @@ export class ZooKeeperBackend implements LockBackend {
   async inspect(key: string): Promise<LockInfo | undefined> {
     const session = await this.#ready(new AbortController().signal, key);
     const lockPath = this.#lockPath(key);
-    let children: string[];
-    try {
-      await this.#syncWithLeader(session);
-      children = await session.request<string[]>('listing lock contenders', (done) =>
-        session.client.getChildren(lockPath, (error, list) => done(error, list)),
-      );
-    } catch (error) {
-      if (zooKeeperCode(error) === Exception.NO_NODE) return undefined;
-      throw this.#wrap(error, key);
-    }
+    const children = await this.#listSynced(session, lockPath, 'listing lock contenders', key);
+    if (children === undefined) return undefined;
     const holders = await Promise.all(
       holdersOf(sortedContenders(children)).map(async (contender): Promise<LockHolder | undefined> => {
-        try {
-          const { data, stat } = await session.request<{ data: Buffer | undefined; stat: Stat }>('reading a lock holder', (done) =>
-            session.client.getData(`${lockPath}/${contender.name}`, (error, value, stat) => done(error, { data: value, stat })),
-          );
-          return {
-            ownerId: contender.ownerId ?? contender.name,
-            mode: contender.mode,
-            fencingToken: czxidOf(stat),
-            remainingMs: undefined,
-            // ZooKeeper keeps a create without data (null) apart from zero bytes: `metadata: ''` is
-            // written as zero bytes and reads back as ''; no metadata is written as no data. A kazoo
-            // Lock without identifier writes zero bytes too, and kazoo's contenders() shows it as ''.
-            metadata: data === undefined || data === null ? undefined : data.toString('utf8'),
-          };
-        } catch (error) {
-          // Released between the listing and the read.
-          if (zooKeeperCode(error) === Exception.NO_NODE) return undefined;
-          throw this.#wrap(error, key);
-        }
+        const node = await this.#readNode(session, `${lockPath}/${contender.name}`, 'reading a lock holder', key);
+        if (node === undefined) return undefined;
+        const { data, stat } = node;
+        return {
+          ownerId: contender.ownerId ?? contender.name,
+          mode: contender.mode,
+          fencingToken: czxidOf(stat),
+          remainingMs: undefined,
+          // ZooKeeper keeps a create without data (null) apart from zero bytes: `metadata: ''` is
+          // written as zero bytes and reads back as ''; no metadata is written as no data. A kazoo
+          // Lock without identifier writes zero bytes too, and kazoo's contenders() shows it as ''.
+          metadata: data === undefined || data === null ? undefined : data.toString('utf8'),
+        };
       }),
     );
     const present = holders.filter((holder): holder is LockHolder => holder !== undefined);
@@ -240,28 +297,12 @@ export class ZooKeeperBackend implements LockBackend {
   async inspectSemaphore(key: string): Promise<SemaphoreInfo | undefined> {
     const session = await this.#ready(new AbortController().signal, key);
     const { leases } = semaphorePaths(this.#options.root, key);
-    let children: string[];
-    try {
-      await this.#syncWithLeader(session);
-      children = await session.request<string[]>('listing semaphore leases', (done) =>
-        session.client.getChildren(leases, (error, list) => done(error, list)),
-      );
-    } catch (error) {
-      if (zooKeeperCode(error) === Exception.NO_NODE) return undefined;
-      throw this.#wrap(error, key);
-    }
+    const children = await this.#listSynced(session, leases, 'listing semaphore leases', key);
+    if (children === undefined) return undefined;
     const nodes = await Promise.all(
       sortedLeases(children).map(async (lease) => {
-        try {
-          const { data, stat } = await session.request<{ data: Buffer | undefined; stat: Stat }>('reading a semaphore lease', (done) =>
-            session.client.getData(`${leases}/${lease.name}`, (error, value, stat) => done(error, { data: value, stat })),
-          );
-          return { lease, data, stat };
-        } catch (error) {
-          // Released between the listing and the read.
-          if (zooKeeperCode(error) === Exception.NO_NODE) return undefined;
-          throw this.#wrap(error, key);
-        }
+        const node = await this.#readNode(session, `${leases}/${lease.name}`, 'reading a semaphore lease', key);
+        return node === undefined ? undefined : { lease, ...node };
       }),
     );
     const present = nodes.filter((node) => node !== undefined);
@@ -318,6 +359,29 @@ export class ZooKeeperBackend implements LockBackend {
     return session.request<null>('syncing with the leader', (done) => session.client.transaction().check('/', -1).commit((error) => done(error, null)));
   }
 
+  /** The children of `path` as the leader sees them now (after a sync); `undefined` when it does not exist. */
+  async #listSynced(session: ZooKeeperSession, path: string, what: string, key: string): Promise<string[] | undefined> {
+    try {
+      await this.#syncWithLeader(session);
+      return await session.request<string[]>(what, (done) => session.client.getChildren(path, (error, list) => done(error, list)));
+    } catch (error) {
+      if (zooKeeperCode(error) === Exception.NO_NODE) return undefined;
+      throw this.#wrap(error, key);
+    }
+  }
+
+  /** The data and stat of node `path`; `undefined` when it is gone (released between a listing and this read). */
+  async #readNode(session: ZooKeeperSession, path: string, what: string, key: string): Promise<{ data: Buffer | undefined; stat: Stat } | undefined> {
+    try {
+      return await session.request<{ data: Buffer | undefined; stat: Stat }>(what, (done) =>
+        session.client.getData(path, (error, value, stat) => done(error, { data: value, stat })),
+      );
+    } catch (error) {
+      if (zooKeeperCode(error) === Exception.NO_NODE) return undefined;
+      throw this.#wrap(error, key);
+    }
+  }
+
   #lockPath(key: string): string {
     return `${this.#options.root}/${encodeKeySegment(key)}`;
   }
@@ -365,6 +429,8 @@ export class ZooKeeperBackend implements LockBackend {
       session = ZooKeeperSession.open(this.#options.connectionString ?? '', this.#options.sessionTimeoutMs, this.#options.spinDelayMs, settings);
     }
     this.#session = session;
+    // Before it connects: every leader watch sets its watch there at the first connection.
+    for (const watch of this.#leaderWatches) watch.attach(session);
     return session;
   }
 

@@ -7,7 +7,9 @@ const backends = new WeakMap<ZooKeeperLockProvider, ZooKeeperBackend>();
 /**
  * fencelock on ZooKeeper: ephemeral-sequential contender nodes (Curator's and kazoo's recipe, and
  * interoperable with both), czxid fencing tokens, waiters woken by a watch on their predecessor only,
- * shared (read) locks, and locks that live and die with the ZooKeeper session.
+ * shared (read) locks, and locks that live and die with the ZooKeeper session; counting semaphores
+ * (Curator's `InterProcessSemaphoreV2`) and leader election (Curator's `LeaderLatch`) on the same
+ * terms.
  *
  * `defaultTtlMs` is the session timeout the server granted (the requested one until the first
  * connection): a lock whose holder disappears is freed when the server expires its session.

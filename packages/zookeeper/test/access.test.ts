@@ -93,11 +93,14 @@ afterAll(async () => {
   for (const client of clients) client.close();
 }, 30_000);
 
-// The whole suite as alice, under the ACL her auth implies; the operator's powers as alice too (an
-// identity outside the ACL could not delete a holder's node: see below).
+// The suite as alice, under the ACL her auth implies; the operator's powers as alice too (an identity
+// outside the ACL could not delete a holder's node: see below). The sections that create every kind
+// of znode (lock, read-write, semaphore and election nodes) and delete them behind a holder's back;
+// the rest runs in conformance.test.ts without an identity.
 const SUITE_ROOT = newRoot(alice);
 describeLockProvider({
   name: 'zookeeper with digest authentication and the creator-all-world-read ACL',
+  sections: ['basics', 'read-write', 'faults', 'semaphore', 'election'],
   createProvider: () => provider(SUITE_ROOT, { sessionTimeoutMs: 3_000, auth: { scheme: 'digest', credentials: credentials(alice) } }),
   expectCapabilities: { fencing: 'global', lossDetection: true, notify: true, fifo: true, readWrite: true, expiry: 'session', deletionNotice: 'watch' },
   harness: {
@@ -174,6 +177,19 @@ describe('ZooKeeper: another identity cannot break a lock', () => {
       expect(isLockError(other, LockErrorCode.FORBIDDEN), String(other)).toBe(true);
     }
     expect(lock.isHeld()).toBe(true);
+  }, 20_000);
+
+  it("refuses another identity's campaign at once with LOCK_FORBIDDEN, and lets it read the leader", async () => {
+    const root = newRoot(alice);
+    const elected = provider(root, { auth: { scheme: 'digest', credentials: credentials(alice) } });
+    await using leader = await elected.campaign('elected', { value: 'alice' });
+    for (const outsider of [provider(root, { auth: { scheme: 'digest', credentials: credentials(mallory) } }), provider(root, {})]) {
+      // A campaign waits without bound by default: only a refusal can settle it in time.
+      const error = await rejection(outsider.campaign('elected', { value: 'intruder' }));
+      expect(isLockError(error, LockErrorCode.FORBIDDEN), String(error)).toBe(true);
+      expect(await outsider.leader('elected')).toEqual({ name: 'elected', value: 'alice', term: leader.term });
+    }
+    expect(leader.isHeld()).toBe(true);
   }, 20_000);
 
   it('lets every identity named in an explicit ACL share the locks', async () => {

@@ -3,6 +3,7 @@ import type { LockProvider } from '@fencelock/core';
 import { topology } from '@fencelock/test-infra';
 import { afterAll, it } from 'vitest';
 import { ZooKeeperLockProvider, createZooKeeperLockProvider } from '../src/index.js';
+import { ELECTIONS_SEGMENT } from '../src/election-paths.js';
 import { SEMAPHORES_SEGMENT } from '../src/semaphore-paths.js';
 import { dropConnectionForTesting } from '../src/zookeeper-lock-provider.js';
 import { RawClientSlot, deleteHolders, expectNoOrphans, rawClient, waitingContenders } from './znodes.js';
@@ -31,6 +32,7 @@ describeLockProvider({
     minTtlMs: 1_000,
     deletionNotice: 'watch',
     semaphore: 'single-permit',
+    election: 'notified',
   },
   harness: {
     backendWaiters: async (key) => waitingContenders(await inspector.get(), ROOT, key),
@@ -52,13 +54,14 @@ describeLockProvider({
 });
 
 // Registered after the suite, so it runs once every case (and its providers) has finished: every lock
-// and semaphore znode is gone within a session timeout (a crashed client's node waits for its
-// session's expiry); the `#semaphores` znode stays, as the root does.
-it('leaves no lock or semaphore znodes behind (FAULTS.md L3)', async () => {
+// semaphore and election znode is gone within a session timeout (a crashed client's node waits for
+// its session's expiry); the `#semaphores` and `#elections` znodes stay, as the root does.
+it('leaves no lock, semaphore or election znodes behind (FAULTS.md L3)', async () => {
   const client = await rawClient(zkConnectionString);
   try {
     await expectNoOrphans(client, `${ROOT}/${SEMAPHORES_SEGMENT}`, SESSION_TIMEOUT_MS + 2_000);
-    await expectNoOrphans(client, ROOT, SESSION_TIMEOUT_MS + 2_000, [SEMAPHORES_SEGMENT]);
+    await expectNoOrphans(client, `${ROOT}/${ELECTIONS_SEGMENT}`, SESSION_TIMEOUT_MS + 2_000);
+    await expectNoOrphans(client, ROOT, SESSION_TIMEOUT_MS + 2_000, [SEMAPHORES_SEGMENT, ELECTIONS_SEGMENT]);
   } finally {
     client.close();
   }

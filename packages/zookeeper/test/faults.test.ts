@@ -61,6 +61,9 @@ const serving = async (): Promise<void> => {
 
 describeLockProvider({
   name: 'zookeeper (dedicated ensemble, every harness power)',
+  // The sections that use the outage, pause, restart and crash powers; the others run on the shared
+  // ensemble (conformance.test.ts).
+  sections: ['expiry', 'load', 'faults', 'release', 'semaphore'],
   createProvider: () =>
     provider({ sessionTimeoutMs: SUITE_SESSION_TIMEOUT_MS, connectionString: proxies.map((proxy) => `127.0.0.1:${proxy.port}`).join(',') }),
   harness: {

@@ -54,6 +54,18 @@ describe('contender names', () => {
     expect(holdersOf(sortedContenders([`_c_${id}-__READ__0000000001`, `x__lock__0000000003`, `_c_${id}-__READ__0000000002`])).map((c) => c.sequence)).toEqual([1, 2]);
   });
 
+  it("keeps a leader latch's candidates apart: only latch- nodes count there, and they are no lock contenders", () => {
+    const names = [`_c_${id}-latch-0000000007`, `_c_${id}-lock-0000000005`, 'latch-0000000006', `${hex}__lock__0000000004`, 'junk'];
+    const sorted = sortedContenders(names, 'latch');
+    expect(sorted.map((c) => [c.sequence, c.ownerId])).toEqual([
+      [6, undefined],
+      [7, id],
+    ]);
+    expect(blockerOf(sorted, `_c_${id}-latch-0000000007`)).toMatchObject({ sequence: 6 });
+    expect(sortedContenders(names).map((c) => c.sequence)).toEqual([4, 5]);
+    expect(ownNodePrefix('latch', id, 'exclusive')).toEqual({ prefix: `_c_${id}-latch-`, guid: `_c_${id}-` });
+  });
+
   it('names our nodes in Curator protected form, or kazoo form, with the owner id as the unique part', () => {
     expect(parseContender(`${ownNodePrefix('kazoo', id, 'shared').prefix}0000000001`)).toMatchObject({ mode: 'shared', ownerId: id });
     expect(ownNodePrefix('curator', id, 'exclusive')).toEqual({ prefix: `_c_${id}-lock-`, guid: `_c_${id}-` });

@@ -5,28 +5,17 @@
  */
 import { randomUUID } from 'node:crypto';
 import { abortedWithin, isPending, nextEvent, within } from '@fencelock/conformance';
-import { type ZooKeeperLockPeer, startCuratorSemaphorePeer, topology, waitFor } from '@fencelock/test-infra';
-import type { Client } from 'node-zookeeper-client';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type ZooKeeperLockPeer, startCuratorSemaphorePeer, topology } from '@fencelock/test-infra';
+import { describe, expect, it } from 'vitest';
 import { createZooKeeperLockProvider } from '../src/index.js';
 import { SEMAPHORES_SEGMENT } from '../src/semaphore-paths.js';
 import { dropConnectionForTesting } from '../src/zookeeper-lock-provider.js';
-import { childrenOf, expectNoOrphans, rawClient } from './znodes.js';
+import { childrenOf, rawClientForFile, untilChildren } from './znodes.js';
 
 // One server for everyone (our providers, the peers, the raw client): reads then see every write in order.
 const zkConnectionString = topology().zkConnectionString.split(',')[0] ?? '127.0.0.1:2181';
 const ROOT = '/fencelock-semaphore-interop';
-let raw: Client | undefined;
-
-beforeAll(async () => {
-  raw = await rawClient(zkConnectionString);
-});
-
-afterAll(async () => {
-  // Every semaphore znode of these cases is gone once the peers and providers are.
-  if (raw !== undefined) await expectNoOrphans(raw, `${ROOT}/${SEMAPHORES_SEGMENT}`, 15_000);
-  raw?.close();
-}, 30_000);
+const raw = rawClientForFile(zkConnectionString, `${ROOT}/${SEMAPHORES_SEGMENT}`);
 
 function provider(sessionTimeoutMs = 10_000) {
   return createZooKeeperLockProvider({ connectionString: zkConnectionString, root: ROOT, sessionTimeoutMs });
@@ -35,18 +24,6 @@ function provider(sessionTimeoutMs = 10_000) {
 /** The semaphore's path as Curator is given it (the README's mapping: `<root>/#semaphores/<key>`). */
 function semaphorePath(key: string): string {
   return `${ROOT}/${SEMAPHORES_SEGMENT}/${key}`;
-}
-
-/** Waits (bounded) until `path` has `count` children, e.g. until a Curator waiter created its lease node. */
-async function untilChildren(path: string, count: number): Promise<string[]> {
-  let seen: string[] = [];
-  await waitFor(async () => ((seen = await childrenOf(raw!, path)).length >= count ? true : undefined), {
-    what: `${count} children under ${path}`,
-    timeoutMs: 30_000,
-    intervalMs: 20,
-    describe: () => `children: ${seen.join(', ')}`,
-  });
-  return seen;
 }
 
 describe("interoperability with Curator's InterProcessSemaphoreV2", () => {
@@ -61,7 +38,7 @@ describe("interoperability with Curator's InterProcessSemaphoreV2", () => {
       const ours = await a.tryAcquireSemaphore(key, { limit: 2, metadata: 'worker a' });
       expect(ours, 'the second of 2 leases beside Curator').toBeDefined();
       // Both share one `leases` znode, named by Curator's protected scheme.
-      const leases = await childrenOf(raw!, `${path}/leases`);
+      const leases = await childrenOf(raw(), `${path}/leases`);
       expect(leases).toHaveLength(2);
       for (const lease of leases) expect(lease).toMatch(/^_c_[0-9a-f-]{36}-lease-\d{10}$/);
       expect(leases.some((lease) => lease.startsWith(`_c_${ours!.ownerId}-lease-`))).toBe(true);
@@ -100,7 +77,7 @@ describe("interoperability with Curator's InterProcessSemaphoreV2", () => {
       peers.push(...(await Promise.all([0, 1].map(() => startCuratorSemaphorePeer({ connectionString: zkConnectionString, path, maxLeases: 2 })))));
       await Promise.race(peers.map((peer) => peer.held));
       // The other's lease node is there (it holds the mutex and waits on the leases): 3 nodes, 2 leases.
-      await untilChildren(`${path}/leases`, 3);
+      await untilChildren(raw(), `${path}/leases`, 3);
       const waiting = peers.filter((peer) => !peer.isHolding);
       expect(waiting).toHaveLength(1);
       // Full, and the waiting Curator holds the mutex: our try gets nothing and leaves nothing.
@@ -130,7 +107,7 @@ describe("interoperability with Curator's InterProcessSemaphoreV2", () => {
       // In line for the one permit: our crashing holder, then Curator, then ours.
       const abandoned = await crashing.acquireSemaphore(key, { limit: 1 });
       curator = await startCuratorSemaphorePeer({ connectionString: zkConnectionString, path, maxLeases: 1, sessionTimeoutMs: 2_000 });
-      await untilChildren(`${path}/leases`, 2);
+      await untilChildren(raw(), `${path}/leases`, 2);
       const queued = nextEvent(a, 'contended', (e) => e.key === key, 10_000);
       const waiting = a.acquireSemaphore(key, { limit: 1, waitMs: 30_000 });
       await queued;

@@ -1,6 +1,7 @@
 // Test helper: a raw node-zookeeper-client client to look at the tree the provider leaves behind.
 import { waitFor, withTimeout } from '@fencelock/test-infra';
 import { type Client, type Option, State, createClient } from 'node-zookeeper-client';
+import { afterAll, beforeAll } from 'vitest';
 import { holdersOf, sortedContenders } from '../src/contender-names.js';
 import { encodeKeySegment } from '../src/key-encoding.js';
 
@@ -98,4 +99,38 @@ export class RawClientSlot {
     (await this.#client?.catch(() => undefined))?.close();
     this.#client = undefined;
   }
+}
+
+/**
+ * A raw client for one test file: connected before its tests; after them, it checks (≤ 15 s) that
+ * `emptyAfter` has no children left, and closes. Returns the getter (throws before `beforeAll` ran).
+ */
+export function rawClientForFile(connectionString: string, emptyAfter: string): () => Client {
+  let client: Client | undefined;
+  beforeAll(async () => {
+    client = await rawClient(connectionString);
+  });
+  afterAll(async () => {
+    try {
+      if (client !== undefined) await expectNoOrphans(client, emptyAfter, 15_000);
+    } finally {
+      client?.close();
+    }
+  }, 30_000);
+  return () => {
+    if (client === undefined) throw new Error('the raw client is not connected yet');
+    return client;
+  };
+}
+
+/** Waits (≤ 30 s) until `path` has at least `count` children, e.g. until another client's node is there; resolves them. */
+export async function untilChildren(client: Client, path: string, count: number): Promise<string[]> {
+  let seen: string[] = [];
+  await waitFor(async () => ((seen = await childrenOf(client, path)).length >= count ? true : undefined), {
+    what: `${count} children under ${path}`,
+    timeoutMs: 30_000,
+    intervalMs: 20,
+    describe: () => `children: ${seen.join(', ')}`,
+  });
+  return seen;
 }
