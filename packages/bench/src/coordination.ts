@@ -157,8 +157,9 @@ export function coordinationMarkdown(results: readonly CoordinationResult[], com
   return [
     '## 1d. Semaphores and elections beside the libraries users would otherwise pick',
     '',
-    `Uncontended: one caller takes a permit (of ${results[0]?.limit ?? '—'}) and gives it back, in a loop. Contended: ${CONTENDERS} callers in one`,
-    `process loop on one key, each holding for ${HOLD_MS} ms. Each subject's TTL is 10 s with no renewal; subjects of a`,
+    'Uncontended: one caller takes a permit of a semaphore (and gives it back), or campaigns and wins an election (and',
+    `resigns), in a loop. Contended: ${CONTENDERS} callers in one process loop on one key, each holding for ${HOLD_MS} ms. Semaphore`,
+    "subjects' TTL is 10 s with no renewal, election subjects' session or lease 10 s; subjects of a",
     'group are interleaved in rounds on the same server. "ours ÷ theirs" is the median of the per-round ratios (> 1: fencelock is faster).',
     '"most holders" is the most that held at once in the contended loop: above the limit would be a safety violation.',
     `Command: \`${command}\`.`,

@@ -1,11 +1,13 @@
 /**
- * The coordination subjects: counting semaphores (and, as adapters gain them, leader elections)
- * beside the library users would otherwise pick on the same server. A semaphore subject's `lock`
+ * The coordination subjects: counting semaphores and leader elections beside the library users
+ * would otherwise pick on the same server (redis-semaphore's `Semaphore`, etcd3's `Election`). A semaphore subject's `lock`
  * takes one permit of a semaphore of {@link SEMAPHORE_LIMIT} permits, so the uncontended and
  * contended loops of the lock scenarios measure it unchanged.
  */
-import { createRedisLockProvider } from '@fencelock/redis';
 import type { LockProvider } from '@fencelock/core';
+import { createEtcdLockProvider } from '@fencelock/etcd';
+import { createRedisLockProvider } from '@fencelock/redis';
+import { Etcd3 } from 'etcd3';
 import { Redis } from 'ioredis';
 import { Semaphore } from 'redis-semaphore';
 import type { BenchAddresses } from './bench-servers.js';
@@ -39,9 +41,50 @@ export function fencelockSemaphoreSession(provider: LockProvider): LockSession {
   };
 }
 
+/** Leadership of `provider`'s election `key` per `lock`, given up by resigning. */
+export function fencelockElectionSession(provider: LockProvider): LockSession {
+  return {
+    async lock(key, waitMs) {
+      const leader = await provider.campaign(key, { value: 'bench', waitMs });
+      return async () => {
+        await leader.resign();
+      };
+    },
+    close: () => provider.close(),
+  };
+}
+
+/** etcd3's `Election` (a lease per campaign, as the library makes it), bounded by `waitMs`. */
+function etcd3ElectionSession(hosts: readonly string[]): LockSession {
+  const client = new Etcd3({ hosts: [...hosts] });
+  return {
+    async lock(key, waitMs) {
+      const campaign = client.election(`etcd3-election/${key}`, 10).campaign('bench');
+      // A failed campaign emits `error`; its wait() rejects with it, which is what the caller sees.
+      campaign.on('error', () => undefined);
+      let timer: NodeJS.Timeout | undefined;
+      try {
+        await Promise.race([
+          campaign.wait(),
+          new Promise<never>((_, reject) => {
+            timer = setTimeout(() => reject(new Error(`etcd3 campaign ${key} not elected within ${waitMs} ms`)), waitMs);
+          }),
+        ]);
+      } catch (error) {
+        await campaign.resign().catch(() => undefined);
+        throw error;
+      } finally {
+        clearTimeout(timer);
+      }
+      return () => campaign.resign();
+    },
+    close: async () => client.close(),
+  };
+}
+
 /** Every coordination group on the servers at `addresses`. */
 export function coordinationGroups(addresses: BenchAddresses): readonly CoordinationGroup[] {
-  const { redisUrl } = addresses;
+  const { redisUrl, etcdEndpoints } = addresses;
   return [
     {
       primitive: 'semaphore',
@@ -65,6 +108,21 @@ export function coordinationGroups(addresses: BenchAddresses): readonly Coordina
               close: async () => client.disconnect(),
             };
           },
+        },
+      ],
+    },
+    {
+      primitive: 'election',
+      backend: 'etcd',
+      limit: 1,
+      subjects: [
+        {
+          id: 'election/etcd/fencelock', backend: 'etcd', kind: 'fencelock', label: '@fencelock/etcd campaign + resign', waits: true,
+          open: async () => fencelockElectionSession(createEtcdLockProvider({ connection: { hosts: [...etcdEndpoints] }, keyPrefix: 'fencelock-bench/', sessionTtlMs: LOCK_TTL_MS })),
+        },
+        {
+          id: 'election/etcd/etcd3', backend: 'etcd', kind: 'peer', label: 'etcd3 Election campaign + resign', waits: true, package: 'etcd3',
+          open: async () => etcd3ElectionSession(etcdEndpoints),
         },
       ],
     },
