@@ -7,7 +7,6 @@ import type { LeaderInfo, LockInfo, SemaphoreInfo } from '../types.js';
 import { waitFor } from '../lifecycle/wait.js';
 import { MemoryElections } from './memory-elections.js';
 import { MemoryLockStore, type StoreGrant } from './memory-lock-store.js';
-import type { MemorySemaphores } from './memory-semaphores.js';
 
 /** Options of {@link MemoryLockProvider}. */
 export interface MemoryLockProviderOptions extends LockProviderOptions {
@@ -65,32 +64,14 @@ class MemoryBackend implements LockBackend {
     this.#store = store;
   }
 
-  // Not `async` on the way to an immediate answer: a resolved promise is all it needs (an async
-  // function's frame costs more than the rest of the grant).
   acquire(request: BackendAcquireRequest): Promise<BackendGrant | undefined> {
-    let outcome;
-    try {
-      outcome = this.#store.request(
-        request.key,
-        { ownerId: request.ownerId, mode: request.mode, ttlMs: request.ttlMs, metadata: request.metadata, observer: request.observer },
-        request.deadline > monotonicNow(),
-      );
-    } catch (error) {
-      return Promise.reject(error);
-    }
-    if (outcome === undefined) {
-      request.contended();
-      return Promise.resolve(undefined);
-    }
-    if ('granted' in outcome) return Promise.resolve(this.#grant(request, outcome.granted.token, outcome.granted.expiresAt));
-    return this.#waitForGrant(request, outcome.queued, outcome.cancel);
-  }
-
-  async #waitForGrant(request: BackendAcquireRequest, queued: Promise<StoreGrant>, cancel: () => boolean): Promise<BackendGrant | undefined> {
-    request.contended();
-    const granted = await waitOrGiveUp(queued, cancel, request);
-    if (granted === undefined) return undefined;
-    return this.#grant(request, granted.token, granted.expiresAt);
+    return serve(this.#store, request, {
+      ownerId: request.ownerId,
+      mode: request.mode,
+      ttlMs: request.ttlMs,
+      metadata: request.metadata,
+      observer: request.observer,
+    });
   }
 
   async inspect(key: string): Promise<LockInfo | undefined> {
@@ -98,42 +79,14 @@ class MemoryBackend implements LockBackend {
   }
 
   acquireSemaphore(request: BackendSemaphoreRequest): Promise<BackendGrant | undefined> {
-    const semaphores = this.#store.semaphores;
-    let outcome;
-    try {
-      outcome = semaphores.request(
-        request.key,
-        {
-          ownerId: request.ownerId,
-          limit: request.limit,
-          permits: request.permits,
-          ttlMs: request.ttlMs,
-          metadata: request.metadata,
-          observer: request.observer,
-        },
-        request.deadline > monotonicNow(),
-      );
-    } catch (error) {
-      return Promise.reject(error);
-    }
-    if (outcome === undefined) {
-      request.contended();
-      return Promise.resolve(undefined);
-    }
-    if ('granted' in outcome) return Promise.resolve(new MemoryGrant(semaphores, request.key, request.ownerId, outcome.granted.token, outcome.granted.expiresAt));
-    return this.#waitForPermits(request, semaphores, outcome.queued, outcome.cancel);
-  }
-
-  async #waitForPermits(
-    request: BackendSemaphoreRequest,
-    semaphores: MemorySemaphores,
-    queued: Promise<StoreGrant>,
-    cancel: () => boolean,
-  ): Promise<BackendGrant | undefined> {
-    request.contended();
-    const granted = await waitOrGiveUp(queued, cancel, request);
-    if (granted === undefined) return undefined;
-    return new MemoryGrant(semaphores, request.key, request.ownerId, granted.token, granted.expiresAt);
+    return serve(this.#store.semaphores, request, {
+      ownerId: request.ownerId,
+      limit: request.limit,
+      permits: request.permits,
+      ttlMs: request.ttlMs,
+      metadata: request.metadata,
+      observer: request.observer,
+    });
   }
 
   async inspectSemaphore(key: string): Promise<SemaphoreInfo | undefined> {
@@ -141,35 +94,12 @@ class MemoryBackend implements LockBackend {
   }
 
   campaign(request: BackendCampaignRequest): Promise<BackendGrant | undefined> {
-    const elections = MemoryElections.of(this.#store);
-    let outcome;
-    try {
-      outcome = elections.request(
-        request.key,
-        { ownerId: request.ownerId, value: request.value, ttlMs: request.ttlMs, observer: request.observer },
-        request.deadline > monotonicNow(),
-      );
-    } catch (error) {
-      return Promise.reject(error);
-    }
-    if (outcome === undefined) {
-      request.contended();
-      return Promise.resolve(undefined);
-    }
-    if ('granted' in outcome) return Promise.resolve(new MemoryGrant(elections, request.key, request.ownerId, outcome.granted.token, outcome.granted.expiresAt));
-    return this.#waitForLeadership(request, elections, outcome.queued, outcome.cancel);
-  }
-
-  async #waitForLeadership(
-    request: BackendCampaignRequest,
-    elections: MemoryElections,
-    queued: Promise<StoreGrant>,
-    cancel: () => boolean,
-  ): Promise<BackendGrant | undefined> {
-    request.contended();
-    const granted = await waitOrGiveUp(queued, cancel, request);
-    if (granted === undefined) return undefined;
-    return new MemoryGrant(elections, request.key, request.ownerId, granted.token, granted.expiresAt);
+    return serve(MemoryElections.of(this.#store), request, {
+      ownerId: request.ownerId,
+      value: request.value,
+      ttlMs: request.ttlMs,
+      observer: request.observer,
+    });
   }
 
   async leader(name: string): Promise<LeaderInfo | undefined> {
@@ -183,16 +113,47 @@ class MemoryBackend implements LockBackend {
   async close(): Promise<void> {
     // Nothing to close: the store outlives its providers.
   }
-
-  #grant(request: BackendAcquireRequest, token: bigint, expiresAt: number): BackendGrant {
-    return new MemoryGrant(this.#store, request.key, request.ownerId, token, expiresAt);
-  }
 }
 
 /** What a grant extends and releases through: the store's locks, its semaphores, or its elections. */
 interface HolderTable {
   extend(key: string, ownerId: string, ttlMs: number): number | undefined;
   release(key: string, ownerId: string): boolean;
+}
+
+/** A holder table that grants: the store's locks, its semaphores, or its elections. */
+interface GrantingTable<R> extends HolderTable {
+  request(key: string, request: R, wait: boolean): { granted: StoreGrant } | { queued: Promise<StoreGrant>; cancel: () => boolean } | undefined;
+}
+
+/** What every backend request of the memory provider shares. */
+type ServedRequest = Pick<BackendAcquireRequest, 'key' | 'ownerId' | 'deadline' | 'signal' | 'contended'>;
+
+/**
+ * Asks `table` for `request` (as `entry`), waiting in its queue until the deadline or an abort. Not
+ * `async` on the way to an immediate answer: a resolved promise is all it needs (an async function's
+ * frame costs more than the rest of the grant).
+ */
+function serve<R>(table: GrantingTable<R>, request: ServedRequest, entry: R): Promise<BackendGrant | undefined> {
+  let outcome;
+  try {
+    outcome = table.request(request.key, entry, request.deadline > monotonicNow());
+  } catch (error) {
+    return Promise.reject(error);
+  }
+  if (outcome === undefined) {
+    request.contended();
+    return Promise.resolve(undefined);
+  }
+  if ('granted' in outcome) return Promise.resolve(new MemoryGrant(table, request.key, request.ownerId, outcome.granted.token, outcome.granted.expiresAt));
+  return waitInTable(table, request, outcome.queued, outcome.cancel);
+}
+
+async function waitInTable(table: HolderTable, request: ServedRequest, queued: Promise<StoreGrant>, cancel: () => boolean): Promise<BackendGrant | undefined> {
+  request.contended();
+  const granted = await waitOrGiveUp(queued, cancel, request);
+  if (granted === undefined) return undefined;
+  return new MemoryGrant(table, request.key, request.ownerId, granted.token, granted.expiresAt);
 }
 
 /** A grant of the store: methods on the prototype, not two closures per lock. */
