@@ -14,6 +14,10 @@ export const REDIS_MIN_TTL_MS = 100;
  *   next automatic extension (a third of the TTL), not at once.
  * - `semaphore: 'multi-permit'`: one script over a sorted set of holders scored by expiry takes
  *   several permits at once (see semaphore-scripts.ts); waiting for permits is not FIFO either.
+ * - `election: 'polled'`: an election is the lock at the election's own keys (see redis-elections.ts),
+ *   its term the lock's token. Polled, not notified: a new leader's grant is not announced by the
+ *   shared acquire script (a publish sent after it can be lost with the granting connection), and
+ *   pub/sub messages sent while the subscriber reconnects are lost, so a watcher could miss a change.
  * - `minTtlMs: 100`: below that, a round trip and the drift margin eat most of the validity and
  *   automatic extension (every third of the TTL) would hammer the server.
  */
@@ -29,4 +33,5 @@ export const REDIS_CAPABILITIES: LockCapabilities = normalizeCapabilities({
   minTtlMs: REDIS_MIN_TTL_MS,
   deletionNotice: 'renewal',
   semaphore: 'multi-permit',
+  election: 'polled',
 });
