@@ -15,9 +15,11 @@ export const REDIS_MIN_TTL_MS = 100;
  * - `semaphore: 'multi-permit'`: one script over a sorted set of holders scored by expiry takes
  *   several permits at once (see semaphore-scripts.ts); waiting for permits is not FIFO either.
  * - `election: 'polled'`: an election is the lock at the election's own keys (see redis-elections.ts),
- *   its term the lock's token. Polled, not notified: a new leader's grant is not announced by the
- *   shared acquire script (a publish sent after it can be lost with the granting connection), and
- *   pub/sub messages sent while the subscriber reconnects are lost, so a watcher could miss a change.
+ *   its term the lock's token. Polled, not notified: not every change is published to a watcher. A
+ *   release is announced only to the process of the next registered waiter (and not at all when
+ *   nobody waits), a grant is not announced by the shared acquire script (a publish sent after it
+ *   can be lost with the granting connection), and pub/sub messages sent while a subscriber
+ *   reconnects are lost.
  * - `minTtlMs: 100`: below that, a round trip and the drift margin eat most of the validity and
  *   automatic extension (every third of the TTL) would hammer the server.
  */
