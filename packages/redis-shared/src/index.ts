@@ -7,6 +7,7 @@
  * @packageDocumentation
  */
 export { RESERVED_KEY_PATTERN } from './reserved-keys.js';
+export { MutexElections, type MutexAt } from './mutex-elections.js';
 export { HASH_SLOTS, hashSlot, hashTagForSlot } from './key-slot.js';
 export { ExtendBatcher, MAX_EXTEND_BATCH, extendReplyFlags, type ExtendItem, type ExtendOutcome, type ExtendManyCall } from './extend-batcher.js';
 export { LocalWaiters, type ReleaseSubscription } from './local-waiters.js';

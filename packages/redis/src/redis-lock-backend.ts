@@ -24,6 +24,7 @@ import {
 } from '@fencelock/core/adapter';
 import {
   ExtendBatcher,
+  MutexElections,
   HANDOFF_RESERVATION_MS,
   evictionPolicyWarning,
   extendManyScript,
@@ -41,9 +42,9 @@ import {
 import { REDIS_CAPABILITIES } from './redis-capabilities.js';
 import type { RedisConnection } from './redis-connection.js';
 import { RedisGrant, type GrantingBackend } from './redis-grant.js';
+import { redisElectionKeys } from './election-keys.js';
 import { redisLockKeys, type RedisLockKeys } from './redis-keys.js';
 import type { ResolvedRedisLockOptions } from './redis-lock-options.js';
-import { RedisElections } from './redis-elections.js';
 import { RedisSemaphores } from './redis-semaphores.js';
 import { ReleaseSubscriber } from './release-subscriber.js';
 
@@ -90,7 +91,7 @@ export class RedisLockBackend implements LockBackend, GrantingBackend {
   readonly #extends: ExtendBatcher;
   readonly #keyCache = new Map<string, RedisLockKeys>();
   readonly #semaphores: RedisSemaphores;
-  readonly #elections: RedisElections;
+  readonly #elections: MutexElections<RedisLockKeys>;
   // Whether the client bounds requests by requestTimeoutMs itself (a client we opened): then
   // #boundedScript and #bounded add no second timer.
   readonly #clientTimesOut: boolean;
@@ -126,7 +127,8 @@ export class RedisLockBackend implements LockBackend, GrantingBackend {
     this.#clientTimesOut = client.boundsCommands;
     this.#subscriber = new ReleaseSubscriber(client, options.channel);
     this.#semaphores = new RedisSemaphores(client, options, this.#subscriber, (script, args, action, key) => this.#runScript(script, args, action, key));
-    this.#elections = new RedisElections(options.keyPrefix, {
+    // An election is this backend's lock at the election's own keys (see election-keys.ts).
+    this.#elections = new MutexElections((name) => redisElectionKeys(options.keyPrefix, name), {
       acquire: (request, keys) => this.#acquireAt(request, keys),
       inspect: (name, keys) => this.#inspectAt(name, keys),
     });
