@@ -1,4 +1,5 @@
 export { describeLockProvider } from './describe-lock-provider.js';
 export type { BackendOutage, ConformanceHarness, ConformanceOptions, HealOutage } from './options.js';
 export { abortedWithin, freezeThread, isPending, nextEvent, within } from './context.js';
+export { observeUntil } from './cases/election.js';
 export { ReportLog, expectForbidden, leakedSecrets } from './security-checks.js';

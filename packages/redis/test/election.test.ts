@@ -1,5 +1,5 @@
 import type { LeaderInfo, LockProvider } from '@fencelock/core';
-import { abortedWithin, nextEvent, within } from '@fencelock/conformance';
+import { abortedWithin, nextEvent, observeUntil, within } from '@fencelock/conformance';
 import { hashSlot } from '@fencelock/redis-shared';
 import { redisCommand, startTcpProxy, topology } from '@fencelock/test-infra';
 import { Redis } from 'ioredis';
@@ -43,26 +43,6 @@ const topologies = [
 ];
 
 const electionName = (label: string): string => `election-test:${label}:${randomUUID()}`;
-
-/** Reads `iterator` until a state matches, within `ms`; returns that state. */
-async function observed(
-  iterator: AsyncIterator<LeaderInfo | undefined>,
-  match: (state: LeaderInfo | undefined) => boolean,
-  what: string,
-): Promise<LeaderInfo | undefined> {
-  return within(
-    (async () => {
-      // Bounded by `within`; the caller aborts the observation afterwards, which ends the iterator.
-      for (;;) {
-        const next = await iterator.next();
-        if (next.done === true) throw new Error(`the observation ended before ${what}`);
-        if (match(next.value)) return next.value;
-      }
-    })(),
-    STEP_MS,
-    what,
-  );
-}
 
 describe('election keys', () => {
   it('live in the name\'s slot, apart from every key of the lock and the semaphore of the same name', () => {
@@ -151,11 +131,12 @@ describe('election faults on Redis (single server)', () => {
     const name = electionName('deleted');
     const keys = redisElectionKeys('', name);
     const stop = new AbortController();
+    const seen: (LeaderInfo | undefined)[] = [];
     const iterator = watcher.observe(name, { signal: stop.signal, pollMs: 50 })[Symbol.asyncIterator]();
     try {
       // Automatic extension every third of the TTL finds the key gone.
       const first = await a.campaign(name, { value: 'first', ttlMs: 900, waitMs: STEP_MS });
-      await observed(iterator, (state) => state?.value === 'first', 'the first leader');
+      await observeUntil(iterator, seen, (state) => state?.value === 'first', STEP_MS, 'the first leader');
       const queued = nextEvent(b, 'contended', (event) => event.key === name, STEP_MS);
       const waiting = b.campaign(name, { value: 'second', ttlMs: 5_000, waitMs: 3 * STEP_MS });
       await queued;
@@ -163,7 +144,8 @@ describe('election faults on Redis (single server)', () => {
       expect(await abortedWithin(first.signal, STEP_MS, 'the deleted leader to lose leadership')).toMatchObject({ code: 'LOCK_LOST', key: name });
       const second = await within(waiting, STEP_MS, 'the waiting campaigner to be elected');
       expect(second.term! > first.term!).toBe(true);
-      expect(await observed(iterator, (state) => state?.value === 'second', 'the second leader')).toEqual({ name, value: 'second', term: second.term });
+      await observeUntil(iterator, seen, (state) => state?.value === 'second', STEP_MS, 'the second leader');
+      expect(seen.at(-1)).toEqual({ name, value: 'second', term: second.term });
       expect(await first.resign()).toBe(false);
       await second.resign();
     } finally {
@@ -203,10 +185,11 @@ describe('election faults on Redis (single server)', () => {
     const [a, b, watcher] = [provider(), provider(), provider()];
     const name = electionName('crashed');
     const stop = new AbortController();
+    const seen: (LeaderInfo | undefined)[] = [];
     const iterator = watcher.observe(name, { signal: stop.signal, pollMs: 50 })[Symbol.asyncIterator]();
     try {
       const first = await a.campaign(name, { value: 'crashing', ttlMs: 600, waitMs: STEP_MS });
-      await observed(iterator, (state) => state?.value === 'crashing', 'the first leader');
+      await observeUntil(iterator, seen, (state) => state?.value === 'crashing', STEP_MS, 'the first leader');
       const queued = nextEvent(b, 'contended', (event) => event.key === name, STEP_MS);
       const waiting = b.campaign(name, { value: 'survivor', ttlMs: 5_000, waitMs: 3 * STEP_MS });
       await queued;
@@ -215,7 +198,8 @@ describe('election faults on Redis (single server)', () => {
       expect(await abortedWithin(first.signal, STEP_MS, 'the crashed leader to lose leadership')).toMatchObject({ code: 'LOCK_LOST', key: name });
       const second = await within(waiting, STEP_MS, 'the waiting campaigner to be elected');
       expect(second.term! > first.term!).toBe(true);
-      expect(await observed(iterator, (state) => state?.value === 'survivor', 'the survivor')).toEqual({ name, value: 'survivor', term: second.term });
+      await observeUntil(iterator, seen, (state) => state?.value === 'survivor', STEP_MS, 'the survivor');
+      expect(seen.at(-1)).toEqual({ name, value: 'survivor', term: second.term });
       await second.resign();
     } finally {
       stop.abort();

@@ -1,5 +1,5 @@
 import type { LeaderInfo, LockProvider } from '@fencelock/core';
-import { abortedWithin, nextEvent, within } from '@fencelock/conformance';
+import { abortedWithin, nextEvent, observeUntil, within } from '@fencelock/conformance';
 import { redisCommand, topology } from '@fencelock/test-infra';
 import { randomUUID } from 'node:crypto';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
@@ -25,22 +25,6 @@ afterEach(async () => {
 afterAll(() => factory.closeAll());
 
 const electionName = (label: string): string => `redlock-election-test:${label}:${randomUUID()}`;
-
-/** Reads `iterator` until a state matches, within a step; returns that state. */
-function observed(iterator: AsyncIterator<LeaderInfo | undefined>, match: (state: LeaderInfo | undefined) => boolean, what: string): Promise<LeaderInfo | undefined> {
-  return within(
-    (async () => {
-      // Bounded by `within`; the caller aborts the observation afterwards, which ends the iterator.
-      for (;;) {
-        const next = await iterator.next();
-        if (next.done === true) throw new Error(`the observation ended before ${what}`);
-        if (match(next.value)) return next.value;
-      }
-    })(),
-    STEP_MS,
-    what,
-  );
-}
 
 describe('elections on Redlock', () => {
   it('keep their keys apart from the lock of the same name, and reserved names are refused', () => {
@@ -75,17 +59,19 @@ describe('elections on Redlock', () => {
     const [a, b, watcher] = [provider(), provider(), provider()];
     const name = electionName('deleted');
     const stop = new AbortController();
+    const seen: (LeaderInfo | undefined)[] = [];
     const iterator = watcher.observe(name, { signal: stop.signal, pollMs: 50 })[Symbol.asyncIterator]();
     try {
       const first = await a.campaign(name, { value: 'first', ttlMs: 900, waitMs: STEP_MS });
-      await observed(iterator, (state) => state?.value === 'first', 'the first leader');
+      await observeUntil(iterator, seen, (state) => state?.value === 'first', STEP_MS, 'the first leader');
       const queued = nextEvent(b, 'contended', (event) => event.key === name, STEP_MS);
       const waiting = b.campaign(name, { value: 'second', ttlMs: 5_000, waitMs: 3 * STEP_MS });
       await queued;
       await Promise.all(ports.map((port) => redisCommand(port, ['DEL', redlockElectionKeys('', name).lock])));
       expect(await abortedWithin(first.signal, STEP_MS, 'the deleted leader to lose leadership')).toMatchObject({ code: 'LOCK_LOST', key: name });
       const second = await within(waiting, STEP_MS, 'the waiting campaigner to be elected');
-      expect(await observed(iterator, (state) => state?.value === 'second', 'the second leader')).toEqual({ name, value: 'second', term: undefined });
+      await observeUntil(iterator, seen, (state) => state?.value === 'second', STEP_MS, 'the second leader');
+      expect(seen.at(-1)).toEqual({ name, value: 'second', term: undefined });
       expect(await first.resign()).toBe(false);
       await second.resign();
     } finally {
