@@ -142,7 +142,7 @@ export class RedisLockBackend implements LockBackend, GrantingBackend {
     return this.#acquireAt(request, this.#keysOf(request.key));
   }
 
-  // The lock protocol at `keys`: a lock's own keys, or an election's (see RedisElections).
+  // The lock protocol at `keys`: a lock's own keys, or an election's (see MutexElections).
   async #acquireAt(request: BackendAcquireRequest, keys: RedisLockKeys): Promise<BackendGrant | undefined> {
     const attempts: AttemptState = { sent: 0, indeterminate: false, heldUntil: undefined, registered: false };
     // Counted before the first attempt is sent: a release announced between its reply and the wait
