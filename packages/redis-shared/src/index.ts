@@ -14,6 +14,7 @@ export type {
   RedisClusterOptions,
   RedisConnectionOptions,
 } from './connection-options.js';
+export { MutexElections, type MutexAt } from './mutex-elections.js';
 export { HASH_SLOTS, hashSlot, hashTagForSlot } from './key-slot.js';
 export { ExtendBatcher, MAX_EXTEND_BATCH, extendReplyFlags, type ExtendItem, type ExtendOutcome, type ExtendManyCall } from './extend-batcher.js';
 export { LocalWaiters, type ReleaseSubscription } from './local-waiters.js';

@@ -14,6 +14,12 @@ export const REDIS_MIN_TTL_MS = 100;
  *   next automatic extension (a third of the TTL), not at once.
  * - `semaphore: 'multi-permit'`: one script over a sorted set of holders scored by expiry takes
  *   several permits at once (see semaphore-scripts.ts); waiting for permits is not FIFO either.
+ * - `election: 'polled'`: an election is the lock at the election's own keys (see election-keys.ts),
+ *   its term the lock's token. Polled, not notified: not every change is published to a watcher. A
+ *   release is announced only to the process of the next registered waiter (and not at all when
+ *   nobody waits), a grant is not announced by the shared acquire script (a publish sent after it
+ *   can be lost with the granting connection), and pub/sub messages sent while a subscriber
+ *   reconnects are lost.
  * - `minTtlMs: 100`: below that, a round trip and the drift margin eat most of the validity and
  *   automatic extension (every third of the TTL) would hammer the server.
  */
@@ -29,4 +35,5 @@ export const REDIS_CAPABILITIES: LockCapabilities = normalizeCapabilities({
   minTtlMs: REDIS_MIN_TTL_MS,
   deletionNotice: 'renewal',
   semaphore: 'multi-permit',
+  election: 'polled',
 });

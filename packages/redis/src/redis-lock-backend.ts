@@ -11,17 +11,20 @@ import {
   waitForGrant,
   withRequestTimeout,
   type BackendAcquireRequest,
+  type BackendCampaignRequest,
   type BackendGrant,
   type BackendSemaphoreRequest,
   type BackendWarning,
   type LockBackend,
   type LockError,
+  type LeaderInfo,
   type LockInfo,
   type SemaphoreInfo,
   type Wakeup,
 } from '@fencelock/core/adapter';
 import {
   ExtendBatcher,
+  MutexElections,
   HANDOFF_RESERVATION_MS,
   evictionPolicyWarning,
   extendManyScript,
@@ -39,6 +42,7 @@ import {
 import { REDIS_CAPABILITIES } from './redis-capabilities.js';
 import type { RedisConnection } from './redis-connection.js';
 import { RedisGrant, type GrantingBackend } from './redis-grant.js';
+import { redisElectionKeys } from './election-keys.js';
 import { redisLockKeys, type RedisLockKeys } from './redis-keys.js';
 import type { ResolvedRedisLockOptions } from './redis-lock-options.js';
 import { RedisSemaphores } from './redis-semaphores.js';
@@ -87,6 +91,7 @@ export class RedisLockBackend implements LockBackend, GrantingBackend {
   readonly #extends: ExtendBatcher;
   readonly #keyCache = new Map<string, RedisLockKeys>();
   readonly #semaphores: RedisSemaphores;
+  readonly #elections: MutexElections<RedisLockKeys>;
   // Whether the client bounds requests by requestTimeoutMs itself (a client we opened): then
   // #boundedScript and #bounded add no second timer.
   readonly #clientTimesOut: boolean;
@@ -122,14 +127,23 @@ export class RedisLockBackend implements LockBackend, GrantingBackend {
     this.#clientTimesOut = client.boundsCommands;
     this.#subscriber = new ReleaseSubscriber(client, options.channel);
     this.#semaphores = new RedisSemaphores(client, options, this.#subscriber, (script, args, action, key) => this.#runScript(script, args, action, key));
+    // An election is this backend's lock at the election's own keys (see election-keys.ts).
+    this.#elections = new MutexElections((name) => redisElectionKeys(options.keyPrefix, name), {
+      acquire: (request, keys) => this.#acquireAt(request, keys),
+      inspect: (name, keys) => this.#inspectAt(name, keys),
+    });
     // A client that was never connected (lazy, or a node-redis client nobody connected) would hold
     // every request back.
     client.connect();
     this.#stopWatching = client.onStatus(this.#onStatus);
   }
 
-  async acquire(request: BackendAcquireRequest): Promise<BackendGrant | undefined> {
-    const keys = this.#keysOf(request.key);
+  acquire(request: BackendAcquireRequest): Promise<BackendGrant | undefined> {
+    return this.#acquireAt(request, this.#keysOf(request.key));
+  }
+
+  // The lock protocol at `keys`: a lock's own keys, or an election's (see MutexElections).
+  async #acquireAt(request: BackendAcquireRequest, keys: RedisLockKeys): Promise<BackendGrant | undefined> {
     const attempts: AttemptState = { sent: 0, indeterminate: false, heldUntil: undefined, registered: false };
     // Counted before the first attempt is sent: a release announced between its reply and the wait
     // registered after it is still seen (see LocalWaiters.wakeup).
@@ -226,8 +240,11 @@ export class RedisLockBackend implements LockBackend, GrantingBackend {
     );
   }
 
-  async inspect(key: string): Promise<LockInfo | undefined> {
-    const keys = this.#keysOf(key);
+  inspect(key: string): Promise<LockInfo | undefined> {
+    return this.#inspectAt(key, this.#keysOf(key));
+  }
+
+  async #inspectAt(key: string, keys: RedisLockKeys): Promise<LockInfo | undefined> {
     const reply = await this.#runScript(this.#inspectScript, [2, keys.lock, keys.meta], 'inspecting lock', key);
     if (!Array.isArray(reply)) return undefined;
     const [value, pttlReply, owner, token, metadata] = reply as (string | number | null)[];
@@ -256,6 +273,14 @@ export class RedisLockBackend implements LockBackend, GrantingBackend {
 
   inspectSemaphore(key: string): Promise<SemaphoreInfo | undefined> {
     return this.#semaphores.inspect(key);
+  }
+
+  campaign(request: BackendCampaignRequest): Promise<BackendGrant | undefined> {
+    return this.#elections.campaign(request);
+  }
+
+  leader(name: string): Promise<LeaderInfo | undefined> {
+    return this.#elections.leader(name);
   }
 
   async close(): Promise<void> {

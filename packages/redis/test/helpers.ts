@@ -20,6 +20,7 @@ export const EXPECTED_CAPABILITIES: Partial<LockCapabilities> = {
   minTtlMs: 100,
   deletionNotice: 'renewal',
   semaphore: 'multi-permit',
+  election: 'polled',
 };
 
 /** `redis://host:port` → an ioredis cluster startup node. */

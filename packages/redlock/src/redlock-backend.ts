@@ -1,8 +1,10 @@
 import {
   type BackendAcquireRequest,
+  type BackendCampaignRequest,
   type BackendGrant,
   type BackendWarning,
   type GrantObserver,
+  type LeaderInfo,
   type LockBackend,
   type LockHolder,
   type LockInfo,
@@ -12,7 +14,8 @@ import {
   DEFAULT_RETRY,
   waitForGrant,
 } from '@fencelock/core/adapter';
-import { lineMember, mergeEvictionWarnings } from '@fencelock/redis-shared';
+import { MutexElections, lineMember, mergeEvictionWarnings } from '@fencelock/redis-shared';
+import { redlockElectionKeys } from './election-keys.js';
 import { type AcquireRound, type MasterCopy, acquireRound } from './acquire-round.js';
 import { ExtendRounds } from './extend-round.js';
 import { type RedlockKeys, redlockKeys } from './lock-keys.js';
@@ -48,6 +51,10 @@ export const REDLOCK_CAPABILITIES = normalizeCapabilities({
   minTtlMs: REDLOCK_MIN_TTL_MS,
   // A key deleted on enough masters fails the next extension's majority.
   deletionNotice: 'renewal',
+  // An election is the Redlock mutex at the election's keys (see election-keys.ts): terms are
+  // undefined, as tokens are (a deposed leader cannot be fenced), and `observe` polls, since a grant
+  // is not announced and a release only to the next waiter's process.
+  election: 'polled',
   // Majorities intersect, which excludes a second holder, but they do not count: with a limit of 2
   // on each of 5 masters, holders on {1,2,3}, {3,4,5} and {1,2,4} each have a majority and no master
   // has more than 2. A per-master limit bounds nothing across masters above a limit of 1.
@@ -81,6 +88,7 @@ export class RedlockBackend implements LockBackend {
   // Rounds that returned at a majority, until their last master has answered (close waits for them).
   readonly #stragglers = new Stragglers();
   readonly #extends: ExtendRounds;
+  readonly #elections: MutexElections<RedlockKeys>;
   // How long a refused attempt stays in line: a waiter asks again within its longest backoff delay
   // (or at an announcement), and each round takes at most the per-node timeout.
   readonly #maxDelayMs: number;
@@ -94,6 +102,10 @@ export class RedlockBackend implements LockBackend {
     this.#extends = new ExtendRounds(masters, options.clockDriftFactor);
     this.#maxDelayMs = options.retry?.maxDelayMs ?? DEFAULT_RETRY.maxDelayMs;
     this.#unsubscribe = masters.map((m) => m.onConnectionChange(() => this.#connectionChanged()));
+    this.#elections = new MutexElections((name) => redlockElectionKeys(options.keyPrefix, name), {
+      acquire: (request, keys) => this.#acquireAt(request, keys),
+      inspect: (name, keys) => this.#inspectAt(name, keys),
+    });
   }
 
   /**
@@ -134,8 +146,12 @@ export class RedlockBackend implements LockBackend {
    *   comes while that is still so, LOCK_QUORUM_NOT_REACHED instead of a plain timeout.
    * - validity exhausted: retried up to 3 rounds in a row, then LOCK_QUORUM_NOT_REACHED.
    */
-  async acquire(request: BackendAcquireRequest): Promise<BackendGrant | undefined> {
-    const keys = redlockKeys(this.#options.keyPrefix, request.key);
+  acquire(request: BackendAcquireRequest): Promise<BackendGrant | undefined> {
+    return this.#acquireAt(request, redlockKeys(this.#options.keyPrefix, request.key));
+  }
+
+  // The Redlock protocol at `keys`: a lock's own keys, or an election's (see election-keys.ts).
+  async #acquireAt(request: BackendAcquireRequest, keys: RedlockKeys): Promise<BackendGrant | undefined> {
     const value = encodeLockValue(request.ownerId, request.metadata);
     const requestTimeoutMs = requestTimeoutFor(this.#options, request.ttlMs);
     const waits = request.deadline > monotonicNow();
@@ -247,8 +263,12 @@ export class RedlockBackend implements LockBackend {
    * (the quorum-th largest `PTTL`). A key present on a minority only is reported free (no one can
    * hold it); one present on a majority under differing values shows the most frequent value.
    */
-  async inspect(userKey: string): Promise<LockInfo | undefined> {
-    const key = redlockKeys(this.#options.keyPrefix, userKey).lock;
+  inspect(userKey: string): Promise<LockInfo | undefined> {
+    return this.#inspectAt(userKey, redlockKeys(this.#options.keyPrefix, userKey));
+  }
+
+  async #inspectAt(userKey: string, keys: RedlockKeys): Promise<LockInfo | undefined> {
+    const key = keys.lock;
     const timeoutMs = requestTimeoutFor(this.#options, 10_000);
     const replies = await Promise.all(this.#masters.map((m) => m.read(key, timeoutMs)));
     const answered = replies.filter((r) => r.ok).length;
@@ -281,6 +301,14 @@ export class RedlockBackend implements LockBackend {
       metadata,
     };
     return { key: userKey, holders: [holder] };
+  }
+
+  campaign(request: BackendCampaignRequest): Promise<BackendGrant | undefined> {
+    return this.#elections.campaign(request);
+  }
+
+  leader(name: string): Promise<LeaderInfo | undefined> {
+    return this.#elections.leader(name);
   }
 
   async close(): Promise<void> {

@@ -13,4 +13,5 @@ export const REDLOCK_EXPECTED_CAPABILITIES: Partial<LockCapabilities> = {
   minTtlMs: 10,
   deletionNotice: 'renewal',
   semaphore: 'none',
+  election: 'polled',
 };

@@ -21,7 +21,7 @@ interface TermStep {
  * Reads an observation until `wanted` holds for a state, within `ms`, pushing every state read onto
  * `seen`. Throws when the observation ends first or the bound passes.
  */
-async function observeUntil(
+export async function observeUntil(
   iterator: AsyncIterator<LeaderInfo | undefined>,
   seen: (LeaderInfo | undefined)[],
   wanted: (state: LeaderInfo | undefined) => boolean,
