@@ -7,6 +7,7 @@ export {
   ACQUIRE_DURATION_BUCKETS_S,
   AcquireOutcome,
   AttributeName,
+  ElectionOutcome,
   HOLD_DURATION_BUCKETS_S,
   HoldOutcome,
   INSTRUMENTATION_SCOPE,

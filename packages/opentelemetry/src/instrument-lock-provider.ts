@@ -1,10 +1,10 @@
-import { diag, metrics, trace, type Attributes, type Span } from '@opentelemetry/api';
+import { diag, metrics, trace, type Attributes, type Span, type UpDownCounter } from '@opentelemetry/api';
 import { LockErrorCode, type LockEventBase, type LockEventListener, type LockEventMap, type LockProvider } from '@fencelock/core';
 import type { Instrumentation } from './instrumentation.js';
 import { lockAttributeCache, type LockAttributeSets } from './lock-attributes.js';
 import { createLockInstruments } from './lock-instruments.js';
 import { endHoldSpan, recordAcquireSpan, startHoldSpan } from './lock-spans.js';
-import { AcquireOutcome, AttributeName, HoldOutcome, INSTRUMENTATION_SCOPE, SpanEventName } from './names.js';
+import { AcquireOutcome, AttributeName, ElectionOutcome, HoldOutcome, INSTRUMENTATION_SCOPE, SpanEventName } from './names.js';
 import { keyAttributeOf, type LockInstrumentationOptions } from './options.js';
 
 /** What the instrumentation remembers about a lock it saw granted, until its release or loss. */
@@ -15,10 +15,16 @@ interface TrackedHold {
   readonly span: Span | undefined;
   /** For a semaphore's permits: the limit and how many this hold counts in `fencelock.semaphore.permit.count`. */
   readonly semaphore: { readonly limit: number; readonly permits: number } | undefined;
+  /** A leadership (`mode: 'leader'`): also counted in `fencelock.election.leadership.count`. */
+  readonly leader: boolean;
 }
 
-/** The semaphore acquire calls of one key that wait for permits, and the series they are counted in. */
+/**
+ * The calls of one key that wait (semaphore calls for permits, campaigns for leadership), and the
+ * instrument and series they are counted in.
+ */
 interface Waiters {
+  readonly instrument: UpDownCounter;
   readonly attributes: Attributes;
   count: number;
 }
@@ -30,8 +36,10 @@ interface Waiters {
  *
  * Call it once per provider, after the SDK is registered when relying on the global providers;
  * `close()` (or `using`) removes the listeners. Locks still held at `close()` are taken out of
- * `fencelock.lock.count` (and their permits out of `fencelock.semaphore.permit.count`; semaphore
- * calls still waiting, out of `fencelock.semaphore.waiter.count`), since their end will no longer be seen.
+ * `fencelock.lock.count` (and their permits out of `fencelock.semaphore.permit.count`, leaderships
+ * out of `fencelock.election.leadership.count`; semaphore calls and campaigns still waiting, out of
+ * `fencelock.semaphore.waiter.count` and `fencelock.election.waiter.count`), since their end will no
+ * longer be seen.
  *
  * @example
  * const instrumentation = instrumentLockProvider(locks, { meterProvider, tracerProvider });
@@ -53,35 +61,44 @@ export function instrumentLockProvider(
   // Owner ids that ended before their `acquired` event: core reports a loss found during the grant
   // just before `acquired`, in the same synchronous call, so they are forgotten on the next microtask.
   const endedBeforeGrant = new Set<string>();
-  // Per provider and key: semaphore acquire calls that reported contention and have not ended.
+  // Per provider, mode and key: semaphore calls and campaigns that reported contention and have not ended.
   // Entries leave at zero, so the map is bounded by the calls waiting now, whatever the keys.
   const waiters = new Map<string, Waiters>();
 
-  const countPermits = (hold: TrackedHold, sign: 1 | -1): void => {
-    if (hold.semaphore === undefined) return;
-    instruments.semaphorePermits.add(sign * hold.semaphore.permits, hold.attributes.permits(hold.state, hold.semaphore.limit));
+  // What a hold counts beside `fencelock.lock.count`: a semaphore's permits, a leadership.
+  const countShares = (hold: TrackedHold, sign: 1 | -1): void => {
+    if (hold.semaphore !== undefined) {
+      instruments.semaphorePermits.add(sign * hold.semaphore.permits, hold.attributes.permits(hold.state, hold.semaphore.limit));
+    }
+    if (hold.leader) instruments.leadershipCount.add(sign, hold.attributes.state(hold.state));
   };
 
-  // A semaphore call that found no permit free waits from its `contended` event to its end.
+  // Locks have no waiter count: only semaphore calls and campaigns are counted while they wait.
+  const waiterInstrument = (mode: LockEventBase['mode']): UpDownCounter | undefined =>
+    mode === 'semaphore' ? instruments.semaphoreWaiters : mode === 'leader' ? instruments.campaignWaiters : undefined;
+
+  // A semaphore call that found no permit free, or a campaign that found a leader, waits from its
+  // `contended` event to its end.
   const waitStarted = (event: LockEventBase, attributes: LockAttributeSets): void => {
-    if (event.mode !== 'semaphore') return;
-    const id = `${event.provider}\u0000${event.key}`;
-    const entry = waiters.get(id) ?? { attributes: attributes.base, count: 0 };
+    const instrument = waiterInstrument(event.mode);
+    if (instrument === undefined) return;
+    const id = `${event.provider}\u0000${event.mode}\u0000${event.key}`;
+    const entry = waiters.get(id) ?? { instrument, attributes: attributes.base, count: 0 };
     entry.count += 1;
     waiters.set(id, entry);
-    instruments.semaphoreWaiters.add(1, entry.attributes);
+    instrument.add(1, entry.attributes);
   };
   // The end of a call that may have waited. Only a grant says whether its call was contended; a
   // timeout, an abort, a decline or a failure of that key ends one of its waiters (never below zero),
   // so the count is back at zero whenever no call of the key is left.
   const waitEnded = (event: LockEventBase): void => {
-    if (event.mode !== 'semaphore') return;
-    const id = `${event.provider}\u0000${event.key}`;
+    if (waiterInstrument(event.mode) === undefined) return;
+    const id = `${event.provider}\u0000${event.mode}\u0000${event.key}`;
     const entry = waiters.get(id);
     if (entry === undefined) return;
     entry.count -= 1;
     if (entry.count === 0) waiters.delete(id);
-    instruments.semaphoreWaiters.add(-1, entry.attributes);
+    entry.instrument.add(-1, entry.attributes);
   };
 
   const endHold = (ownerId: string): TrackedHold | undefined => {
@@ -93,7 +110,7 @@ export function instrumentLockProvider(
     }
     holds.delete(ownerId);
     instruments.lockCount.add(-1, hold.attributes.state(hold.state));
-    countPermits(hold, -1);
+    countShares(hold, -1);
     return hold;
   };
 
@@ -101,10 +118,10 @@ export function instrumentLockProvider(
     const hold = holds.get(ownerId);
     if (hold === undefined || hold.state === state) return undefined;
     instruments.lockCount.add(-1, hold.attributes.state(hold.state));
-    countPermits(hold, -1);
+    countShares(hold, -1);
     instruments.lockCount.add(1, hold.attributes.state(state));
     hold.state = state;
-    countPermits(hold, 1);
+    countShares(hold, 1);
     return hold;
   };
 
@@ -126,12 +143,19 @@ export function instrumentLockProvider(
         identity[AttributeName.SEMAPHORE_LIMIT] = semaphore.limit;
         identity[AttributeName.SEMAPHORE_PERMITS] = semaphore.permits;
       }
+      const leader = event.mode === 'leader';
+      if (leader) {
+        // The term is the leadership's fencing token. Spans only: each election has a new one.
+        if (event.fencingToken !== undefined) identity[AttributeName.ELECTION_TERM] = event.fencingToken.toString();
+        // Won, even when lost again during the grant (its loss is counted too).
+        instruments.leadershipChanges.add(1, attributes.electionChange(ElectionOutcome.ELECTED));
+      }
       if (acquireSpans) recordAcquireSpan(tracer, { ...sample, ...identity }, event.waitedMs);
       if (endedBeforeGrant.delete(event.ownerId)) return;
       instruments.lockCount.add(1, attributes.state('held'));
       const span = holdSpans ? startHoldSpan(tracer, { ...attributes.base, ...identity }) : undefined;
-      const hold: TrackedHold = { attributes, state: 'held', span, semaphore };
-      countPermits(hold, 1);
+      const hold: TrackedHold = { attributes, state: 'held', span, semaphore, leader };
+      countShares(hold, 1);
       holds.set(event.ownerId, hold);
     },
     timeout(event) {
@@ -173,7 +197,11 @@ export function instrumentLockProvider(
       }
     },
     released(event) {
-      instruments.holdDuration.record(event.heldMs / 1_000, attributesOf(event).released(event.wasHeld));
+      const attributes = attributesOf(event);
+      instruments.holdDuration.record(event.heldMs / 1_000, attributes.released(event.wasHeld));
+      if (event.mode === 'leader') {
+        instruments.leadershipChanges.add(1, attributes.electionChange(event.wasHeld ? ElectionOutcome.RESIGNED : ElectionOutcome.NOT_HELD));
+      }
       const span = endHold(event.ownerId)?.span;
       if (span === undefined) return;
       const outcome = event.wasHeld ? HoldOutcome.RELEASED : HoldOutcome.NOT_HELD;
@@ -189,8 +217,10 @@ export function instrumentLockProvider(
     },
     lost(event) {
       const reason = event.error.reason;
-      const attributes = attributesOf(event).lost(reason);
+      const sets = attributesOf(event);
+      const attributes = sets.lost(reason);
       instruments.losses.add(1, attributes.loss);
+      if (event.mode === 'leader') instruments.leadershipChanges.add(1, sets.electionChange(ElectionOutcome.LOST, reason));
       instruments.holdDuration.record(event.heldMs / 1_000, attributes.hold);
       const span = endHold(event.ownerId)?.span;
       if (span === undefined) return;
@@ -228,13 +258,13 @@ export function instrumentLockProvider(
     for (const unsubscribe of unsubscribes) unsubscribe();
     for (const hold of holds.values()) {
       instruments.lockCount.add(-1, hold.attributes.state(hold.state));
-      countPermits(hold, -1);
+      countShares(hold, -1);
       if (hold.span !== undefined) endHoldSpan(hold.span, { [AttributeName.OUTCOME]: HoldOutcome.UNTRACKED });
     }
     holds.clear();
     endedBeforeGrant.clear();
     // Their ends will no longer be seen either.
-    for (const entry of waiters.values()) instruments.semaphoreWaiters.add(-entry.count, entry.attributes);
+    for (const entry of waiters.values()) entry.instrument.add(-entry.count, entry.attributes);
     waiters.clear();
   };
   return { close, [Symbol.dispose]: close };

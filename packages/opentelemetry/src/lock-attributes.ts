@@ -1,6 +1,6 @@
 import type { Attributes } from '@opentelemetry/api';
 import type { LockEventBase } from '@fencelock/core';
-import { AcquireOutcome, AttributeName, HoldOutcome } from './names.js';
+import { AcquireOutcome, AttributeName, HoldOutcome, type ElectionOutcome } from './names.js';
 
 // Attribute sets are cached per (backend, mode, key attribute): without keys that is a handful of
 // entries; with keys it is bounded here, oldest first out, so unbounded keys cannot grow it.
@@ -28,6 +28,8 @@ export class LockAttributeSets {
   readonly #losses = new Map<string, { readonly loss: Attributes; readonly hold: Attributes }>();
   // By state and limit: a key's holders agree on one limit, so this holds one or two entries.
   readonly #permits = new Map<string, Attributes>();
+  // By outcome and loss reason: a handful of fixed values.
+  readonly #electionChanges = new Map<string, Attributes>();
 
   constructor(base: Attributes) {
     this.base = Object.freeze(base);
@@ -80,6 +82,20 @@ export class LockAttributeSets {
     if (attributes === undefined) {
       attributes = Object.freeze({ ...this.state(state), [AttributeName.SEMAPHORE_LIMIT]: limit });
       this.#permits.set(id, attributes);
+    }
+    return attributes;
+  }
+
+  /** A `fencelock.election.leadership.changes` sample: the outcome, and for a loss its reason. */
+  electionChange(outcome: ElectionOutcome, reason?: string): Attributes {
+    const id = `${outcome}\u0000${reason ?? ''}`;
+    let attributes = this.#electionChanges.get(id);
+    if (attributes === undefined) {
+      attributes =
+        reason === undefined
+          ? this.#with(AttributeName.ELECTION_OUTCOME, outcome)
+          : this.#with(AttributeName.ELECTION_OUTCOME, outcome, AttributeName.LOSS_REASON, reason);
+      this.#electionChanges.set(id, attributes);
     }
     return attributes;
   }

@@ -12,6 +12,9 @@ export interface LockInstruments {
   readonly lateRenewals: Counter;
   readonly semaphorePermits: UpDownCounter;
   readonly semaphoreWaiters: UpDownCounter;
+  readonly leadershipCount: UpDownCounter;
+  readonly leadershipChanges: Counter;
+  readonly campaignWaiters: UpDownCounter;
   readonly backendWarnings: Counter;
   readonly extensions: Counter;
   readonly lockCount: UpDownCounter;
@@ -73,6 +76,18 @@ export function createLockInstruments(meter: Meter): LockInstruments {
     semaphoreWaiters: meter.createUpDownCounter(MetricName.SEMAPHORE_WAITER_COUNT, {
       description: 'Semaphore acquire calls of this process that found no permit free and still wait.',
       unit: '{acquire}',
+    }),
+    leadershipCount: meter.createUpDownCounter(MetricName.LEADERSHIP_COUNT, {
+      description: 'Leaderships this process holds now, by state.',
+      unit: '{leadership}',
+    }),
+    leadershipChanges: meter.createCounter(MetricName.LEADERSHIP_CHANGES, {
+      description: 'Leaderships of this process won, resigned or lost.',
+      unit: '{change}',
+    }),
+    campaignWaiters: meter.createUpDownCounter(MetricName.CAMPAIGN_WAITER_COUNT, {
+      description: 'Campaigns of this process that found another campaigner leading and still wait.',
+      unit: '{campaign}',
     }),
   };
 }

@@ -48,6 +48,21 @@ export const MetricName = {
    */
   SEMAPHORE_WAITER_COUNT: 'fencelock.semaphore.waiter.count',
   /**
+   * UpDownCounter, `{leadership}`: leaderships this process holds now (elections it won and still
+   * leads), by state (`held`, `uncertain`).
+   */
+  LEADERSHIP_COUNT: 'fencelock.election.leadership.count',
+  /**
+   * Counter, `{change}`: changes of this process's leaderships, by `fencelock.election.outcome`
+   * (`elected`, `resigned`, `not_held`, `lost`).
+   */
+  LEADERSHIP_CHANGES: 'fencelock.election.leadership.changes',
+  /**
+   * UpDownCounter, `{campaign}`: campaigns of this process that found another campaigner leading and
+   * still wait (from their `contended` event to their end).
+   */
+  CAMPAIGN_WAITER_COUNT: 'fencelock.election.waiter.count',
+  /**
    * Counter, `{warning}`: settings of the backend that weaken the guarantees, found by the provider's
    * configuration check (a Redis eviction policy): once per provider and warning code.
    */
@@ -60,7 +75,7 @@ export const MetricName = {
 export const AttributeName = {
   /** The provider's `name` (`memory`, `redis`, `redlock`, `zookeeper`, `etcd`, …). */
   BACKEND: 'fencelock.backend',
-  /** `exclusive` or `shared`; `semaphore` for a counting semaphore's permits. */
+  /** `exclusive` or `shared`; `semaphore` for a counting semaphore's permits; `leader` for a leadership. */
   MODE: 'fencelock.lock.mode',
   /** Semaphores: the limit the holders agreed on (on permit counts, acquire spans of grants and hold spans). */
   SEMAPHORE_LIMIT: 'fencelock.semaphore.limit',
@@ -92,6 +107,13 @@ export const AttributeName = {
   FENCE_HIGHEST_TOKEN: 'fencelock.fence.highest_token',
   /** Backend warnings: the warning's code, e.g. `redis-eviction-policy`. */
   WARNING_CODE: 'fencelock.backend.warning_code',
+  /**
+   * Elections, spans only: the term of a leadership (its fencing token), as a decimal string. Never
+   * on metrics: every election adds a new term, so each would be a new series.
+   */
+  ELECTION_TERM: 'fencelock.election.term',
+  /** Elections: how a leadership changed, see {@link ElectionOutcome}. */
+  ELECTION_OUTCOME: 'fencelock.election.outcome',
   /** The semantic-convention error attribute: the `LockError` code of a failed acquisition or a loss. */
   ERROR_TYPE: 'error.type',
 } as const;
@@ -125,6 +147,20 @@ export const HoldOutcome = {
 } as const;
 /** One of the {@link HoldOutcome} values. */
 export type HoldOutcome = (typeof HoldOutcome)[keyof typeof HoldOutcome];
+
+/** Values of `fencelock.election.outcome` on `fencelock.election.leadership.changes`. */
+export const ElectionOutcome = {
+  /** A campaign of this process was elected. */
+  ELECTED: 'elected',
+  /** `resign()` (or `release()`) gave up a leadership this process still held. */
+  RESIGNED: 'resigned',
+  /** `resign()` found the leadership already gone on the backend (expired or taken over unnoticed). */
+  NOT_HELD: 'not_held',
+  /** The provider found the leadership gone while this process led (`fencelock.lock.loss_reason` says why). */
+  LOST: 'lost',
+} as const;
+/** One of the {@link ElectionOutcome} values. */
+export type ElectionOutcome = (typeof ElectionOutcome)[keyof typeof ElectionOutcome];
 
 /** Span names. Low-cardinality by design: the key is an attribute, never part of the name. */
 export const SpanName = {

@@ -76,6 +76,13 @@ describe('the README', () => {
     const permit = await locks.acquireSemaphore('readme:s', { limit: 1 });
     const noPermit = await locks.acquireSemaphore('readme:s', { limit: 1, waitMs: 5 }).catch((error: LockError) => error);
     expect((noPermit as LockError).code).toBe('LOCK_TIMEOUT');
+    // A leadership won, a campaign waiting behind it, and the resign that hands it over.
+    const leader = await locks.campaign('readme:e', { value: 'a' });
+    const campaigning = nextEvent(locks, 'contended', (event) => event.mode === 'leader');
+    const next = locks.campaign('readme:e', { value: 'b' });
+    await campaigning;
+    await leader.resign();
+    const successor = await next;
     guard.check('readme:c', 2n);
     guard.check('readme:c', 1n);
 
@@ -94,9 +101,10 @@ describe('the README', () => {
       })
       .sort();
     expect(exported).toEqual(documentedMetrics());
-    expect(exported).toHaveLength(11);
+    expect(exported).toHaveLength(14);
     await current.release();
     await permit.release();
+    await successor.resign();
     await locks.close();
     await checked.close();
   });
