@@ -1,6 +1,7 @@
 /**
- * One worker process: it waits to become the leader (`acquire` on the leader lock), leads while
- * it holds the lock, and waits again when it loses it. Run by {@link WorkerPool} with `fork`.
+ * One worker process: it campaigns to become the leader (`campaign` on the election, with its name
+ * as the value every observer sees), leads while it holds leadership, and campaigns again when it
+ * loses it. Run by {@link WorkerPool} with `fork`.
  */
 import { isLockError } from '@fencelock/core';
 import { createZooKeeperLockProvider } from '@fencelock/zookeeper';
@@ -9,7 +10,7 @@ import type { SupervisorMessage, WorkerConfig, WorkerMessage } from './protocol.
 
 // A worker never outlives its supervisor: it exits when the IPC channel closes, and after this bound.
 const MAX_LIFETIME_MS = 5 * 60_000;
-/** How long one `acquire` waits before the worker asks again (also bounds the number of terms). */
+/** How long one `campaign` waits before the worker asks again (also bounds the number of terms). */
 const WAIT_PER_ATTEMPT_MS = 30_000;
 const MAX_ATTEMPTS = 20;
 
@@ -28,19 +29,20 @@ const config = JSON.parse(process.argv[2] ?? '{}') as WorkerConfig;
 const locks = createZooKeeperLockProvider({ connectionString: config.connectionString, sessionTimeoutMs: config.sessionTimeoutMs });
 
 try {
-  await locks.inspect(config.leaderKey); // connected: ready to compete
+  await locks.leader(config.leaderKey); // connected: ready to compete
   send({ type: 'ready' });
   for (let attempt = 0; attempt < MAX_ATTEMPTS && !stop.signal.aborted; attempt += 1) {
     let lock;
     try {
-      lock = await locks.acquire(config.leaderKey, { waitMs: WAIT_PER_ATTEMPT_MS, signal: stop.signal });
+      lock = await locks.campaign(config.leaderKey, { value: config.name, waitMs: WAIT_PER_ATTEMPT_MS, signal: stop.signal });
     } catch (error) {
       // Still a follower: ask again (after a session loss, the provider opens a new session).
       if (isLockError(error, 'LOCK_TIMEOUT') || isLockError(error, 'LOCK_BACKEND_UNAVAILABLE')) continue;
       if (isLockError(error, 'LOCK_ABORTED')) break;
       throw error;
     }
-    const token = String(lock.fencingToken);
+    // The term: the fencing token to hand to whatever the leader writes to.
+    const token = String(lock.term);
     send({ type: 'leading', token });
     const reason = await lead(lock, {
       workIntervalMs: config.workIntervalMs,
