@@ -18,6 +18,8 @@ export interface WaitStatusOptions {
   readonly waitMs: number;
   /** The semaphore waited for (`hold --permits`): its limit and the permits asked for; `undefined` for a lock. */
   readonly semaphore?: { readonly limit: number; readonly permits: number } | undefined;
+  /** True for the leadership of the election `key` (`elect`). */
+  readonly election?: boolean;
 }
 
 /** What the status line says of a holder (a lock's or a semaphore's). */
@@ -53,7 +55,7 @@ export class WaitStatus {
       this.#timer.unref();
     } else if (this.#options.verbose) {
       const bound = this.#options.waitMs === Number.POSITIVE_INFINITY ? 'with no time limit' : `up to ${formatDuration(this.#options.waitMs)}`;
-      const taken = this.#options.semaphore === undefined ? 'held by another owner' : 'its permits taken';
+      const taken = this.#options.election === true ? 'another campaigner leads' : this.#options.semaphore === undefined ? 'held by another owner' : 'its permits taken';
       this.#options.stderr.write(`fencelock: waiting for ${this.#subject()}, ${taken} (${bound})\n`);
     }
   }
@@ -74,9 +76,10 @@ export class WaitStatus {
     this.#drawn = false;
   }
 
-  /** `lock "k"`, or `semaphore "k" (n permits)`. */
+  /** `lock "k"`, `semaphore "k" (n permits)` or `election "k"`. */
   #subject(): string {
     const key = JSON.stringify(this.#options.key);
+    if (this.#options.election === true) return `election ${key}`;
     const semaphore = this.#options.semaphore;
     return semaphore === undefined ? `lock ${key}` : `semaphore ${key} (${semaphore.limit} permits)`;
   }
