@@ -141,43 +141,32 @@ function awaitedMode(settings: HoldSettings): 'lock' | 'semaphore' | 'leader' {
 }
 
 /**
- * Acquires the lock, or the semaphore's permits with `--permits`, with the status line; resolves
- * `undefined` when `--no-wait` finds the key held (no permit free).
+ * Acquires the lock, the semaphore's permits with `--permits`, or the leadership with `elect`, with
+ * the status line; resolves `undefined` when `--no-wait` finds the key held (no permit free, another
+ * leader).
  */
 async function acquire(provider: LockProvider, settings: HoldSettings, signal: AbortSignal, io: CliIo): Promise<LockHandle | undefined> {
-  const common = {
-    metadata: settings.metadata,
+  const base = {
     signal,
     ...(settings.maxHoldMs === undefined ? {} : { maxHoldMs: settings.maxHoldMs }),
   };
-  const { semaphore, election } = settings;
-  const { key, waitMs } = settings;
-  if (election !== undefined) {
-    // A leadership stands with its value and keeps no metadata; `campaign` waits with no bound by default.
-    const { metadata: _metadata, ...campaign } = common;
-    if (waitMs === 0) return provider.tryCampaign(key, { ...campaign, value: election.value });
-    const status = new WaitStatus({ stderr: io.stderr, verbose: settings.verbose, key, waitMs, election: true });
-    const stopWatching = provider.on('contended', (event) => {
-      if (event.key === key && event.mode === 'leader') status.contended();
-    });
-    // Who leads is shown when known; failing to find out must not disturb the wait.
-    provider.leader(key).then(
-      (leader) => status.holder(leader === undefined ? undefined : { ownerId: leader.value, fencingToken: leader.term, metadata: `leader ${leader.value}` }),
-      () => undefined,
-    );
-    try {
-      return await provider.campaign(key, { ...campaign, value: election.value, ...(Number.isFinite(waitMs) ? { waitMs } : {}) });
-    } finally {
-      stopWatching();
-      status.stop();
-    }
+  // A leadership stands with its value and keeps no metadata.
+  const common = { ...base, metadata: settings.metadata };
+  const { key, waitMs, semaphore, election } = settings;
+  if (waitMs === 0) {
+    if (election !== undefined) return provider.tryCampaign(key, { ...base, value: election.value });
+    return semaphore === undefined ? provider.tryAcquire(key, { ...common, mode: settings.mode }) : provider.tryAcquireSemaphore(key, { ...common, ...semaphore });
   }
-  if (waitMs === 0) return semaphore === undefined ? provider.tryAcquire(key, { ...common, mode: settings.mode }) : provider.tryAcquireSemaphore(key, { ...common, ...semaphore });
-  const holders = async (): Promise<readonly HolderSummary[]> =>
-    ((semaphore === undefined ? await provider.inspect(key) : await provider.inspectSemaphore(key))?.holders ?? []);
-  const status = new WaitStatus({ stderr: io.stderr, verbose: settings.verbose, key, waitMs, semaphore });
+  const holders = async (): Promise<readonly HolderSummary[]> => {
+    if (election !== undefined) {
+      const leader = await provider.leader(key);
+      return leader === undefined ? [] : [{ ownerId: leader.value, fencingToken: leader.term, metadata: `leader ${leader.value}` }];
+    }
+    return (semaphore === undefined ? await provider.inspect(key) : await provider.inspectSemaphore(key))?.holders ?? [];
+  };
+  const status = new WaitStatus({ stderr: io.stderr, verbose: settings.verbose, key, waitMs, semaphore, election: election !== undefined });
   const stopWatching = provider.on('contended', (event) => {
-    // A lock and a semaphore of one key are apart: only the kind this hold waits for counts.
+    // A lock, a semaphore and an election of one key are apart: only the kind this hold waits for counts.
     if (event.key !== key || modeKind(event.mode) !== awaitedMode(settings)) return;
     status.contended();
     // Who holds it is shown when known; failing to find out must not disturb the wait.
@@ -187,6 +176,8 @@ async function acquire(provider: LockProvider, settings: HoldSettings, signal: A
     );
   });
   try {
+    // A campaign waits with no bound unless given one (`--wait forever` is the default of `elect`).
+    if (election !== undefined) return await provider.campaign(key, { ...base, value: election.value, ...(Number.isFinite(waitMs) ? { waitMs } : {}) });
     return semaphore === undefined
       ? await provider.acquire(key, { ...common, mode: settings.mode, waitMs })
       : await provider.acquireSemaphore(key, { ...common, ...semaphore, waitMs });
@@ -196,7 +187,7 @@ async function acquire(provider: LockProvider, settings: HoldSettings, signal: A
   }
 }
 
-/** Runs the command while the lock is held: confirms the lock, stops the command on loss. */
+/** Runs the command while the lock (or leadership) is held: confirms it, stops the command on loss. */
 async function holdWhileRunning(
   provider: LockProvider,
   lock: LockHandle,
