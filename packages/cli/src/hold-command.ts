@@ -160,7 +160,8 @@ async function acquire(provider: LockProvider, settings: HoldSettings, signal: A
   const holders = async (): Promise<readonly HolderSummary[]> => {
     if (election !== undefined) {
       const leader = await provider.leader(key);
-      return leader === undefined ? [] : [{ ownerId: leader.value, fencingToken: leader.term, metadata: `leader ${leader.value}` }];
+      // The status line shows a leader by its value (see WaitStatus).
+      return leader === undefined ? [] : [{ ownerId: leader.value, fencingToken: leader.term, metadata: undefined }];
     }
     return (semaphore === undefined ? await provider.inspect(key) : await provider.inspectSemaphore(key))?.holders ?? [];
   };

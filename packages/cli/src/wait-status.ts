@@ -63,8 +63,8 @@ export class WaitStatus {
   /** Who holds the key, once known (best effort: shown only while still waiting). */
   holder(holder: HolderSummary | undefined): void {
     if (!this.#waiting || holder === undefined) return;
-    this.#holder = describeHolder(holder);
-    if (!this.#tty && this.#options.verbose) this.#options.stderr.write(`fencelock:   held by ${this.#holder}\n`);
+    this.#holder = this.#options.election === true ? describeLeader(holder) : describeHolder(holder);
+    if (!this.#tty && this.#options.verbose) this.#options.stderr.write(`fencelock:   ${this.#by()} ${this.#holder}\n`);
   }
 
   /** The wait ended (acquired or not): erase the line and stop redrawing. */
@@ -84,10 +84,15 @@ export class WaitStatus {
     return semaphore === undefined ? `lock ${key}` : `semaphore ${key} (${semaphore.limit} permits)`;
   }
 
+  /** `held by`, or `led by` for an election. */
+  #by(): string {
+    return this.#options.election === true ? 'led by' : 'held by';
+  }
+
   #draw(): void {
     const waited = monotonicNow() - (this.#startedAt ?? monotonicNow());
     const bound = this.#options.waitMs === Number.POSITIVE_INFINITY ? '' : ` of ${formatDuration(this.#options.waitMs)}`;
-    const holder = this.#holder === undefined ? '' : ` (held by ${this.#holder})`;
+    const holder = this.#holder === undefined ? '' : ` (${this.#by()} ${this.#holder})`;
     const line = `fencelock: waiting for ${this.#subject()}${holder}: ${formatDuration(Math.floor(waited / 1000) * 1000)}${bound}`;
     this.#options.stderr.write(`${CLEAR_LINE}${line}`);
     this.#drawn = true;
@@ -98,4 +103,10 @@ export class WaitStatus {
 export function describeHolder(holder: HolderSummary): string {
   const who = holder.metadata ?? `owner ${holder.ownerId}`;
   return holder.fencingToken === undefined ? who : `${who}, token ${holder.fencingToken}`;
+}
+
+/** The leader in a few words: its value (in the summary's `ownerId`) and its term. */
+function describeLeader(leader: HolderSummary): string {
+  const who = JSON.stringify(leader.ownerId);
+  return leader.fencingToken === undefined ? who : `${who}, term ${leader.fencingToken}`;
 }

@@ -88,6 +88,8 @@ export function describeElectEndToEnd(backend: string, open: () => Promise<Elect
       expect(varsA.term).toMatch(/^\d+$/);
       // The term is the leadership's fencing token.
       expect(varsA.token).toBe(varsA.term);
+      // The standby says who leads while it waits.
+      await b.waitForStderr(`led by "host-a:1", term ${varsA.term}`);
       expect(await leader(election)).toEqual({ name: election, backend, state: 'led', value: 'host-a:1', term: varsA.term });
 
       // A's command exits with 3: fencelock passes it on and resigns, so B is elected.
