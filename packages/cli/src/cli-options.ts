@@ -1,10 +1,10 @@
 import { ETCD_KEY_ENCODING_NAMES, LAYOUT_SOURCES, ZOOKEEPER_NAMING_NAMES, type LayoutSource } from './key-layout.js';
 
 /** The commands `fencelock` runs. */
-export type CommandName = 'hold' | 'inspect';
+export type CommandName = 'hold' | 'elect' | 'inspect';
 
 /** Every command, in the order help lists them. */
-export const COMMAND_NAMES: readonly CommandName[] = ['hold', 'inspect'];
+export const COMMAND_NAMES: readonly CommandName[] = ['hold', 'elect', 'inspect'];
 
 /** One command-line flag: how `parseArgs` reads it and how `--help` shows it. */
 export interface OptionSpec {
@@ -68,14 +68,27 @@ export const HOLD_OPTIONS: readonly OptionSpec[] = [
   { name: 'foreground', type: 'boolean', description: 'keep the command in fencelock\'s process group, so it can use the terminal; signals then reach only the command itself, not its children' },
 ];
 
+/**
+ * Flags of `fencelock elect`: hold's that make sense for a leadership (no `--shared`, `--permits`,
+ * `--metadata`: a leader stands with its `--value`), with a wait that is unbounded by default.
+ */
+export const ELECT_OPTIONS: readonly OptionSpec[] = [
+  { name: 'value', type: 'string', valueName: '<text>', description: 'who this campaigner is, shown by inspect --election and given to the command as FENCELOCK_LEADER_VALUE; at most 1024 UTF-8 bytes (default: <hostname>:<pid>)' },
+  { name: 'wait', type: 'string', short: 'w', valueName: '<duration>', description: 'how long to wait until elected: 10s, 500ms, 2m, 0 (try once) or forever (default: forever)' },
+  { name: 'no-wait', type: 'boolean', short: 'n', description: 'fail at once if another campaigner leads (same as --wait 0)' },
+  ...HOLD_OPTIONS.filter((option) => ['ttl', 'kill-grace', 'max-hold', 'conflict-exit-code', 'foreground'].includes(option.name)),
+];
+
 /** Flags of `fencelock inspect`. */
 export const INSPECT_OPTIONS: readonly OptionSpec[] = [
   { name: 'json', type: 'boolean', description: 'print one JSON object (tokens as decimal strings)' },
   { name: 'semaphore', type: 'boolean', description: 'show the counting semaphore <key> (its limit and the permits each holder has) instead of the lock' },
+  { name: 'election', type: 'boolean', description: 'show the leader of the election <key> (its value and term) instead of the lock; needs a backend with elections' },
 ];
 
 /** The flags a command takes besides the global ones. */
 export const COMMAND_OPTIONS: Readonly<Record<CommandName, readonly OptionSpec[]>> = {
   hold: HOLD_OPTIONS,
+  elect: ELECT_OPTIONS,
   inspect: INSPECT_OPTIONS,
 };

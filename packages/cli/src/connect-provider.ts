@@ -18,10 +18,11 @@ import { UsageError } from './usage-error.js';
  *
  * `semaphorePermits`, when given, says a semaphore will be used with that many permits taken at
  * once: a backend without semaphores (or without multi-permit ones, for more than one) is refused
- * from its declared capabilities, before its client connects.
+ * from its declared capabilities, before its client connects. So is one without elections when
+ * `election` is true (`elect`, `inspect --election`).
  */
-export async function connectProvider(config: BackendConfig, lifetimeMs: number | undefined, semaphorePermits?: number): Promise<LockProvider> {
-  const check = (capabilities: LockCapabilities): void => checkCapabilities(config, capabilities, lifetimeMs, semaphorePermits);
+export async function connectProvider(config: BackendConfig, lifetimeMs: number | undefined, semaphorePermits?: number, election = false): Promise<LockProvider> {
+  const check = (capabilities: LockCapabilities): void => checkCapabilities(config, capabilities, lifetimeMs, semaphorePermits, election);
   switch (config.backend) {
     case 'redis': {
       const { createRedisLockProvider, REDIS_CAPABILITIES } = await import('@fencelock/redis');
@@ -113,11 +114,15 @@ function postgresConnection(url: string, access: Access | undefined): string | C
 
 /**
  * What the backend declares it cannot do is a usage error, said before the client connects: `--ttl`
- * below what it honours, a semaphore where it has none, several permits at once where it takes one.
+ * below what it honours, a semaphore where it has none, several permits at once where it takes one,
+ * an election where it has none.
  */
-function checkCapabilities(config: BackendConfig, capabilities: LockCapabilities, lifetimeMs: number | undefined, semaphorePermits: number | undefined): void {
+function checkCapabilities(config: BackendConfig, capabilities: LockCapabilities, lifetimeMs: number | undefined, semaphorePermits: number | undefined, election: boolean): void {
   if (lifetimeMs !== undefined && lifetimeMs < capabilities.minTtlMs) {
-    throw new UsageError(`--ttl must be at least ${formatDuration(capabilities.minTtlMs)} on this backend`, 'hold');
+    throw new UsageError(`--ttl must be at least ${formatDuration(capabilities.minTtlMs)} on this backend`, election ? 'elect' : 'hold');
+  }
+  if (election && capabilities.election === 'none') {
+    throw new UsageError(`the ${config.backend} backend has no leader elections (LOCK_UNSUPPORTED); choose a backend that has them with --backend`);
   }
   if (semaphorePermits === undefined) return;
   if (capabilities.semaphore === 'none') {

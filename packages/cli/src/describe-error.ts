@@ -23,6 +23,8 @@ export interface ErrorContext {
   readonly conflictExitCode?: number;
   /** The key is a counting semaphore's (`hold --permits`, `inspect --semaphore`), not a lock's. */
   readonly semaphore?: boolean;
+  /** The key is an election's name (`elect`, `inspect --election`), not a lock's. */
+  readonly election?: boolean;
 }
 
 /**
@@ -74,12 +76,14 @@ function hintFor(error: LockError, context: ErrorContext): string | undefined {
   const key = context.key === undefined ? '<key>' : shellWord(context.key);
   switch (error.code) {
     case LockErrorCode.TIMEOUT:
+      if (context.election === true) return `another campaigner leads; see who with: fencelock inspect --election ${key} (wait longer with --wait, or give no --wait to wait until elected)`;
       return context.semaphore === true
         ? `other processes hold its permits; see who with: fencelock inspect --semaphore ${key} (wait longer with --wait, e.g. --wait 5m)`
         : `another process holds it; see who with: fencelock inspect ${key} (wait longer with --wait, e.g. --wait 5m)`;
     case LockErrorCode.LIMIT_MISMATCH:
       return `every holder of a semaphore must give the same --permits; see the limit in use with: fencelock inspect --semaphore ${key}`;
     case LockErrorCode.LOST:
+      if (context.election === true) return 'another campaigner may lead now; protect what the command writes with $FENCELOCK_TERM';
       return 'another process may hold the lock now; protect what the command writes with $FENCELOCK_TOKEN';
     case LockErrorCode.BACKEND_UNAVAILABLE: {
       if (context.backend === undefined) return 'is the server running?';
@@ -91,6 +95,7 @@ function hintFor(error: LockError, context: ErrorContext): string | undefined {
     case LockErrorCode.QUORUM_NOT_REACHED:
       return 'fewer than a majority of the Redlock masters answered; check that most of them are running';
     case LockErrorCode.UNSUPPORTED:
+      if (context.election === true) return 'this backend has no leader elections; see fencelock elect --help';
       return context.semaphore === true
         ? 'this backend cannot do that (semaphores need a backend that has them; --take above 1 one with multi-permit semaphores); see fencelock hold --help'
         : 'this backend cannot do that (shared locks need etcd, zookeeper or postgres); see fencelock hold --help';

@@ -3,20 +3,21 @@ import { ExitCode } from './exit-codes.js';
 
 const SUMMARY: Readonly<Record<CommandName, string>> = {
   hold: 'run a command while holding a lock (a distributed flock), or a semaphore\'s permits; exit with its status',
-  inspect: 'show who holds a lock or a semaphore (owner, mode, fencing token, time left, metadata), or that it is free',
+  elect: 'campaign for the leadership of an election and run a command while leading; exit with its status',
+  inspect: 'show who holds a lock or a semaphore (owner, mode, fencing token, time left, metadata), or that it is free; or who leads an election',
 };
 
 const EXIT_STATUS = [
-  `  ${ExitCode.OK}      the command succeeded (hold), or the lock was shown (inspect)`,
-  '  1-255  hold: the command\'s own exit status; 128+n when it was ended by signal n',
-  `  ${ExitCode.USAGE}     bad usage (unknown flag, bad duration, empty key, no command, --permits on a backend without semaphores); nothing was contacted`,
+  `  ${ExitCode.OK}      the command succeeded (hold, elect), or the lock or leader was shown, or that there is none (inspect)`,
+  '  1-255  hold, elect: the command\'s own exit status; 128+n when it was ended by signal n',
+  `  ${ExitCode.USAGE}     bad usage (unknown flag, bad duration, empty key, no command, --permits on a backend without semaphores, elect or inspect --election on one without elections); nothing was contacted`,
   `  ${ExitCode.USAGE}     also: hold --permits n where the semaphore\'s holders use another n (LOCK_LIMIT_MISMATCH)`,
   `  ${ExitCode.BACKEND_UNAVAILABLE}     the backend could not be reached (or no Redlock majority)`,
   `  ${ExitCode.INTERNAL}     an unexpected error`,
-  `  ${ExitCode.NOT_ACQUIRED}     hold: the lock was not acquired (held, with --no-wait; or --wait ran out); see --conflict-exit-code`,
-  `  ${ExitCode.LOCK_LOST}     hold: the lock was lost while the command ran; the command was stopped`,
-  `  ${ExitCode.CANNOT_EXECUTE}    hold: the command could not be run; ${ExitCode.COMMAND_NOT_FOUND}: the command was not found`,
-  '  130    hold: interrupted (SIGINT) while waiting for the lock (143: SIGTERM, 129: SIGHUP)',
+  `  ${ExitCode.NOT_ACQUIRED}     hold: the lock was not acquired (held, with --no-wait; or --wait ran out); elect: not elected within --wait; see --conflict-exit-code`,
+  `  ${ExitCode.LOCK_LOST}     hold, elect: the lock (the leadership) was lost while the command ran; the command was stopped`,
+  `  ${ExitCode.CANNOT_EXECUTE}    hold, elect: the command could not be run; ${ExitCode.COMMAND_NOT_FOUND}: the command was not found`,
+  '  130    hold, elect: interrupted (SIGINT) while waiting for the lock (143: SIGTERM, 129: SIGHUP)',
 ];
 
 const HOLD_EXAMPLES = [
@@ -40,6 +41,36 @@ const HOLD_EXAMPLES = [
   '  fencelock hold --permits 3 --wait 10m exports -- ./export.sh',
 ];
 
+const ELECT_EXAMPLES = [
+  '  # One scheduler leads; standbys on other machines wait (with no time limit) to take over.',
+  '  fencelock elect -b etcd scheduler -- ./run-scheduler.sh',
+  '',
+  '  # Stand with an address, and pass the term on so that a deposed leader\'s writes are refused.',
+  '  fencelock elect -b zookeeper --value 10.0.0.7:8080 scheduler \\',
+  '    -- sh -c \'./run-scheduler.sh --fence "$FENCELOCK_TERM"\'',
+  '',
+  '  # Who leads now?',
+  '  fencelock inspect --election scheduler',
+];
+
+const ELECT_DETAILS = [
+  'fencelock campaigns for the leadership of the election <name> with --value (default:',
+  '<hostname>:<pid>) and waits until elected: with no time limit unless --wait bounds it (then 75 if',
+  'not elected in time; --no-wait tries once). Once elected it runs the command as hold does: in its',
+  'own process group, signals passed on, and if leadership is lost (the session expired, the',
+  'candidacy deleted) the command gets SIGTERM, then SIGKILL after --kill-grace (exit 76). When the',
+  'command exits fencelock resigns, so the next campaigner is elected, and exits with its status.',
+  'Elections are apart from locks and semaphores of the same name. The backend must have elections',
+  '(etcd, zookeeper, postgres…); one that declares none (redlock) is refused with 64 before fencelock',
+  'connects.',
+  '',
+  'The command\'s environment has hold\'s variables (FENCELOCK_KEY is the election\'s name;',
+  'FENCELOCK_TOKEN the term), and:',
+  '  FENCELOCK_TERM          the term (decimal): greater than every earlier leader\'s; pass it with',
+  '                          every write so the resource can refuse a deposed leader',
+  '  FENCELOCK_LEADER_VALUE  the value this leader stands with (--value)',
+];
+
 const INSPECT_EXAMPLES = [
   '  fencelock inspect reports:nightly',
   '  FENCELOCK_BACKEND=zookeeper FENCELOCK_ZK_HOSTS=zk1:2181,zk2:2181 fencelock inspect deploy --json',
@@ -49,6 +80,15 @@ const INSPECT_EXAMPLES = [
   '',
   '  # The holders of the semaphore that `fencelock hold --permits 3 exports` takes, and its limit.',
   '  fencelock inspect --semaphore exports',
+  '',
+  '  # The leader of the election that `fencelock elect scheduler` campaigns in: its value and term.',
+  '  fencelock inspect --election scheduler --json',
+];
+
+const INSPECT_DETAILS = [
+  'inspect exits 0 whether the lock is held or free. With --election it prints the leader\'s value',
+  'and term, or that the election has no leader (--json: {"name","backend","state":"led"|"none",',
+  '"value","term"}, the term a decimal string or null), and exits 0 either way.',
 ];
 
 const HOLD_DETAILS = [
@@ -91,8 +131,9 @@ function globalHelp(): string[] {
     '',
     'Usage:',
     '  fencelock hold <key> [options] -- <command> [args…]',
+    '  fencelock elect <name> [options] -- <command> [args…]',
     '  fencelock inspect <key> [options]',
-    '  fencelock help [hold|inspect]',
+    '  fencelock help [hold|elect|inspect]',
     '',
     'Commands:',
     ...Object.entries(SUMMARY).map(([name, summary]) => `  ${name.padEnd(9)}${summary}`),
@@ -106,21 +147,23 @@ function globalHelp(): string[] {
     'Examples:',
     ...HOLD_EXAMPLES,
     '',
+    ...ELECT_EXAMPLES,
+    '',
     ...INSPECT_EXAMPLES,
     '',
-    'More: fencelock hold --help, fencelock inspect --help.',
+    'More: fencelock hold --help, fencelock elect --help, fencelock inspect --help.',
   ];
 }
 
 function commandHelp(command: CommandName): string[] {
-  const usage = command === 'hold' ? 'fencelock hold <key> [options] -- <command> [args…]' : 'fencelock inspect <key> [options]';
+  const usage = command === 'inspect' ? 'fencelock inspect <key> [options]' : `fencelock ${command} ${command === 'elect' ? '<name>' : '<key>'} [options] -- <command> [args…]`;
   return [
     `fencelock ${command} — ${SUMMARY[command]}.`,
     '',
     'Usage:',
     `  ${usage}`,
     '',
-    ...(command === 'hold' ? [...HOLD_DETAILS, ''] : []),
+    ...[...DETAILS[command], ''],
     `Options of ${command}:`,
     ...optionLines(COMMAND_OPTIONS[command]),
     '',
@@ -128,12 +171,16 @@ function commandHelp(command: CommandName): string[] {
     ...optionLines(GLOBAL_OPTIONS),
     '',
     'Exit status:',
-    ...EXIT_STATUS.filter((line) => command === 'hold' || !/ hold: /.test(line)),
+    // Each command's own lines: those of hold are hold's and, where they name it, elect's.
+    ...EXIT_STATUS.filter((line) => command === 'hold' || !/ hold(, elect)?: /.test(line) || (command === 'elect' && / elect/.test(line))),
     '',
     'Examples:',
-    ...(command === 'hold' ? HOLD_EXAMPLES : INSPECT_EXAMPLES),
+    ...EXAMPLES[command],
   ];
 }
+
+const DETAILS: Readonly<Record<CommandName, readonly string[]>> = { hold: HOLD_DETAILS, elect: ELECT_DETAILS, inspect: INSPECT_DETAILS };
+const EXAMPLES: Readonly<Record<CommandName, readonly string[]>> = { hold: HOLD_EXAMPLES, elect: ELECT_EXAMPLES, inspect: INSPECT_EXAMPLES };
 
 function optionLines(options: readonly OptionSpec[]): string[] {
   const heads = options.map((option) => {

@@ -1,4 +1,4 @@
-import { isLockError, LockErrorCode, type LockHandle, type LockProvider, type SemaphoreHandle } from '@fencelock/core';
+import { isLockError, LockErrorCode, type LeaderHandle, type LockHandle, type LockProvider, type SemaphoreHandle } from '@fencelock/core';
 import { lockAbortedError } from '@fencelock/core/adapter';
 import { describeLocation } from './backend-config.js';
 import { HANDLED_SIGNALS, processSignal, type CliIo, type HandledSignal } from './cli-io.js';
@@ -25,12 +25,18 @@ export const HOLD_ENV = {
   semaphoreLimit: 'FENCELOCK_SEMAPHORE_LIMIT',
   /** With `--permits`: how many of its permits this hold has; unset for a lock. */
   semaphorePermits: 'FENCELOCK_SEMAPHORE_PERMITS',
+  /** With `elect`: the leadership's term, a decimal integer (the same as the token); unset when the backend has none. */
+  term: 'FENCELOCK_TERM',
+  /** With `elect`: the value this leader stands with (`--value`). */
+  leaderValue: 'FENCELOCK_LEADER_VALUE',
 } as const;
 
 /**
  * `fencelock hold`: acquires the lock (waiting per `--wait`), runs the command while holding it,
  * stops the command if the lock is lost, releases the lock, and returns the exit status. With
- * `--permits` the same, with permits of a counting semaphore in place of the lock.
+ * `--permits` the same, with permits of a counting semaphore in place of the lock. `fencelock elect`
+ * runs here too, with the leadership of an election in place of the lock: one path for the wait,
+ * the command's process group, a loss and the exit status.
  */
 export async function runHold(settings: HoldSettings, io: CliIo): Promise<number> {
   const onSignal = io.onSignal ?? processSignal;
@@ -46,6 +52,7 @@ export async function runHold(settings: HoldSettings, io: CliIo): Promise<number
     debug: settings.debug,
     conflictExitCode: settings.conflictExitCode,
     semaphore: settings.semaphore !== undefined,
+    election: settings.election !== undefined,
   };
   const what = describeHeld(settings);
 
@@ -66,12 +73,12 @@ export async function runHold(settings: HoldSettings, io: CliIo): Promise<number
   let provider: LockProvider | undefined;
   let lock: LockHandle | undefined;
   try {
-    provider = await connectProvider(settings.backend, settings.ttlMs, settings.semaphore?.permits);
+    provider = await connectProvider(settings.backend, settings.ttlMs, settings.semaphore?.permits, settings.election !== undefined);
     verbose(`using ${describeLocation(settings.backend)}`);
     // One cheap read first: an unreachable backend is reported in seconds, where an acquire would
     // keep retrying it for the whole --wait.
     const [, warnings] = await Promise.all([
-      abortable<unknown>(settings.semaphore === undefined ? provider.inspect(settings.key) : provider.inspectSemaphore(settings.key), interrupt.signal, settings.key),
+      abortable<unknown>(firstRead(provider, settings), interrupt.signal, settings.key),
       backendWarnings(provider),
     ]);
     // Always said: a setting that voids the guarantees matters more than a quiet terminal.
@@ -79,13 +86,18 @@ export async function runHold(settings: HoldSettings, io: CliIo): Promise<number
     lock = await acquire(provider, settings, interrupt.signal, io);
     if (interruptedBy !== undefined) return signalExitCode(interruptedBy);
     if (lock === undefined) {
-      const taken = settings.semaphore === undefined ? 'is held by another owner' : `has not ${settings.semaphore.permits === 1 ? 'a permit' : `${settings.semaphore.permits} permits`} free`;
+      const taken =
+        settings.election !== undefined
+          ? 'has another leader'
+          : settings.semaphore === undefined
+            ? 'is held by another owner'
+            : `has not ${settings.semaphore.permits === 1 ? 'a permit' : `${settings.semaphore.permits} permits`} free`;
       say(`fencelock: ${what} ${taken}; the command was not run`);
       return settings.conflictExitCode;
     }
     listenNoMore();
-    const token = lock.fencingToken === undefined ? 'no fencing token' : `token ${lock.fencingToken}`;
-    verbose(`acquired ${what} (${token}); running ${settings.command.join(' ')}`);
+    const token = lock.fencingToken === undefined ? 'no fencing token' : `${isLeader(lock) ? 'term' : 'token'} ${lock.fencingToken}`;
+    verbose(`${isLeader(lock) ? 'elected in' : 'acquired'} ${what} (${token}); running ${settings.command.join(' ')}`);
     const outcome = await holdWhileRunning(provider, lock, settings, io, onSignal);
     return exitStatus(outcome, settings, say, verbose);
   } catch (error) {
@@ -109,31 +121,54 @@ export async function runHold(settings: HoldSettings, io: CliIo): Promise<number
   }
 }
 
-/** `lock "k"`, or `semaphore "k" (n permits)`: what a hold's messages talk about. */
+/** `lock "k"`, `semaphore "k" (n permits)` or `election "k"`: what a hold's messages talk about. */
 function describeHeld(settings: HoldSettings): string {
   const key = JSON.stringify(settings.key);
+  if (settings.election !== undefined) return `election ${key}`;
   return settings.semaphore === undefined ? `lock ${key}` : `semaphore ${key} (${settings.semaphore.limit} permits)`;
 }
 
+/** The cheap read that checks the backend answers before the wait: of the kind this hold takes. */
+function firstRead(provider: LockProvider, settings: HoldSettings): Promise<unknown> {
+  if (settings.election !== undefined) return provider.leader(settings.key);
+  return settings.semaphore === undefined ? provider.inspect(settings.key) : provider.inspectSemaphore(settings.key);
+}
+
+/** The mode of the handles this hold waits for, as `contended` events carry it. */
+function awaitedMode(settings: HoldSettings): 'lock' | 'semaphore' | 'leader' {
+  if (settings.election !== undefined) return 'leader';
+  return settings.semaphore === undefined ? 'lock' : 'semaphore';
+}
+
 /**
- * Acquires the lock, or the semaphore's permits with `--permits`, with the status line; resolves
- * `undefined` when `--no-wait` finds the key held (no permit free).
+ * Acquires the lock, the semaphore's permits with `--permits`, or the leadership with `elect`, with
+ * the status line; resolves `undefined` when `--no-wait` finds the key held (no permit free, another
+ * leader).
  */
 async function acquire(provider: LockProvider, settings: HoldSettings, signal: AbortSignal, io: CliIo): Promise<LockHandle | undefined> {
-  const common = {
-    metadata: settings.metadata,
+  const base = {
     signal,
     ...(settings.maxHoldMs === undefined ? {} : { maxHoldMs: settings.maxHoldMs }),
   };
-  const semaphore = settings.semaphore;
-  const { key, waitMs } = settings;
-  if (waitMs === 0) return semaphore === undefined ? provider.tryAcquire(key, { ...common, mode: settings.mode }) : provider.tryAcquireSemaphore(key, { ...common, ...semaphore });
-  const holders = async (): Promise<readonly HolderSummary[]> =>
-    ((semaphore === undefined ? await provider.inspect(key) : await provider.inspectSemaphore(key))?.holders ?? []);
-  const status = new WaitStatus({ stderr: io.stderr, verbose: settings.verbose, key, waitMs, semaphore });
+  // A leadership stands with its value and keeps no metadata.
+  const common = { ...base, metadata: settings.metadata };
+  const { key, waitMs, semaphore, election } = settings;
+  if (waitMs === 0) {
+    if (election !== undefined) return provider.tryCampaign(key, { ...base, value: election.value });
+    return semaphore === undefined ? provider.tryAcquire(key, { ...common, mode: settings.mode }) : provider.tryAcquireSemaphore(key, { ...common, ...semaphore });
+  }
+  const holders = async (): Promise<readonly HolderSummary[]> => {
+    if (election !== undefined) {
+      const leader = await provider.leader(key);
+      // The status line shows a leader by its value (see WaitStatus).
+      return leader === undefined ? [] : [{ ownerId: leader.value, fencingToken: leader.term, metadata: undefined }];
+    }
+    return (semaphore === undefined ? await provider.inspect(key) : await provider.inspectSemaphore(key))?.holders ?? [];
+  };
+  const status = new WaitStatus({ stderr: io.stderr, verbose: settings.verbose, key, waitMs, semaphore, election: election !== undefined });
   const stopWatching = provider.on('contended', (event) => {
-    // A lock and a semaphore of one key are apart: only the kind this hold waits for counts.
-    if (event.key !== key || (event.mode === 'semaphore') !== (semaphore !== undefined)) return;
+    // A lock, a semaphore and an election of one key are apart: only the kind this hold waits for counts.
+    if (event.key !== key || modeKind(event.mode) !== awaitedMode(settings)) return;
     status.contended();
     // Who holds it is shown when known; failing to find out must not disturb the wait.
     holders().then(
@@ -142,6 +177,8 @@ async function acquire(provider: LockProvider, settings: HoldSettings, signal: A
     );
   });
   try {
+    // A campaign waits with no bound unless given one (`--wait forever` is the default of `elect`).
+    if (election !== undefined) return await provider.campaign(key, { ...base, value: election.value, ...(Number.isFinite(waitMs) ? { waitMs } : {}) });
     return semaphore === undefined
       ? await provider.acquire(key, { ...common, mode: settings.mode, waitMs })
       : await provider.acquireSemaphore(key, { ...common, ...semaphore, waitMs });
@@ -151,7 +188,7 @@ async function acquire(provider: LockProvider, settings: HoldSettings, signal: A
   }
 }
 
-/** Runs the command while the lock is held: confirms the lock, stops the command on loss. */
+/** Runs the command while the lock (or leadership) is held: confirms it, stops the command on loss. */
 async function holdWhileRunning(
   provider: LockProvider,
   lock: LockHandle,
@@ -185,7 +222,7 @@ async function holdWhileRunning(
       onSignal,
       onStop: (signal) => {
         if (signal === 'SIGTERM') {
-          const report = describeError(lock.signal.reason, { key: settings.key, debug: settings.debug });
+          const report = describeError(lock.signal.reason, { key: settings.key, debug: settings.debug, election: settings.election !== undefined });
           io.stderr.write(`${report.lines.join('\n')}\n`);
           io.stderr.write(`fencelock: stopping the command (SIGTERM, then SIGKILL after ${formatDuration(settings.killGraceMs)})\n`);
         } else {
@@ -208,6 +245,12 @@ function commandEnv(env: CliIo['env'], lock: LockHandle, provider: LockProvider)
   // As with the token: an outer hold's semaphore must not be taken for this one.
   delete result[HOLD_ENV.semaphoreLimit];
   delete result[HOLD_ENV.semaphorePermits];
+  delete result[HOLD_ENV.term];
+  delete result[HOLD_ENV.leaderValue];
+  if (isLeader(lock)) {
+    result[HOLD_ENV.leaderValue] = lock.value;
+    if (lock.term !== undefined) result[HOLD_ENV.term] = lock.term.toString();
+  }
   if (isSemaphore(lock)) {
     result[HOLD_ENV.semaphoreLimit] = String(lock.limit);
     result[HOLD_ENV.semaphorePermits] = String(lock.permits);
@@ -222,6 +265,15 @@ function commandEnv(env: CliIo['env'], lock: LockHandle, provider: LockProvider)
 
 function isSemaphore(handle: LockHandle): handle is SemaphoreHandle {
   return handle.mode === 'semaphore';
+}
+
+function isLeader(handle: LockHandle): handle is LeaderHandle {
+  return handle.mode === 'leader';
+}
+
+/** A handle mode as the kind of thing it holds: shared and exclusive are both a lock's. */
+function modeKind(mode: LockHandle['mode']): 'lock' | 'semaphore' | 'leader' {
+  return mode === 'semaphore' || mode === 'leader' ? mode : 'lock';
 }
 
 function exitStatus(outcome: CommandOutcome, settings: HoldSettings, say: (line: string) => void, verbose: (line: string) => void): number {

@@ -4,7 +4,7 @@ export type { CliIo, CliOutput, HandledSignal } from './cli-io.js';
 export { ExitCode, signalExitCode } from './exit-codes.js';
 export { HOLD_ENV } from './hold-command.js';
 export { parseCommandLine, DEFAULT_WAIT_MS, DEFAULT_KILL_GRACE_MS } from './parse-command-line.js';
-export type { GlobalSettings, HoldSettings, InspectSettings, Invocation, SemaphoreRequest } from './parse-command-line.js';
+export type { ElectionRequest, GlobalSettings, HoldSettings, InspectSettings, Invocation, SemaphoreRequest } from './parse-command-line.js';
 export { BACKEND_NAMES, DEFAULT_ADDRESSES, resolveBackendConfig } from './backend-config.js';
 export type { BackendConfig, BackendName, Env, Values } from './backend-config.js';
 export { ETCD_KEY_ENCODING_NAMES, ZOOKEEPER_NAMING_NAMES } from './key-layout.js';
@@ -12,6 +12,6 @@ export type { EtcdKeyEncoding, EtcdKeyLayout, RedisKeyLayout, ZooKeeperKeyLayout
 export type { CommandName } from './cli-options.js';
 export { parseDuration } from './duration.js';
 export type { DurationRules } from './duration.js';
-export { inspectJson } from './inspect-command.js';
-export type { InspectJson, InspectJsonHolder } from './inspect-command.js';
+export { electionJson, inspectJson } from './inspect-command.js';
+export type { InspectElectionJson, InspectJson, InspectJsonHolder } from './inspect-command.js';
 export { UsageError } from './usage-error.js';

@@ -1,4 +1,4 @@
-import type { BackendWarning, LockInfo, LockProvider, SemaphoreInfo } from '@fencelock/core';
+import type { BackendWarning, LeaderInfo, LockInfo, LockProvider, SemaphoreInfo } from '@fencelock/core';
 import { describeLocation } from './backend-config.js';
 import { backendWarnings } from './backend-warnings.js';
 import type { CliIo } from './cli-io.js';
@@ -46,17 +46,39 @@ export interface InspectJson {
   readonly warnings: readonly BackendWarning[];
 }
 
-/** `fencelock inspect`: prints the holder(s) of a key, or that it is free. Exits 0 either way. */
+/** The object `fencelock inspect --election --json` prints. Terms are decimal strings: they may exceed 2^53. */
+export interface InspectElectionJson {
+  /** The election's name, as given. */
+  readonly name: string;
+  /** The provider's name: `etcd`, `zookeeper`, `postgres`… */
+  readonly backend: string;
+  /** `led` when the election has a leader, `none` when it has none. */
+  readonly state: 'led' | 'none';
+  /** The leader's value (`elect --value`), or `null` when there is no leader. */
+  readonly value: string | null;
+  /** The leader's term as a decimal string, or `null` when there is no leader (or the backend gives none). */
+  readonly term: string | null;
+}
+
+/**
+ * `fencelock inspect`: prints the holder(s) of a key, or that it is free; with `--election`, the
+ * leader of an election, or that it has none. Exits 0 either way.
+ */
 export async function runInspect(settings: InspectSettings, io: CliIo): Promise<number> {
   let provider: LockProvider | undefined;
   try {
-    provider = await connectProvider(settings.backend, undefined, settings.semaphore ? 1 : undefined);
+    provider = await connectProvider(settings.backend, undefined, settings.semaphore ? 1 : undefined, settings.election);
+    if (settings.election) {
+      const json = electionJson(settings.key, provider.name, await provider.leader(settings.key));
+      io.stdout.write(settings.json ? `${JSON.stringify(json)}\n` : formatElection(json, describeLocation(settings.backend)));
+      return ExitCode.OK;
+    }
     const info = settings.semaphore ? await provider.inspectSemaphore(settings.key) : await provider.inspect(settings.key);
     const json = inspectJson(settings.key, provider.name, info, await backendWarnings(provider));
     io.stdout.write(settings.json ? `${JSON.stringify(json)}\n` : formatInspect(json, describeLocation(settings.backend)));
     return ExitCode.OK;
   } catch (error) {
-    const report = describeError(error, { backend: settings.backend, key: settings.key, debug: settings.debug, semaphore: settings.semaphore });
+    const report = describeError(error, { backend: settings.backend, key: settings.key, debug: settings.debug, semaphore: settings.semaphore, election: settings.election });
     for (const line of report.lines) io.stderr.write(`${line}\n`);
     return report.exitCode;
   } finally {
@@ -108,4 +130,22 @@ export function formatInspect(json: InspectJson, where: string): string {
     if (json.holders.length > 1) lines.push('');
   }
   return `${lines.join('\n')}\n${warnings}`;
+}
+
+/** The JSON form of what a provider's `leader` returned. */
+export function electionJson(name: string, backend: string, leader: LeaderInfo | undefined): InspectElectionJson {
+  return {
+    name,
+    backend,
+    state: leader === undefined ? 'none' : 'led',
+    value: leader?.value ?? null,
+    term: leader?.term === undefined ? null : leader.term.toString(),
+  };
+}
+
+/** The text form: one line when nobody leads, the value and term when someone does. */
+export function formatElection(json: InspectElectionJson, where: string): string {
+  const name = JSON.stringify(json.name);
+  if (json.state === 'none') return `election ${name} has no leader (${where})\n`;
+  return [`election ${name} is led (${where})`, `  value  ${json.value ?? ''}`, `  term   ${json.term ?? 'none (this backend gives no term)'}`, ''].join('\n');
 }

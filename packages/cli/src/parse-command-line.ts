@@ -1,6 +1,6 @@
 import { hostname } from 'node:os';
 import { parseArgs } from 'node:util';
-import { MAX_METADATA_BYTES, type LockMode } from '@fencelock/core';
+import { MAX_ELECTION_VALUE_BYTES, MAX_METADATA_BYTES, type LockMode } from '@fencelock/core';
 import { validateKey, validateSemaphoreLimit } from '@fencelock/core/adapter';
 import { resolveBackendConfig, type BackendConfig } from './backend-config.js';
 import { COMMAND_NAMES, COMMAND_OPTIONS, GLOBAL_OPTIONS, type CommandName, type OptionSpec } from './cli-options.js';
@@ -39,6 +39,11 @@ export interface HoldSettings extends GlobalSettings {
    * the semaphore's number of permits (`--permits`), `permits` how many this hold takes (`--take`).
    */
   readonly semaphore: SemaphoreRequest | undefined;
+  /**
+   * With `fencelock elect`: campaign for the leadership of the election `key` instead of taking the
+   * lock; the command runs while this campaigner leads.
+   */
+  readonly election: ElectionRequest | undefined;
   /** Stored with the lock and shown by `inspect`. */
   readonly metadata: string;
   /** The exit status when the lock is not acquired. */
@@ -55,6 +60,12 @@ export interface SemaphoreRequest {
   readonly permits: number;
 }
 
+/** The leadership a `fencelock elect` campaigns for. */
+export interface ElectionRequest {
+  /** Who this campaigner is (`--value`, default `<hostname>:<pid>`), checked by core's rule. */
+  readonly value: string;
+}
+
 /** What `fencelock inspect` was asked to do. */
 export interface InspectSettings extends GlobalSettings {
   /** The lock key. */
@@ -63,6 +74,8 @@ export interface InspectSettings extends GlobalSettings {
   readonly json: boolean;
   /** Show the counting semaphore `key` (`--semaphore`) instead of the lock. */
   readonly semaphore: boolean;
+  /** Show the leader of the election `key` (`--election`) instead of the lock. */
+  readonly election: boolean;
 }
 
 /** A parsed command line. */
@@ -70,6 +83,7 @@ export type Invocation =
   | { readonly kind: 'help'; readonly command: CommandName | undefined }
   | { readonly kind: 'version' }
   | { readonly kind: 'hold'; readonly settings: HoldSettings }
+  | { readonly kind: 'elect'; readonly settings: HoldSettings }
   | { readonly kind: 'inspect'; readonly settings: InspectSettings };
 
 /** How long `hold` waits for the lock without `--wait`, in ms: bounded, like the library's `acquire`. */
@@ -131,23 +145,25 @@ export function parseCommandLine(argv: readonly string[], env: Readonly<Record<s
   const key = checkKey(words[1], command);
   if (words.length > 2) {
     const extra = words[2] as string;
-    const advice = command === 'hold' ? '; put the command after --' : '';
+    const advice = command !== 'inspect' ? '; put the command after --' : '';
     throw new UsageError(`unexpected argument ${JSON.stringify(extra)}${advice}`, command);
   }
 
   if (command === 'inspect') {
     if (terminatorToken !== undefined) throw new UsageError('"fencelock inspect" takes no command after --', command);
-    return { kind: 'inspect', settings: { ...global, key, json: values.json === true, semaphore: values.semaphore === true } };
+    if (values.semaphore === true && values.election === true) throw new UsageError('give either --semaphore or --election, not both', command);
+    return { kind: 'inspect', settings: { ...global, key, json: values.json === true, semaphore: values.semaphore === true, election: values.election === true } };
   }
 
   if (terminatorToken === undefined) {
-    throw new UsageError('missing "--" and the command to run, e.g. fencelock hold my-job -- ./run-job.sh', command);
+    throw new UsageError(`missing "--" and the command to run, e.g. ${example(command)}`, command);
   }
   const commandLine = argv.slice(terminatorToken.index + 1);
   if (commandLine.length === 0 || commandLine[0] === '') {
-    throw new UsageError('no command after "--", e.g. fencelock hold my-job -- ./run-job.sh', command);
+    throw new UsageError(`no command after "--", e.g. ${example(command)}`, command);
   }
   try {
+    if (command === 'elect') return { kind: 'elect', settings: { ...global, ...electSettings(values, key, commandLine) } };
     return { kind: 'hold', settings: { ...global, ...holdSettings(values, key, commandLine) } };
   } catch (error) {
     // Duration errors know their flag, not their command: point them at hold's help.
@@ -155,16 +171,40 @@ export function parseCommandLine(argv: readonly string[], env: Readonly<Record<s
   }
 }
 
-function holdSettings(values: Values, key: string, command: readonly string[]): Omit<HoldSettings, keyof GlobalSettings> {
-  const text = (name: string): string | undefined => (typeof values[name] === 'string' ? (values[name] as string) : undefined);
-  const waitText = text('wait');
+function example(command: CommandName): string {
+  return command === 'elect' ? 'fencelock elect scheduler -- ./run-scheduler.sh' : 'fencelock hold my-job -- ./run-job.sh';
+}
+
+function textOf(values: Values): (name: string) => string | undefined {
+  return (name) => (typeof values[name] === 'string' ? (values[name] as string) : undefined);
+}
+
+/** `--wait` / `--no-wait` in ms; `defaultMs` without either. */
+function waitValue(values: Values, defaultMs: number, command: CommandName): number {
+  const waitText = textOf(values)('wait');
   if (values['no-wait'] === true && waitText !== undefined) {
-    throw new UsageError('give either --wait or --no-wait, not both', 'hold');
+    throw new UsageError('give either --wait or --no-wait, not both', command);
   }
-  const waitMs = values['no-wait'] === true ? 0 : waitText === undefined ? DEFAULT_WAIT_MS : parseDuration(waitText, '--wait', { allowZero: true, allowForever: true });
+  return values['no-wait'] === true ? 0 : waitText === undefined ? defaultMs : parseDuration(waitText, '--wait', { allowZero: true, allowForever: true });
+}
+
+/** The settings `hold` and `elect` share: the lifetime, the kill grace, `--max-hold`, the conflict status, the process group. */
+function runSettings(values: Values): Pick<HoldSettings, 'ttlMs' | 'killGraceMs' | 'maxHoldMs' | 'conflictExitCode' | 'foreground'> {
+  const text = textOf(values);
   const ttlText = text('ttl');
   const graceText = text('kill-grace');
   const maxHoldText = text('max-hold');
+  return {
+    ttlMs: ttlText === undefined ? undefined : parseDuration(ttlText, '--ttl'),
+    killGraceMs: graceText === undefined ? DEFAULT_KILL_GRACE_MS : parseDuration(graceText, '--kill-grace', { allowZero: true }),
+    maxHoldMs: maxHoldText === undefined ? undefined : parseDuration(maxHoldText, '--max-hold'),
+    conflictExitCode: exitCodeValue(text('conflict-exit-code')),
+    foreground: values.foreground === true,
+  };
+}
+
+function holdSettings(values: Values, key: string, command: readonly string[]): Omit<HoldSettings, keyof GlobalSettings> {
+  const text = textOf(values);
   const metadata = text('metadata') ?? defaultMetadata(command);
   if (!metadata.isWellFormed() || Buffer.byteLength(metadata, 'utf8') > MAX_METADATA_BYTES) {
     throw new UsageError(`--metadata must be well-formed text of at most ${MAX_METADATA_BYTES} UTF-8 bytes`, 'hold');
@@ -172,15 +212,34 @@ function holdSettings(values: Values, key: string, command: readonly string[]): 
   return {
     key,
     command,
-    waitMs,
-    ttlMs: ttlText === undefined ? undefined : parseDuration(ttlText, '--ttl'),
-    killGraceMs: graceText === undefined ? DEFAULT_KILL_GRACE_MS : parseDuration(graceText, '--kill-grace', { allowZero: true }),
-    maxHoldMs: maxHoldText === undefined ? undefined : parseDuration(maxHoldText, '--max-hold'),
+    waitMs: waitValue(values, DEFAULT_WAIT_MS, 'hold'),
+    ...runSettings(values),
     mode: values.shared === true ? 'shared' : 'exclusive',
     semaphore: semaphoreRequest(text('permits'), text('take'), values.shared === true),
+    election: undefined,
     metadata,
-    conflictExitCode: exitCodeValue(text('conflict-exit-code')),
-    foreground: values.foreground === true,
+  };
+}
+
+/**
+ * `elect`'s settings: a campaign waits until elected unless `--wait` bounds it (a standby leader
+ * is meant to wait), and stands with `--value` or `<hostname>:<pid>`.
+ */
+function electSettings(values: Values, name: string, command: readonly string[]): Omit<HoldSettings, keyof GlobalSettings> {
+  const value = textOf(values)('value') ?? `${hostname().toWellFormed()}:${process.pid}`;
+  if (!value.isWellFormed() || Buffer.byteLength(value, 'utf8') > MAX_ELECTION_VALUE_BYTES) {
+    throw new UsageError(`--value must be well-formed text of at most ${MAX_ELECTION_VALUE_BYTES} UTF-8 bytes`, 'elect');
+  }
+  return {
+    key: name,
+    command,
+    waitMs: waitValue(values, Number.POSITIVE_INFINITY, 'elect'),
+    ...runSettings(values),
+    mode: 'exclusive',
+    semaphore: undefined,
+    election: { value },
+    // Elections keep no metadata: the value says who leads.
+    metadata: '',
   };
 }
 
@@ -211,11 +270,14 @@ function countValue(text: string, flag: string): number {
 }
 
 function checkKey(key: string | undefined, command: CommandName): string {
-  if (key === undefined) throw new UsageError(`missing the lock key: fencelock ${command} <key>${command === 'hold' ? ' -- <command…>' : ''}`, command);
+  if (key === undefined) {
+    if (command === 'elect') throw new UsageError('missing the election name: fencelock elect <name> -- <command…>', command);
+    throw new UsageError(`missing the lock key: fencelock ${command} <key>${command === 'hold' ? ' -- <command…>' : ''}`, command);
+  }
   try {
     return validateKey(key);
   } catch (error) {
-    throw new UsageError(`bad lock key: ${error instanceof Error ? error.message.replace(/^key /, '') : String(error)}`, command);
+    throw new UsageError(`bad ${command === 'elect' ? 'election name' : 'lock key'}: ${error instanceof Error ? error.message.replace(/^key /, '') : String(error)}`, command);
   }
 }
 

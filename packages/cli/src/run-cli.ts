@@ -32,6 +32,7 @@ export async function runCli(argv: readonly string[], io: CliIo = processIo()): 
       io.stdout.write(`${cliVersion()}\n`);
       return 0;
     case 'hold':
+    case 'elect':
       return runHold(invocation.settings, io);
     case 'inspect':
       return runInspect(invocation.settings, io);

@@ -18,6 +18,8 @@ export interface WaitStatusOptions {
   readonly waitMs: number;
   /** The semaphore waited for (`hold --permits`): its limit and the permits asked for; `undefined` for a lock. */
   readonly semaphore?: { readonly limit: number; readonly permits: number } | undefined;
+  /** True for the leadership of the election `key` (`elect`). */
+  readonly election?: boolean;
 }
 
 /** What the status line says of a holder (a lock's or a semaphore's). */
@@ -53,7 +55,7 @@ export class WaitStatus {
       this.#timer.unref();
     } else if (this.#options.verbose) {
       const bound = this.#options.waitMs === Number.POSITIVE_INFINITY ? 'with no time limit' : `up to ${formatDuration(this.#options.waitMs)}`;
-      const taken = this.#options.semaphore === undefined ? 'held by another owner' : 'its permits taken';
+      const taken = this.#options.election === true ? 'another campaigner leads' : this.#options.semaphore === undefined ? 'held by another owner' : 'its permits taken';
       this.#options.stderr.write(`fencelock: waiting for ${this.#subject()}, ${taken} (${bound})\n`);
     }
   }
@@ -61,8 +63,8 @@ export class WaitStatus {
   /** Who holds the key, once known (best effort: shown only while still waiting). */
   holder(holder: HolderSummary | undefined): void {
     if (!this.#waiting || holder === undefined) return;
-    this.#holder = describeHolder(holder);
-    if (!this.#tty && this.#options.verbose) this.#options.stderr.write(`fencelock:   held by ${this.#holder}\n`);
+    this.#holder = this.#options.election === true ? describeLeader(holder) : describeHolder(holder);
+    if (!this.#tty && this.#options.verbose) this.#options.stderr.write(`fencelock:   ${this.#by()} ${this.#holder}\n`);
   }
 
   /** The wait ended (acquired or not): erase the line and stop redrawing. */
@@ -74,17 +76,23 @@ export class WaitStatus {
     this.#drawn = false;
   }
 
-  /** `lock "k"`, or `semaphore "k" (n permits)`. */
+  /** `lock "k"`, `semaphore "k" (n permits)` or `election "k"`. */
   #subject(): string {
     const key = JSON.stringify(this.#options.key);
+    if (this.#options.election === true) return `election ${key}`;
     const semaphore = this.#options.semaphore;
     return semaphore === undefined ? `lock ${key}` : `semaphore ${key} (${semaphore.limit} permits)`;
+  }
+
+  /** `held by`, or `led by` for an election. */
+  #by(): string {
+    return this.#options.election === true ? 'led by' : 'held by';
   }
 
   #draw(): void {
     const waited = monotonicNow() - (this.#startedAt ?? monotonicNow());
     const bound = this.#options.waitMs === Number.POSITIVE_INFINITY ? '' : ` of ${formatDuration(this.#options.waitMs)}`;
-    const holder = this.#holder === undefined ? '' : ` (held by ${this.#holder})`;
+    const holder = this.#holder === undefined ? '' : ` (${this.#by()} ${this.#holder})`;
     const line = `fencelock: waiting for ${this.#subject()}${holder}: ${formatDuration(Math.floor(waited / 1000) * 1000)}${bound}`;
     this.#options.stderr.write(`${CLEAR_LINE}${line}`);
     this.#drawn = true;
@@ -95,4 +103,10 @@ export class WaitStatus {
 export function describeHolder(holder: HolderSummary): string {
   const who = holder.metadata ?? `owner ${holder.ownerId}`;
   return holder.fencingToken === undefined ? who : `${who}, token ${holder.fencingToken}`;
+}
+
+/** The leader in a few words: its value (in the summary's `ownerId`) and its term. */
+function describeLeader(leader: HolderSummary): string {
+  const who = JSON.stringify(leader.ownerId);
+  return leader.fencingToken === undefined ? who : `${who}, term ${leader.fencingToken}`;
 }

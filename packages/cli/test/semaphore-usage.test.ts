@@ -1,4 +1,3 @@
-import { createServer, type Server, type Socket } from 'node:net';
 import type { LockCapabilities } from '@fencelock/core';
 import { ETCD_CAPABILITIES } from '@fencelock/etcd';
 import { POSTGRES_CAPABILITIES } from '@fencelock/postgres';
@@ -8,6 +7,7 @@ import { ZOOKEEPER_CAPABILITIES } from '@fencelock/zookeeper';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BACKEND_NAMES, ExitCode, runCli, type BackendName } from '../src/index.js';
 import { capturedIo } from './support/captured-io.js';
+import { connectionCounters, counterEnv, type ConnectionCounters } from './support/connection-counters.js';
 
 /** What each backend declares: the refusals below follow it, not a list of backends. */
 const CAPABILITIES: Readonly<Record<BackendName, LockCapabilities>> = {
@@ -18,51 +18,9 @@ const CAPABILITIES: Readonly<Record<BackendName, LockCapabilities>> = {
   postgres: POSTGRES_CAPABILITIES,
 };
 
-/** Loopback servers that only count connections: backend addresses that must stay untouched. */
-async function connectionCounters(count: number): Promise<{ ports: number[]; connections: () => number; close: () => Promise<void> }> {
-  let connections = 0;
-  const sockets = new Set<Socket>();
-  const servers: Server[] = [];
-  const ports: number[] = [];
-  for (let index = 0; index < count; index += 1) {
-    const server = createServer((socket) => {
-      connections += 1;
-      sockets.add(socket);
-      socket.on('close', () => sockets.delete(socket));
-    });
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    const address = server.address();
-    if (address === null || typeof address === 'string') throw new Error('no port');
-    servers.push(server);
-    ports.push(address.port);
-  }
-  return {
-    ports,
-    connections: () => connections,
-    close: async () => {
-      for (const socket of sockets) socket.destroy();
-      await Promise.all(servers.map((server) => new Promise<void>((resolve) => server.close(() => resolve()))));
-    },
-  };
-}
-
 describe('hold --permits and inspect --semaphore, refused before any connection', () => {
-  let counters: Awaited<ReturnType<typeof connectionCounters>>;
-  const envFor = (backend: BackendName): Record<string, string> => {
-    const [a, b, c] = counters.ports;
-    switch (backend) {
-      case 'redis':
-        return { FENCELOCK_BACKEND: backend, FENCELOCK_REDIS_URL: `redis://127.0.0.1:${a}` };
-      case 'redlock':
-        return { FENCELOCK_BACKEND: backend, FENCELOCK_REDLOCK_URLS: [a, b, c].map((port) => `redis://127.0.0.1:${port}`).join(',') };
-      case 'etcd':
-        return { FENCELOCK_BACKEND: backend, FENCELOCK_ETCD_ENDPOINTS: `http://127.0.0.1:${a}` };
-      case 'zookeeper':
-        return { FENCELOCK_BACKEND: backend, FENCELOCK_ZK_HOSTS: `127.0.0.1:${a}` };
-      case 'postgres':
-        return { FENCELOCK_BACKEND: backend, FENCELOCK_POSTGRES_URL: `postgres://127.0.0.1:${a}/postgres` };
-    }
-  };
+  let counters: ConnectionCounters;
+  const envFor = (backend: BackendName): Record<string, string> => counterEnv(counters, backend);
   const expectUsage = async (argv: string[], env: Record<string, string>, message: RegExp): Promise<void> => {
     const io = capturedIo(env);
     expect(await runCli(argv, io), argv.join(' ')).toBe(ExitCode.USAGE);
