@@ -22,7 +22,7 @@ import { UsageError } from './usage-error.js';
  * `election` is true (`elect`, `inspect --election`).
  */
 export async function connectProvider(config: BackendConfig, lifetimeMs: number | undefined, semaphorePermits?: number, election = false): Promise<LockProvider> {
-  const check = (capabilities: LockCapabilities): void => checkCapabilities(config, capabilities, lifetimeMs, semaphorePermits, election);
+  const check = (capabilities: LockCapabilities): void => checkCapabilities(config.backend, capabilities, lifetimeMs, semaphorePermits, election);
   switch (config.backend) {
     case 'redis': {
       const { createRedisLockProvider, REDIS_CAPABILITIES } = await import('@fencelock/redis');
@@ -115,21 +115,21 @@ function postgresConnection(url: string, access: Access | undefined): string | C
 /**
  * What the backend declares it cannot do is a usage error, said before the client connects: `--ttl`
  * below what it honours, a semaphore where it has none, several permits at once where it takes one,
- * an election where it has none.
+ * an election where it has none. Exported for the tests: no backend the CLI offers lacks elections.
  */
-function checkCapabilities(config: BackendConfig, capabilities: LockCapabilities, lifetimeMs: number | undefined, semaphorePermits: number | undefined, election: boolean): void {
+export function checkCapabilities(backend: BackendConfig['backend'], capabilities: LockCapabilities, lifetimeMs: number | undefined, semaphorePermits: number | undefined, election: boolean): void {
   if (lifetimeMs !== undefined && lifetimeMs < capabilities.minTtlMs) {
     throw new UsageError(`--ttl must be at least ${formatDuration(capabilities.minTtlMs)} on this backend`, election ? 'elect' : 'hold');
   }
   if (election && capabilities.election === 'none') {
-    throw new UsageError(`the ${config.backend} backend has no leader elections (LOCK_UNSUPPORTED); choose a backend that has them with --backend`);
+    throw new UsageError(`the ${backend} backend has no leader elections (LOCK_UNSUPPORTED); choose a backend that has them with --backend`);
   }
   if (semaphorePermits === undefined) return;
   if (capabilities.semaphore === 'none') {
-    throw new UsageError(`the ${config.backend} backend has no counting semaphores (LOCK_UNSUPPORTED); choose a backend that has them with --backend`);
+    throw new UsageError(`the ${backend} backend has no counting semaphores (LOCK_UNSUPPORTED); choose a backend that has them with --backend`);
   }
   if (semaphorePermits > 1 && capabilities.semaphore !== 'multi-permit') {
-    throw new UsageError(`the ${config.backend} backend takes one semaphore permit at a time (LOCK_UNSUPPORTED); drop --take or give --take 1`, 'hold');
+    throw new UsageError(`the ${backend} backend takes one semaphore permit at a time (LOCK_UNSUPPORTED); drop --take or give --take 1`, 'hold');
   }
 }
 
