@@ -347,8 +347,21 @@ export class ZooKeeperSession {
     return this.#grants.has(grant);
   }
 
-  /** Subscribes to "re-check your state" wake-ups (expiry, loss by deadline, close). */
+  /**
+   * Subscribes to "re-check your state" wake-ups (expiry, loss by deadline, close). A subscriber that
+   * comes after the end (a reply read after the deadline timer ended the session, when both waited
+   * out the same pause) is woken at once, in a microtask: the end it waits for has already happened.
+   */
   onChange(listener: () => void): () => void {
+    if (this.#state === 'dead') {
+      let subscribed = true;
+      queueMicrotask(() => {
+        if (subscribed) listener();
+      });
+      return () => {
+        subscribed = false;
+      };
+    }
     this.#listeners.add(listener);
     return () => this.#listeners.delete(listener);
   }
