@@ -5,8 +5,12 @@ import { isLockError, type LockHandle } from '@fencelock/core';
 export interface LeadOptions {
   /** Pause between two rounds of work, in ms. */
   readonly workIntervalMs: number;
-  /** One round of the leader's periodic work (here: a report to the supervisor). */
-  readonly work: (round: number) => void;
+  /**
+   * One round of the leader's periodic work (here: a job whose result is written to the schedule
+   * store with the term). Every write it makes carries `term`: the check of `lock.isHeld()` before
+   * the round cannot cover a pause in the middle of it, the fence at the store does.
+   */
+  readonly work: (round: number, term: bigint | undefined) => Promise<void>;
   /** Aborted when the worker is told to stop. */
   readonly stop: AbortSignal;
   /** Upper bound on rounds per term, so that no loop is unbounded. @default 10_000 */
@@ -23,7 +27,7 @@ export async function lead(lock: LockHandle, options: LeadOptions): Promise<stri
   const maxRounds = options.maxRounds ?? 10_000;
   const stopOrLost = AbortSignal.any([lock.signal, options.stop]);
   for (let round = 1; round <= maxRounds && lock.isHeld() && !options.stop.aborted; round += 1) {
-    options.work(round);
+    await options.work(round, lock.fencingToken);
     await delay(options.workIntervalMs, undefined, { signal: stopOrLost }).catch(() => undefined);
   }
   const reason: unknown = lock.signal.reason;

@@ -12,6 +12,8 @@ export interface WorkerConfig {
   readonly sessionTimeoutMs: number;
   /** Pause between two rounds of the leader's periodic work, in ms. */
   readonly workIntervalMs: number;
+  /** How long one round's job runs before its result is written, in ms. */
+  readonly jobMs: number;
 }
 
 /** Supervisor → worker. */
@@ -21,7 +23,9 @@ export type SupervisorMessage = { readonly type: 'stop' };
 export type WorkerMessage =
   | { readonly type: 'ready' }
   | { readonly type: 'leading'; readonly token: string }
-  /** One round of the leader's periodic work, stamped with the leader's fencing token. */
+  /** The leader started the job of a round (its result is written when the job is done). */
+  | { readonly type: 'running'; readonly token: string; readonly round: number }
+  /** The result of a round's job, written to the schedule store with the leader's term as its fencing token. */
   | { readonly type: 'work'; readonly token: string; readonly round: number }
   /** The worker stopped leading: `released` (it was told to stop) or a lock error code such as `LOCK_LOST`. */
   | { readonly type: 'stepped-down'; readonly token: string; readonly reason: string }

@@ -3,6 +3,7 @@
  * as the value every observer sees), leads while it holds leadership, and campaigns again when it
  * loses it. Run by {@link WorkerPool} with `fork`.
  */
+import { setTimeout as delay } from 'node:timers/promises';
 import { isLockError } from '@fencelock/core';
 import { createZooKeeperLockProvider } from '@fencelock/zookeeper';
 import { lead } from './lead.js';
@@ -47,7 +48,13 @@ try {
     const reason = await lead(lock, {
       workIntervalMs: config.workIntervalMs,
       stop: stop.signal,
-      work: (round) => send({ type: 'work', token, round }),
+      async work(round, term) {
+        send({ type: 'running', token, round });
+        // The job itself: once started it runs to the end, and its result goes out with the term it
+        // started under, whatever happened meanwhile (a pause here is what the store's fence is for).
+        await delay(config.jobMs);
+        send({ type: 'work', token: String(term), round });
+      },
     });
     send({ type: 'stepped-down', token, reason });
   }
