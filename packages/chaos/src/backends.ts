@@ -122,12 +122,25 @@ export function createChaosProvider(config: ClientBackendConfig): LockProvider {
   }
 }
 
+/** True when `backend`'s adapter declares leader election. */
+export function hasElections(backend: BackendName): boolean {
+  return BACKEND_CAPABILITIES[backend].election !== 'none';
+}
+
+/** What {@link scanLeftovers} looks at: lock keys, semaphore keys and election names of the run. */
+export interface LeftoverScan {
+  readonly locks?: readonly string[];
+  readonly semaphores?: readonly string[];
+  readonly elections?: readonly string[];
+}
+
 /**
  * The run's keys that someone still holds (L3), asked through a fresh provider of the same adapter
- * (`inspect`, and `inspectSemaphore` for `semaphoreKeys`), so the check knows nothing of any
- * backend's key layout. Bounded to 10 s.
+ * (`inspect`, `inspectSemaphore`, and `leader` for election names), so the check knows nothing of
+ * any backend's key layout. Bounded to 10 s.
  */
-export async function scanLeftovers(config: ClientBackendConfig, keys: readonly string[], semaphoreKeys: readonly string[] = []): Promise<string[]> {
+export async function scanLeftovers(config: ClientBackendConfig, scan: LeftoverScan): Promise<string[]> {
+  const { locks: keys = [], semaphores: semaphoreKeys = [], elections = [] } = scan;
   const provider = createChaosProvider(config);
   let timer: NodeJS.Timeout | undefined;
   try {
@@ -140,6 +153,10 @@ export async function scanLeftovers(config: ClientBackendConfig, keys: readonly 
       for (const key of semaphoreKeys) {
         const info = await provider.inspectSemaphore(key);
         if (info !== undefined && info.holders.length > 0) held.push(`semaphore ${config.keyPrefix}${key} (${info.holders.map((holder) => holder.ownerId).join(', ')})`);
+      }
+      for (const name of elections) {
+        const leader = await provider.leader(name);
+        if (leader !== undefined) held.push(`election ${config.keyPrefix}${name} (led by ${JSON.stringify(leader.value)})`);
       }
       return held;
     })();

@@ -33,6 +33,12 @@ export interface WorkloadParams {
    * writer per key). 0: W1 holds are mutex holds.
    */
   readonly semaphoreLimit: number;
+  /**
+   * True: W1 holds are leaderships of an election named after the W1 key (`campaign` with the
+   * client's proc as its value, `release` resigns), with W2 writes fenced by the term (S8). False:
+   * W1 holds are mutex holds.
+   */
+  readonly election: boolean;
 }
 
 /** What the parent hands a client (as JSON in argv[2]). */

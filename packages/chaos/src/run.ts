@@ -37,6 +37,7 @@ export const DEFAULT_WORKLOAD: WorkloadParams = {
   lateWrite: true,
   waitMs: 8_000,
   semaphoreLimit: 0,
+  election: false,
 };
 
 /** Options of {@link runScenario}. */
@@ -290,7 +291,11 @@ export async function runScenario(options: RunOptions): Promise<RunOutcome> {
       // lease, a session given up during an outage, must have run out). Asked through a fresh
       // provider of the same adapter; a first look right away usually finds nothing and saves the wait.
       const scan = (): Promise<string[]> =>
-        scanLeftovers({ backend, ports: servers.nodes.map((node) => node.port), ttlMs, keyPrefix }, workload.semaphoreLimit > 0 ? [probeKey] : [...keys, probeKey], workload.semaphoreLimit > 0 ? keys : []).catch((error: unknown) => {
+        scanLeftovers({ backend, ports: servers.nodes.map((node) => node.port), ttlMs, keyPrefix }, {
+          locks: workload.semaphoreLimit > 0 || workload.election ? [probeKey] : [...keys, probeKey],
+          semaphores: workload.semaphoreLimit > 0 ? keys : [],
+          elections: workload.election ? keys : [],
+        }).catch((error: unknown) => {
           harnessErrors.push(`leftover scan: ${String(error)}`);
           return [];
         });

@@ -2,7 +2,7 @@
  * The fault catalogue of FAULTS.md as scenarios the nemesis can inject, and which of them run against
  * which backend. Every injection heals what it broke before it returns (also when the run stops early).
  */
-import { hasSemaphores, type BackendName } from './backends.js';
+import { hasElections, hasSemaphores, type BackendName } from './backends.js';
 import type { NemesisContext, Scenario } from './nemesis.js';
 import { terminateSessionsOf } from './postgres-sessions.js';
 
@@ -368,13 +368,33 @@ export function semaphoreRow(base: Scenario): Scenario {
   };
 }
 
+/** The id suffix of an election row: `F2-S8` is F2 with the W1 holds as leaderships. */
+export const ELECTION_ROW_SUFFIX = '-S8';
+
 /**
- * A backend's mutex rows, then, when its adapter declares semaphores, the S7 row of every fault
- * that is not a negative control (those are built around one mutex holder's overlap).
+ * The S8 row of a fault: the same injection against leaders of one election (three campaigners for
+ * one name, so that leadership changes hands), with W2 writes fenced by the term and, after a lost
+ * leadership, the late write of a paused leader.
  */
-function withSemaphoreRows(backend: BackendName, rows: readonly Scenario[]): readonly Scenario[] {
-  if (!hasSemaphores(backend)) return rows;
-  return [...rows, ...rows.filter((row) => row.expectViolation !== true).map(semaphoreRow)];
+export function electionRow(base: Scenario): Scenario {
+  return {
+    ...base,
+    id: `${base.id}${ELECTION_ROW_SUFFIX}`,
+    name: `${base.name}, election`,
+    keys: 1,
+    workload: { ...base.workload, election: true },
+  };
+}
+
+/**
+ * A backend's mutex rows, then the S7 row of every fault that is not a negative control (those are
+ * built around one holder's overlap, which permits to spare would hide) when its adapter declares
+ * semaphores, and the S8 row of every fault when it declares elections: a negative control stays
+ * one, and must then show two leaders at once.
+ */
+function withCoordinationRows(backend: BackendName, rows: readonly Scenario[]): readonly Scenario[] {
+  const safe = rows.filter((row) => row.expectViolation !== true);
+  return [...rows, ...(hasSemaphores(backend) ? safe.map(semaphoreRow) : []), ...(hasElections(backend) ? rows.map(electionRow) : [])];
 }
 
 /** Every scenario each backend runs in the soak, in order. */
@@ -385,20 +405,26 @@ export const SCENARIOS: Readonly<Record<BackendName, readonly Scenario[]>> = map
   zookeeper: [noFault, holderCrash, F2, F3, F5, F6, latency, leaderKill('F23', 'leader kill + restart'), quorumLoss('F24', 'quorum loss (2 of 3 paused)')],
   // A reset connection is an ended session on PostgreSQL: the server frees its locks at once.
   postgres: [noFault, holderCrash, F2, F3, F5, { ...F6, name: `${F6.name}, a race`, race: true }, latency, sessionTerminated, serverPause, postgresRestart(false), postgresRestart(true)],
-}, withSemaphoreRows);
+}, withCoordinationRows);
 
 /**
  * The quick deterministic profile (part of `pnpm test`): a few faults per backend, controls
- * included, and F2's S7 row (a paused holder's permit runs out and is taken) where the backend has
- * semaphores.
+ * included, F2's S7 row (a paused holder's permit runs out and is taken) where the backend has
+ * semaphores, and F2's S8 row (a paused leader loses its leadership, the next leader's term is
+ * greater and the paused leader's late write is refused) where it has elections.
  */
 export const QUICK_PROFILE: Readonly<Record<BackendName, readonly string[]>> = mapBackends({
-  redis: ['F1', 'F2', 'F10'],
+  // F10-S8: the same negative control with leaders; the checker must find two at once (S8).
+  redis: ['F1', 'F2', 'F10', 'F10-S8'],
   etcd: ['F1', 'F2', 'F21'],
   zookeeper: ['F1', 'F2', 'F24'],
   redlock: ['F2', 'F16'],
   postgres: ['F1', 'F2', 'F12', 'F29'],
-}, (backend, ids) => (hasSemaphores(backend) ? [...ids, `F2${SEMAPHORE_ROW_SUFFIX}`] : ids));
+}, (backend, ids) => [
+  ...ids,
+  ...(hasSemaphores(backend) ? [`F2${SEMAPHORE_ROW_SUFFIX}`] : []),
+  ...(hasElections(backend) ? [`F2${ELECTION_ROW_SUFFIX}`] : []),
+]);
 
 function mapBackends<T>(rows: Readonly<Record<BackendName, T>>, map: (backend: BackendName, value: T) => T): Readonly<Record<BackendName, T>> {
   const result = {} as Record<BackendName, T>;

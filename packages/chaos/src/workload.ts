@@ -1,8 +1,9 @@
 /**
  * One client's seeded workload: W1 (mutex hold/release, holds of 0–1.5 × TTL, some abandoned to
- * expire; or, with `semaphoreLimit`, holds of a counting semaphore's permits), W2 (fenced writes
- * through the fenced store while holding a mutex) and W4 (token probe: acquire and release at
- * once). Every operation goes through the checker's lock recorder.
+ * expire; or, with `semaphoreLimit`, holds of a counting semaphore's permits; or, with `election`,
+ * leaderships), W2 (fenced writes through the fenced store while holding a mutex or leading) and
+ * W4 (token probe: acquire and release at once). Every operation goes through the checker's lock
+ * recorder.
  */
 import type { LockHandle, LockProvider } from '@fencelock/core';
 import {
@@ -113,7 +114,11 @@ export async function runWorkload(context: WorkloadContext): Promise<number> {
           await pause(rng.between(0, params.idleMaxMs), signal);
           continue;
         }
-        const handle = await context.recorder.acquire(context.provider, key, acquireOptions(context, waitMs, !abandon));
+        const options = acquireOptions(context, waitMs, !abandon);
+        // A leader's term is its fencing token: its writes are fenced like a mutex holder's.
+        const handle = params.election
+          ? await context.recorder.campaign(context.provider, key, { ...options, value: context.proc })
+          : await context.recorder.acquire(context.provider, key, options);
         if (handle !== undefined) {
           const untrack = renewals?.track(handle);
           const until = performance.now() + holdMs;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { BACKEND_NAMES, hasSemaphores } from '../src/backends.js';
+import { BACKEND_NAMES, hasElections, hasSemaphores } from '../src/backends.js';
 import { createRng } from '../src/rng.js';
 import { QUICK_PROFILE, SCENARIOS, SEMAPHORE_ROW_LIMIT, scenario } from '../src/scenarios.js';
 import { runSeed } from '../src/soak.js';
@@ -38,7 +38,7 @@ describe('fault catalogue', () => {
 describe('semaphore (S7) rows', () => {
   it('repeat every safe fault on a semaphore exactly for the backends whose adapter declares semaphores, in the quick profile too', () => {
     for (const backend of BACKEND_NAMES) {
-      const mutexRows = SCENARIOS[backend].filter((row) => row.workload?.semaphoreLimit === undefined);
+      const mutexRows = SCENARIOS[backend].filter((row) => row.workload?.semaphoreLimit === undefined && row.workload?.election === undefined);
       const semaphoreRows = SCENARIOS[backend].filter((row) => row.workload?.semaphoreLimit !== undefined);
       const expected = hasSemaphores(backend) ? mutexRows.filter((row) => row.expectViolation !== true).map((row) => `${row.id}-S7`) : [];
       expect(semaphoreRows.map((row) => row.id)).toEqual(expected);
@@ -52,5 +52,28 @@ describe('semaphore (S7) rows', () => {
     }
     expect(hasSemaphores('redis')).toBe(true);
     expect(hasSemaphores('redlock')).toBe(false);
+  });
+});
+
+describe('election (S8) rows', () => {
+  it('repeat every safe fault as leaderships exactly for the backends whose adapter declares elections, in the quick profile too', () => {
+    for (const backend of BACKEND_NAMES) {
+      const mutexRows = SCENARIOS[backend].filter((row) => row.workload?.semaphoreLimit === undefined && row.workload?.election === undefined);
+      const electionRows = SCENARIOS[backend].filter((row) => row.workload?.election === true);
+      const expected = hasElections(backend) ? mutexRows.map((row) => `${row.id}-S8`) : [];
+      expect(electionRows.map((row) => row.id)).toEqual(expected);
+      for (const row of electionRows) {
+        const base = scenario(backend, row.id.replace(/-S8$/, ''));
+        expect(row.keys).toBe(1);
+        expect(row.workload?.semaphoreLimit).toBeUndefined();
+        // A negative control stays one.
+        expect(row.expectViolation).toBe(base.expectViolation);
+        expect(row.inject).toBe(base.inject);
+      }
+      expect(QUICK_PROFILE[backend].includes('F2-S8')).toBe(hasElections(backend));
+    }
+    expect(QUICK_PROFILE.redis.includes('F10-S8')).toBe(true);
+    // Every backend the suite drives has elections today; Redlock's have no terms.
+    for (const backend of BACKEND_NAMES) expect(hasElections(backend)).toBe(true);
   });
 });
