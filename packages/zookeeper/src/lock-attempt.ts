@@ -16,12 +16,14 @@
  *   disconnected, the delete got no answer, a create's outcome is unknown) is handed to core
  *   (`request.releaseLater`), which retries it until it is answered or the session is gone.
  */
-import { type BackendAcquireRequest, LockError, LockErrorCode, RequestTimeoutError, monotonicNow, waitFor } from '@fencelock/core/adapter';
+import { type BackendAcquireRequest, LockError, LockErrorCode, RequestTimeoutError, monotonicNow } from '@fencelock/core/adapter';
 import { CreateMode, Exception, type Stat } from 'node-zookeeper-client';
 import { type QueueNaming, blockerOf, ownNodePrefix, parseContender, sortedContenders } from './contender-names.js';
 import { ensureLockParent } from './lock-parent.js';
 import { OwnNodeWatch, czxidOf } from './own-node-watch.js';
+import { OwnSequentialNode } from './own-sequential-node.js';
 import type { SequenceHints } from './sequence-hints.js';
+import { WatchLatch } from './watch-latch.js';
 import { type ZooKeeperSession, zooKeeperCode } from './zookeeper-session.js';
 
 /** What a successful attempt holds. */
@@ -91,19 +93,16 @@ export class LockAttempt {
   readonly #settings: AttemptSettings;
   readonly #request: BackendAcquireRequest;
   readonly #prefix: string;
-  readonly #guid: string;
-  #nodeName: string | undefined;
+  readonly #node: OwnSequentialNode;
   // Every watch this attempt set on a node of its own (a guessed name, our node): all but the one
   // handed to the grant are stopped when the attempt ends.
   readonly #watches: OwnNodeWatch[] = [];
-  #createUnknown = false;
-  #finished = false;
   constructor(settings: AttemptSettings, request: BackendAcquireRequest) {
     this.#settings = settings;
     this.#request = request;
     const names = ownNodePrefix(settings.naming, request.ownerId, request.mode);
     this.#prefix = names.prefix;
-    this.#guid = names.guid;
+    this.#node = new OwnSequentialNode(settings.session, settings.lockPath, names.guid, 'contender node', request.releaseLater);
   }
 
   /** Runs the attempt; resolves the held node, or `undefined` when the deadline passed while held by others. */
@@ -113,18 +112,14 @@ export class LockAttempt {
       held = await this.#acquire();
       return held;
     } finally {
-      this.#finished = true;
+      this.#node.finish(held !== undefined);
       for (const watch of this.#watches) if (watch !== held?.watch) watch.stop();
-      if (held === undefined) await this.#cleanup();
+      if (held === undefined) await this.#node.cleanup();
     }
   }
 
   get #session(): ZooKeeperSession {
     return this.#settings.session;
-  }
-
-  #path(name: string): string {
-    return `${this.#settings.lockPath}/${name}`;
   }
 
   async #acquire(): Promise<HeldNode | undefined> {
@@ -133,7 +128,7 @@ export class LockAttempt {
     let contended = false;
     for (let round = 0; round < MAX_ROUNDS; round += 1) {
       if (signal.aborted) throw signal.reason;
-      const ours = this.#nodeName;
+      const ours = this.#node.name;
       if (ours === undefined) throw new Error('unreachable: no contender node');
       // Round 0 needs the node's stat (for the czxid) at once on a free lock: from the guess sent
       // with the create when it was right, else asked for now, pipelined with the listing.
@@ -154,7 +149,7 @@ export class LockAttempt {
               { signal },
             );
       for (const child of children) {
-        if (child !== ours && child.startsWith(this.#guid)) this.#removeQuietly(this.#path(child));
+        if (child !== ours && this.#node.isOurs(child)) this.#node.removeLater(this.#node.path(child));
       }
       const blocker = blockerOf(sortedContenders(children, this.#settings.naming), ours);
       if (blocker === 'missing') {
@@ -173,7 +168,7 @@ export class LockAttempt {
         this.#request.contended();
       }
       if (monotonicNow() >= this.#request.deadline) return undefined;
-      await this.#waitForDeletion(this.#path(blocker.name));
+      await this.#waitForDeletion(this.#node.path(blocker.name));
     }
     return undefined;
   }
@@ -186,7 +181,7 @@ export class LockAttempt {
 
   /** The watch on our node `name` (the guessed name's when the guess was right), made on first use. */
   #ownWatch(name: string): OwnNodeWatch {
-    const path = this.#path(name);
+    const path = this.#node.path(name);
     const existing = this.#watches.find((watch) => watch.path === path);
     if (existing !== undefined) return existing;
     const watch = new OwnNodeWatch(this.#session, path);
@@ -211,17 +206,17 @@ export class LockAttempt {
       const guess = hints.guess(lockPath);
       const guessedName = guess === undefined ? undefined : `${this.#prefix}${guess}`;
       // A wrong guess names a node that never exists: the read sets no watch at the server.
-      const guessedWatch = guessedName === undefined ? undefined : new OwnNodeWatch(this.#session, this.#path(guessedName));
+      const guessedWatch = guessedName === undefined ? undefined : new OwnNodeWatch(this.#session, this.#node.path(guessedName));
       if (guessedWatch !== undefined) this.#watches.push(guessedWatch);
       const creating = this.#session.request<string>(
         'creating the contender node',
         (done) => {
-          const path = this.#path(this.#prefix);
+          const path = this.#node.path(this.#prefix);
           const { acl } = this.#session;
           if (data === undefined) this.#session.client.create(path, acl, CreateMode.EPHEMERAL_SEQUENTIAL, done);
           else this.#session.client.create(path, data, acl, CreateMode.EPHEMERAL_SEQUENTIAL, done);
         },
-        { late: (path) => this.#adoptLateCreate(path), signal },
+        { late: (path) => this.#node.adoptLate(path), signal },
       );
       const first: FirstReads = {
         children: this.#session
@@ -233,10 +228,7 @@ export class LockAttempt {
         guessedStat: guessedWatch?.read().catch(() => undefined),
       };
       try {
-        const created = await creating;
-        const name = created.slice(created.lastIndexOf('/') + 1);
-        this.#nodeName = name;
-        this.#createUnknown = false;
+        const name = this.#node.created(await creating);
         const sequence = parseContender(name, this.#settings.naming)?.sequence;
         if (sequence !== undefined) hints.record(lockPath, sequence, guess);
         return first;
@@ -248,7 +240,7 @@ export class LockAttempt {
         }
         if (signal.aborted) {
           // The create may still be applied: cleanup looks for it, and a late answer deletes it.
-          this.#createUnknown = true;
+          this.#node.createMayHaveApplied();
           throw signal.reason;
         }
         const code = zooKeeperCode(error);
@@ -258,14 +250,7 @@ export class LockAttempt {
         }
         if (code !== Exception.CONNECTION_LOSS && !(error instanceof RequestTimeoutError)) throw error;
         // The create may have been applied: look for our node by its unique prefix once connected.
-        this.#createUnknown = true;
-        await this.#session.ready(signal);
-        const found = await this.#findOwn();
-        if (found !== undefined) {
-          this.#nodeName = found;
-          this.#createUnknown = false;
-          return undefined;
-        }
+        if (await this.#node.findAfterLostReply(signal)) return undefined;
       }
     }
     throw new LockError(LockErrorCode.BACKEND_UNAVAILABLE, `could not create a contender node for lock "${this.#request.key}"`, {
@@ -273,41 +258,12 @@ export class LockAttempt {
     });
   }
 
-  // A create answered after we stopped waiting: keep it if we still have no node, else delete it.
-  #adoptLateCreate(path: string): void {
-    const name = path.slice(path.lastIndexOf('/') + 1);
-    if (this.#nodeName === undefined && !this.#finished) {
-      this.#nodeName = name;
-      this.#createUnknown = false;
-      return;
-    }
-    if (name !== this.#nodeName || this.#finished) this.#removeQuietly(path);
-  }
-
-  async #findOwn(): Promise<string | undefined> {
-    try {
-      const children = await this.#session.request<string[]>('looking for our contender node', (done) =>
-        this.#session.client.getChildren(this.#settings.lockPath, (error, list) => done(error, list)),
-      );
-      return children.find((child) => child.startsWith(this.#guid));
-    } catch (error) {
-      if (zooKeeperCode(error) === Exception.NO_NODE) return undefined;
-      throw error;
-    }
-  }
-
   /** Waits until `path` is deleted (one watch), the deadline passes, the session changes, or abort. */
   async #waitForDeletion(path: string): Promise<void> {
     const { signal, deadline } = this.#request;
-    // A notification may come before the wait below starts (between the watch and its reply): latched.
-    let woken = false;
-    let onWake: (() => void) | undefined;
     // Through the session's shared watcher, not a function of our own: the client keeps what it is
     // handed until the node changes, and this wait may give up long before that.
-    const unsubscribe = this.#session.watches.subscribe(path, () => {
-      woken = true;
-      onWake?.();
-    });
+    const latch = new WatchLatch(this.#session, path);
     try {
       // getData (not exists) so that no watch is left behind when the node is already gone.
       try {
@@ -320,83 +276,9 @@ export class LockAttempt {
         if (zooKeeperCode(error) === Exception.NO_NODE) return;
         throw error;
       }
-      await waitFor({
-        deadline,
-        signal,
-        until: (wake) => {
-          if (woken) {
-            wake();
-            return () => undefined;
-          }
-          onWake = wake;
-          const offSession = this.#session.onChange(wake);
-          return () => {
-            onWake = undefined;
-            offSession();
-          };
-        },
-      });
+      await latch.wait(deadline, signal);
     } finally {
-      unsubscribe();
+      latch.stop();
     }
-  }
-
-  /**
-   * Deletes whatever this attempt created, waiting for it (≤ the request timeout) while connected.
-   * What cannot be done now (disconnected, no answer) goes to core, which retries it in the
-   * background; if the session ends instead, its ephemeral nodes go with it.
-   */
-  async #cleanup(): Promise<void> {
-    const session = this.#session;
-    // A dead session's ephemeral nodes go with it.
-    if (!session.alive) return;
-    if (!session.connected) {
-      this.#removeLater(() => this.#removeOwn());
-      return;
-    }
-    try {
-      await this.#removeOwn();
-    } catch {
-      this.#removeLater(() => this.#removeOwn());
-    }
-  }
-
-  /** One bounded attempt at deleting our node (found by its prefix first when the create's outcome is unknown). */
-  async #removeOwn(): Promise<void> {
-    const session = this.#session;
-    if (!session.alive) return;
-    if (this.#nodeName === undefined && this.#createUnknown) {
-      // Requests run in order on one connection: a create sent earlier is applied before this listing.
-      this.#nodeName = await this.#findOwn();
-      if (this.#nodeName === undefined) {
-        this.#createUnknown = false;
-        return;
-      }
-    }
-    const name = this.#nodeName;
-    if (name !== undefined) await this.#remove(this.#path(name));
-  }
-
-  /** One bounded delete of `path`; NO_NODE is success. Fails at once while disconnected. */
-  async #remove(path: string): Promise<void> {
-    const session = this.#session;
-    if (!session.alive) return;
-    // Not queued in the client while it is disconnected: core retries with backoff instead.
-    if (!session.connected) throw new LockError(LockErrorCode.BACKEND_UNAVAILABLE, 'the ZooKeeper client is not connected');
-    await session.request<null>('deleting a contender node', (done) =>
-      session.client.remove(path, -1, (error) => done(zooKeeperCode(error) === Exception.NO_NODE ? null : error, null)),
-    );
-  }
-
-  // The node lives as long as the session, which every attempt checks first: no deadline of its
-  // own, so core's bound on attempts ends the retries while the session is still alive.
-  #removeLater(remove: () => Promise<void>): void {
-    this.#request.releaseLater(remove, Number.POSITIVE_INFINITY);
-  }
-
-  // A second node of ours (a late create, one the client retried by itself): deleted through core.
-  #removeQuietly(path: string): void {
-    if (!this.#session.alive) return;
-    this.#removeLater(() => this.#remove(path));
   }
 }

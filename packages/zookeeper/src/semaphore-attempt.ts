@@ -32,14 +32,15 @@ import {
   RequestTimeoutError,
   limitMismatchError,
   monotonicNow,
-  waitFor,
 } from '@fencelock/core/adapter';
 import { CreateMode, Exception, type Stat } from 'node-zookeeper-client';
 import { type HeldNode, LockAttempt, lockRequestFor } from './lock-attempt.js';
 import { ensureLockParent } from './lock-parent.js';
 import { OwnNodeWatch, czxidOf } from './own-node-watch.js';
+import { OwnSequentialNode } from './own-sequential-node.js';
 import { type SemaphorePaths, decodeLeaseData, encodeLeaseData, leasePrefix } from './semaphore-paths.js';
 import type { SequenceHints } from './sequence-hints.js';
+import { WatchLatch } from './watch-latch.js';
 import { type ZooKeeperSession, zooKeeperCode } from './zookeeper-session.js';
 
 /** Where the attempt runs. */
@@ -59,11 +60,7 @@ export class SemaphoreAttempt {
   readonly #settings: SemaphoreAttemptSettings;
   readonly #request: BackendSemaphoreRequest;
   readonly #prefix: string;
-  readonly #guid: string;
-  #leaseName: string | undefined;
-  #createUnknown = false;
-  #finished = false;
-  #granted = false;
+  readonly #lease: OwnSequentialNode;
   #contended = false;
   #watch: OwnNodeWatch | undefined;
 
@@ -72,7 +69,7 @@ export class SemaphoreAttempt {
     this.#request = request;
     const names = leasePrefix(request.ownerId);
     this.#prefix = names.prefix;
-    this.#guid = names.guid;
+    this.#lease = new OwnSequentialNode(settings.session, settings.paths.leases, names.guid, 'lease node', request.releaseLater);
   }
 
   /** Runs the attempt; resolves the held lease node, or `undefined` when the deadline passed first. */
@@ -84,25 +81,20 @@ export class SemaphoreAttempt {
     let held: HeldNode | undefined;
     try {
       held = await this.#underMutex();
-      this.#granted = held !== undefined;
       return held;
     } finally {
-      this.#finished = true;
+      this.#lease.finish(held !== undefined);
       if (held === undefined) {
         this.#watch?.stop();
-        await this.#cleanup(() => this.#removeLease());
+        await this.#lease.cleanup();
       }
       // Curator releases the mutex before returning a lease: the next acquirer may count at once.
-      await this.#cleanup(() => this.#remove(mutex.nodePath));
+      await this.#lease.cleanupWith(() => this.#lease.remove(mutex.nodePath));
     }
   }
 
   get #session(): ZooKeeperSession {
     return this.#settings.session;
-  }
-
-  #leasePath(name: string): string {
-    return `${this.#settings.paths.leases}/${name}`;
   }
 
   #contendedOnce(): void {
@@ -128,19 +120,14 @@ export class SemaphoreAttempt {
     await this.#createLease();
     for (let round = 0; round < MAX_ROUNDS; round += 1) {
       if (signal.aborted) throw signal.reason;
-      const name = this.#leaseName;
+      const name = this.#lease.name;
       if (name === undefined) throw new Error('unreachable: no lease node');
       const watch = this.#ownWatch(name);
       // Round 0 asks for our node's stat (the czxid) with the listing: a free permit costs no round trip more.
       const statRequest = round === 0 ? watch.read() : undefined;
       statRequest?.catch(() => undefined);
-      let woken = false;
-      let onWake: (() => void) | undefined;
       // Subscribed before the watching listing is sent: a notification before its reply is not missed.
-      const unsubscribe = this.#session.watches.subscribe(this.#settings.paths.leases, () => {
-        woken = true;
-        onWake?.();
-      });
+      const latch = new WatchLatch(this.#session, this.#settings.paths.leases);
       try {
         const children = await this.#session.request<string[]>(
           'listing semaphore leases',
@@ -150,7 +137,7 @@ export class SemaphoreAttempt {
         if (!children.includes(name)) throw this.#missing();
         // A second node of ours (a create the client retried by itself) would hold a permit for nothing.
         for (const child of children) {
-          if (child !== name && child.startsWith(this.#guid)) this.#request.releaseLater(() => this.#remove(this.#leasePath(child)), Number.POSITIVE_INFINITY);
+          if (child !== name && this.#lease.isOurs(child)) this.#lease.removeLater(this.#lease.path(child));
         }
         // Curator's rule: every child counts, ours included.
         if (children.length <= this.#request.limit) {
@@ -160,24 +147,9 @@ export class SemaphoreAttempt {
         }
         this.#contendedOnce();
         if (monotonicNow() >= deadline) return undefined;
-        await waitFor({
-          deadline,
-          signal,
-          until: (wake) => {
-            if (woken) {
-              wake();
-              return () => undefined;
-            }
-            onWake = wake;
-            const offSession = this.#session.onChange(wake);
-            return () => {
-              onWake = undefined;
-              offSession();
-            };
-          },
-        });
+        await latch.wait(deadline, signal);
       } finally {
-        unsubscribe();
+        latch.stop();
       }
     }
     return undefined;
@@ -189,7 +161,7 @@ export class SemaphoreAttempt {
   }
 
   #ownWatch(name: string): OwnNodeWatch {
-    const path = this.#leasePath(name);
+    const path = this.#lease.path(name);
     if (this.#watch?.path === path) return this.#watch;
     this.#watch?.stop();
     this.#watch = new OwnNodeWatch(this.#session, path);
@@ -249,16 +221,15 @@ export class SemaphoreAttempt {
       try {
         const created = await this.#session.request<string>(
           'creating the lease node',
-          (done) => this.#session.client.create(this.#leasePath(this.#prefix), data, this.#session.acl, CreateMode.EPHEMERAL_SEQUENTIAL, done),
-          { late: (path) => this.#adoptLateCreate(path), signal },
+          (done) => this.#session.client.create(this.#lease.path(this.#prefix), data, this.#session.acl, CreateMode.EPHEMERAL_SEQUENTIAL, done),
+          { late: (path) => this.#lease.adoptLate(path), signal },
         );
-        this.#leaseName = created.slice(created.lastIndexOf('/') + 1);
-        this.#createUnknown = false;
+        this.#lease.created(created);
         return;
       } catch (error) {
         if (signal.aborted) {
           // The create may still be applied: cleanup looks for it, and a late answer deletes it.
-          this.#createUnknown = true;
+          this.#lease.createMayHaveApplied();
           throw signal.reason;
         }
         const code = zooKeeperCode(error);
@@ -268,88 +239,9 @@ export class SemaphoreAttempt {
         }
         if (code !== Exception.CONNECTION_LOSS && !(error instanceof RequestTimeoutError)) throw error;
         // The create may have been applied: look for our node by its unique prefix once connected.
-        this.#createUnknown = true;
-        await this.#session.ready(signal);
-        const found = await this.#findOwn();
-        if (found !== undefined) {
-          this.#leaseName = found;
-          this.#createUnknown = false;
-          return;
-        }
+        if (await this.#lease.findAfterLostReply(signal)) return;
       }
     }
     throw new LockError(LockErrorCode.BACKEND_UNAVAILABLE, `could not create a lease node for semaphore "${key}"`, { key });
-  }
-
-  // A create answered after we stopped waiting: keep it if we still have no node, else delete it.
-  #adoptLateCreate(path: string): void {
-    const name = path.slice(path.lastIndexOf('/') + 1);
-    if (this.#leaseName === undefined && !this.#finished) {
-      this.#leaseName = name;
-      this.#createUnknown = false;
-      return;
-    }
-    // Our granted lease itself (found again by its prefix before this answer came) stays.
-    if (name === this.#leaseName && this.#granted) return;
-    if (name !== this.#leaseName || this.#finished) {
-      if (this.#session.alive) this.#request.releaseLater(() => this.#remove(path), Number.POSITIVE_INFINITY);
-    }
-  }
-
-  async #findOwn(): Promise<string | undefined> {
-    try {
-      const children = await this.#session.request<string[]>('looking for our lease node', (done) =>
-        this.#session.client.getChildren(this.#settings.paths.leases, (error, list) => done(error, list)),
-      );
-      return children.find((child) => child.startsWith(this.#guid));
-    } catch (error) {
-      if (zooKeeperCode(error) === Exception.NO_NODE) return undefined;
-      throw error;
-    }
-  }
-
-  /** One bounded attempt at deleting our lease node (found by its prefix first when the create's outcome is unknown). */
-  async #removeLease(): Promise<void> {
-    if (!this.#session.alive) return;
-    if (this.#leaseName === undefined && this.#createUnknown) {
-      // Requests run in order on one connection: a create sent earlier is applied before this listing.
-      this.#leaseName = await this.#findOwn();
-      if (this.#leaseName === undefined) {
-        this.#createUnknown = false;
-        return;
-      }
-    }
-    const name = this.#leaseName;
-    if (name !== undefined) await this.#remove(this.#leasePath(name));
-  }
-
-  /**
-   * Runs one bounded `remove` now while connected, waiting for it; what cannot be done now goes to
-   * core, which retries it in the background. A dead session's ephemeral nodes went with it.
-   */
-  async #cleanup(remove: () => Promise<void>): Promise<void> {
-    const session = this.#session;
-    if (!session.alive) return;
-    if (session.connected) {
-      try {
-        await remove();
-        return;
-      } catch {
-        // Handed to core below.
-      }
-    }
-    // The node lives as long as the session, which every attempt checks first: no deadline of its
-    // own, so core's bound on attempts ends the retries while the session is still alive.
-    this.#request.releaseLater(remove, Number.POSITIVE_INFINITY);
-  }
-
-  /** One bounded delete of `path`; NO_NODE is success. Fails at once while disconnected. */
-  async #remove(path: string): Promise<void> {
-    const session = this.#session;
-    if (!session.alive) return;
-    if (!session.connected) throw new LockError(LockErrorCode.BACKEND_UNAVAILABLE, 'the ZooKeeper client is not connected');
-    await session.request<null>('deleting a semaphore node', (done) =>
-      session.client.remove(path, -1, (error) => done(zooKeeperCode(error) === Exception.NO_NODE ? null : error, null)),
-    );
   }
 }
