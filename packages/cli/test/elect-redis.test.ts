@@ -1,16 +1,13 @@
-import { topology } from '@fencelock/test-infra';
-import { Redis } from 'ioredis';
 import { describeElectEndToEnd } from './support/elect-suite.js';
+import { openSuiteRedis } from './support/redis-client.js';
 
 // Single Redis: the leader holds the election's mutex key (`{…}fencelock:elect:<name>`); deleting it
 // from outside is the loss an operator's DEL, an eviction or a failover causes. The key is found as an
 // operator would find it, by SCAN (the suite's names are unique and have no glob characters).
 describeElectEndToEnd('redis', async () => {
-  const { redisUrl } = topology();
-  const client = new Redis(redisUrl, { lazyConnect: true, maxRetriesPerRequest: 2 });
-  await client.connect();
+  const { env, client, close } = await openSuiteRedis();
   return {
-    env: { FENCELOCK_BACKEND: 'redis', FENCELOCK_REDIS_URL: redisUrl },
+    env,
     shortLifetime: ['--ttl', '1s'],
     removeLeader: async (name) => {
       const found: string[] = [];
@@ -25,8 +22,6 @@ describeElectEndToEnd('redis', async () => {
       if (found.length !== 1) throw new Error(`expected one election key for ${name}, found ${found.length}`);
       await client.del(found[0]!);
     },
-    close: async () => {
-      client.disconnect();
-    },
+    close,
   };
 });

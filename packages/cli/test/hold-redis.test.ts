@@ -6,6 +6,7 @@ import { ExitCode } from '../src/index.js';
 import { CRITICAL_SECTION, KILL_GRACE, killRunningFencelocks, startFencelock } from './support/fencelock-process.js';
 import { describeHoldEndToEnd } from './support/hold-suite.js';
 import { LockLog } from './support/lock-log.js';
+import { openSuiteRedis } from './support/redis-client.js';
 import { isRunning } from './support/process-state.js';
 
 // Single Redis: the lock is the plain key itself (the adapter's default prefix is ''), so deleting
@@ -13,18 +14,14 @@ import { isRunning } from './support/process-state.js';
 describeHoldEndToEnd(
   'redis',
   async () => {
-    const { redisUrl } = topology();
-    const client = new Redis(redisUrl, { lazyConnect: true, maxRetriesPerRequest: 2 });
-    await client.connect();
+    const { env, client, close } = await openSuiteRedis();
     return {
-      env: { FENCELOCK_BACKEND: 'redis', FENCELOCK_REDIS_URL: redisUrl },
+      env,
       shortLifetime: ['--ttl', '1s'],
       removeLock: async (key) => {
         await client.del(key);
       },
-      close: async () => {
-        client.disconnect();
-      },
+      close,
     };
   },
   { fencing: 'per-key', full: true, readWrite: false },
