@@ -1,3 +1,3 @@
-import { fencelockVitestConfig } from '../../vitest.shared.js';
+import { WAITING_SUITE_WORKERS, fencelockVitestConfig } from '../../vitest.shared.js';
 
-export default fencelockVitestConfig({ testTimeout: 60_000 });
+export default fencelockVitestConfig({ maxWorkers: WAITING_SUITE_WORKERS, testTimeout: 60_000 });
