@@ -33,12 +33,23 @@ export interface AllocationOptions {
   readonly warmupCycles?: number;
   /** Mean bytes between two heap-profile samples of the split. @default 1024 */
   readonly samplingIntervalBytes?: number;
+  /**
+   * For subjects whose server reports its own time: reads the µs the server has spent on this
+   * subject's commands so far (see server-counters.ts). Read around each CPU round, it gives the
+   * server time per cycle.
+   */
+  readonly serverMicros?: (subject: Subject) => (() => Promise<number>) | undefined;
 }
 
 /** One subject's allocation and CPU figures. */
 export interface AllocationResult extends SubjectFields, CycleCosts {
   /** CPU per cycle of each round, µs, in round order (index i = round i). */
   readonly roundCpuMicrosPerCycle: readonly number[];
+  /**
+   * Server time per cycle, µs: what the server spent running the cycle's commands (the median of
+   * the rounds); absent where the server does not report it.
+   */
+  readonly serverMicrosPerCycle?: number;
   /** Who allocated, from the pass without inlining (its bytes per cycle are `split.bytesPerCycle`). */
   readonly split: AllocationSplit;
   /**
@@ -74,17 +85,23 @@ export async function runAllocationGroup(
   onError: (subject: Subject, error: unknown) => void = () => undefined,
 ): Promise<AllocationResult[]> {
   const rounds = Math.max(1, options.rounds ?? 1);
-  const open: { subject: Subject; session: LockSession; cycle: () => Promise<void>; rounds: { cycles: number; micros: number }[] }[] = [];
+  const open: {
+    subject: Subject;
+    session: LockSession;
+    cycle: () => Promise<void>;
+    serverMicros: (() => Promise<number>) | undefined;
+    rounds: { cycles: number; micros: number; serverMicros: number | undefined }[];
+  }[] = [];
   try {
     for (const subject of subjects) {
       try {
         const session = await subject.open();
-        open.push({ subject, session, cycle: lockCycle(session, `allocation:${randomUUID()}`), rounds: [] });
+        open.push({ subject, session, cycle: lockCycle(session, `allocation:${randomUUID()}`), serverMicros: options.serverMicros?.(subject), rounds: [] });
       } catch (error) {
         onError(subject, error);
       }
     }
-    const measured: { subject: Subject; costs: CycleCosts; roundCpu: number[] }[] = [];
+    const measured: { subject: Subject; costs: CycleCosts; roundCpu: number[]; serverMicros: number | undefined }[] = [];
     const failed = new Set<Subject>();
     const attempt = async (subject: Subject, step: () => Promise<void>): Promise<void> => {
       if (failed.has(subject)) return;
@@ -101,8 +118,11 @@ export async function runAllocationGroup(
       for (let offset = 0; offset < open.length; offset += 1) {
         const entry = open[(index + offset) % open.length]!;
         await attempt(entry.subject, async () => {
+          const serverBefore = await entry.serverMicros?.();
           const slice = await measureCpu(entry.cycle, Math.max(1, Math.floor(options.cycles / rounds)), options.maxMs / rounds);
-          entry.rounds.push({ cycles: slice.cycles, micros: slice.microsPerCycle });
+          const serverAfter = await entry.serverMicros?.();
+          const server = serverBefore === undefined || serverAfter === undefined || slice.cycles === 0 ? undefined : (serverAfter - serverBefore) / slice.cycles;
+          entry.rounds.push({ cycles: slice.cycles, micros: slice.microsPerCycle, serverMicros: server });
         });
       }
     }
@@ -110,9 +130,11 @@ export async function runAllocationGroup(
       await attempt(entry.subject, async () => {
         const bytes = await measureBytes(entry.cycle, options.cycles, options.maxMs);
         const roundCpu = entry.rounds.map((r) => r.micros);
+        const roundServer = entry.rounds.flatMap((r) => (r.serverMicros === undefined ? [] : [r.serverMicros]));
         measured.push({
           subject: entry.subject,
           roundCpu,
+          serverMicros: roundServer.length === 0 ? undefined : round(median(roundServer), 2),
           costs: {
             cpuCycles: entry.rounds.reduce((total, r) => total + r.cycles, 0),
             cpuMicrosPerCycle: round(median(roundCpu), 2),
@@ -124,9 +146,10 @@ export async function runAllocationGroup(
     }
     await Promise.all(open.splice(0).map((entry) => entry.session.close().catch(() => undefined)));
     const results: AllocationResult[] = [];
-    for (const { subject, costs, roundCpu } of measured) {
+    for (const { subject, costs, roundCpu, serverMicros } of measured) {
       try {
-        results.push(allocationResult(subject, costs, roundCpu, await forkedSplit(subject, options)));
+        const result = allocationResult(subject, costs, roundCpu, await forkedSplit(subject, options));
+        results.push(serverMicros === undefined ? result : { ...result, serverMicrosPerCycle: serverMicros });
       } catch (error) {
         onError(subject, error);
       }

@@ -30,11 +30,12 @@ import { runHeldLocks, type HeldLocksResult } from './held-locks.js';
 import { runMemory, type MemoryResult } from './memory.js';
 import { runParallelKeysGroup, type ParallelKeysResult } from './parallel-keys.js';
 import { checkTargets, computeRatios, machineInfo, renderMarkdown, type BenchResults } from './report.js';
+import { redisServerMicros } from './server-counters.js';
 import { runStress, type StressResults } from './stress.js';
 import { runCoordination } from './coordination.js';
 import { redisClientsMarkdown, runRedisClients } from './redis-clients.js';
 import { coordinationGroups } from './subjects-coordination.js';
-import { redisClientPairs, subjects, type Subject } from './subjects.js';
+import { SCRIPT_COMMANDS, redisClientPairs, subjects, type Subject } from './subjects.js';
 import { runUncontendedGroup, type UncontendedResult } from './uncontended.js';
 import { runWaiters, type WaitersResult } from './waiters.js';
 
@@ -199,11 +200,16 @@ const allocation: AllocationResult[] = [];
 for (const backend of backends.filter((b) => ALLOCATION_BACKENDS.includes(b))) {
   running = `allocation ${backend}`;
   const group = chosen.filter((subject) => subject.backend === backend);
-  for (const result of await runAllocationGroup(group, { cycles: allocationCycles, maxMs: seconds * 4_000, rounds }, (s, e) => fail('allocation', s, e))) {
+  // Redis reports the time it spent per command: the server's share of a cycle.
+  const { redisUrl } = sharedAddresses();
+  const serverMicros = (subject: Subject): (() => Promise<number>) | undefined =>
+    subject.backend === 'redis' ? redisServerMicros(redisUrl, subject.redisCommands ?? SCRIPT_COMMANDS) : undefined;
+  for (const result of await runAllocationGroup(group, { cycles: allocationCycles, maxMs: seconds * 4_000, rounds, serverMicros }, (s, e) => fail('allocation', s, e))) {
     allocation.push(result);
     const shares = result.split.owners.map((share) => `${share.name} ${share.bytesPerCycle.toFixed(0)}`).join(', ');
     console.log(
       `${elapsed()} allocation ${result.subject}: ${result.cpuMicrosPerCycle} µs CPU/cycle (rounds ${result.roundCpuMicrosPerCycle.join(' ')}), ` +
+        (result.serverMicrosPerCycle === undefined ? '' : `${result.serverMicrosPerCycle} µs server/cycle, `) +
         `${result.bytesPerCycle} B/cycle (split pass ${result.split.bytesPerCycle}: ${shares})`,
     );
   }

@@ -450,12 +450,16 @@ function allocationMarkdown(allocation: readonly AllocationResult[]): string[] {
     'of Node itself and V8 builtins (`randomUUID`, `Map#delete`, the promise machinery) count for their caller;',
     'an allocation with no package frame on its stack (socket reads, the microtask runner) is the runtime\'s.',
     '"Own" = fencelock for fencelock, the peer\'s package for a peer, the harness for a raw baseline.',
+    'Server µs/cycle (Redis) = the time the server spent running the commands the client sent in the CPU',
+    'rounds (`INFO commandstats`, read around each round: EVAL and EVALSHA, with the commands a script runs',
+    'inside its time; SET too for the raw loop), per cycle, the median of the rounds. One cycle\'s wall time',
+    '(1 / ops/s in 1) = client CPU + server time + the two round trips\' network and scheduling.',
     '',
-    '| backend | implementation | kind | CPU µs/cycle | B/cycle | split total B/cycle | own B/cycle | client library B/cycle | harness B/cycle | runtime B/cycle |',
-    '|---|---|---|---:|---:|---:|---:|---:|---:|---:|',
+    '| backend | implementation | kind | CPU µs/cycle | server µs/cycle | B/cycle | split total B/cycle | own B/cycle | client library B/cycle | harness B/cycle | runtime B/cycle |',
+    '|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|',
     ...allocation.map(
       (r) =>
-        `| ${r.backend} | ${r.label} | ${r.kind} | ${fmt(r.cpuMicrosPerCycle, 1)} | ${fmt(r.bytesPerCycle, 0)} | ${fmt(r.split.bytesPerCycle, 0)} | ${fmt(r.ownBytesPerCycle, 0)} | ${fmt(r.clientLibraryBytesPerCycle, 0)} | ${fmt(bytes(r, 'harness'), 0)} | ${fmt(bytes(r, 'runtime'), 0)} |`,
+        `| ${r.backend} | ${r.label} | ${r.kind} | ${fmt(r.cpuMicrosPerCycle, 1)} | ${r.serverMicrosPerCycle === undefined ? '—' : fmt(r.serverMicrosPerCycle, 1)} | ${fmt(r.bytesPerCycle, 0)} | ${fmt(r.split.bytesPerCycle, 0)} | ${fmt(r.ownBytesPerCycle, 0)} | ${fmt(r.clientLibraryBytesPerCycle, 0)} | ${fmt(bytes(r, 'harness'), 0)} | ${fmt(bytes(r, 'runtime'), 0)} |`,
     ),
     '',
   ];

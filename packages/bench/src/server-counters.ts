@@ -49,6 +49,26 @@ const portOf = (address: string): number => {
   return port;
 };
 
+/**
+ * Parses `INFO commandstats` into `cmdstat_<command>` → µs the server spent running it (a script's
+ * own commands are counted in the script's time and again under their own names).
+ */
+export function parseCommandMicros(text: string): CounterSnapshot {
+  const micros: Record<string, number> = {};
+  for (const match of text.matchAll(/^cmdstat_([^:]+):calls=\d+,usec=(\d+)/gm)) micros[`cmdstat_${match[1] ?? ''}`] = Number(match[2]);
+  return micros;
+}
+
+/**
+ * A reader of the µs the Redis at `url` has spent so far on the commands `clientCommands` matches
+ * (`cmdstat_<command>` names): the commands a client sends itself, not those its scripts run (their
+ * time is inside the script's), and not INFO, which the reader itself sends.
+ */
+export function redisServerMicros(url: string, clientCommands: RegExp): () => Promise<number> {
+  const port = portOf(url);
+  return async () => sumMatching(parseCommandMicros(String(await redisCommand(port, ['INFO', 'commandstats']))), clientCommands);
+}
+
 /** Parses `INFO commandstats` into `cmdstat_<command>` → calls. */
 export function parseCommandStats(text: string): CounterSnapshot {
   const stats: Record<string, number> = {};

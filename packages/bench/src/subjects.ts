@@ -82,6 +82,12 @@ export interface Subject {
   readonly contentionOnly?: boolean;
   /** Peers only: the npm package of the library measured (its allocations are its own, apart from the client's). */
   readonly package?: string;
+  /**
+   * Redis subjects: the `INFO commandstats` entries of the commands its client sends itself (a
+   * script's inner commands excluded: their time is inside the script's), for the server time per
+   * cycle. Default: `cmdstat_eval` and `cmdstat_evalsha`.
+   */
+  readonly redisCommands?: RegExp;
   open(): Promise<LockSession>;
   /**
    * fencelock subjects only: a provider whose session (etcd lease, ZooKeeper session) lasts
@@ -103,6 +109,9 @@ export interface SubjectFields {
 export function subjectFields(subject: Subject): SubjectFields {
   return { subject: subject.id, backend: subject.backend, kind: subject.kind, label: subject.label };
 }
+
+/** The commands a Redis subject's client sends itself, unless it says otherwise (see {@link Subject.redisCommands}). */
+export const SCRIPT_COMMANDS = /^cmdstat_(eval|evalsha)$/;
 
 /** TTL every subject acquires with, in ms (long enough never to expire mid-measurement). */
 export const LOCK_TTL_MS = 10_000;
@@ -208,6 +217,7 @@ export function subjects(addresses: BenchAddresses = sharedAddresses()): readonl
     },
     {
       id: 'redis/raw-ioredis', backend: 'redis', kind: 'raw', label: 'raw ioredis SET NX PX + Lua release', waits: false,
+      redisCommands: /^cmdstat_(set|eval|evalsha)$/,
       open: async () => {
         const client = new Redis(redisUrl);
         return {

@@ -8,7 +8,9 @@ import { attribute, frameOwner, type ProfileNode } from '../src/allocation-owner
 import { runAllocation, runAllocationGroup, type AllocationResult } from '../src/allocation.js';
 import { measureAllocationSplit, measureCycleCosts } from '../src/cycle-costs.js';
 import { checkTargets, computeRatios, machineInfo, renderMarkdown } from '../src/report.js';
-import { subjects } from '../src/subjects.js';
+import { redisServerMicros } from '../src/server-counters.js';
+import { SCRIPT_COMMANDS, subjects } from '../src/subjects.js';
+import { sharedAddresses } from '../src/bench-servers.js';
 
 const PNPM_IOREDIS = 'file:///repo/node_modules/.pnpm/ioredis@5.9.2/node_modules/ioredis/built/Command.js';
 
@@ -107,6 +109,8 @@ describe('bytes and CPU per cycle', () => {
     check(result, 1);
     expect(result.split.owners.map((share) => share.name)).toContain('fencelock');
     expect(result.clientLibraryBytesPerCycle).toBe(0);
+    // No server, no server time.
+    expect(result.serverMicrosPerCycle).toBeUndefined();
     results.push(result);
   }, 120_000);
 
@@ -115,10 +119,14 @@ describe('bytes and CPU per cycle', () => {
     const rethrow = (subject: { id: string }, error: unknown): never => {
       throw new Error(`${subject.id} failed`, { cause: error });
     };
-    const groupResults = await runAllocationGroup(group, { cycles: 200, maxMs: 20_000, rounds: 2, warmupCycles: 50, samplingIntervalBytes: 256 }, rethrow);
+    const serverMicros = (subject: (typeof group)[number]): (() => Promise<number>) => redisServerMicros(sharedAddresses().redisUrl, subject.redisCommands ?? SCRIPT_COMMANDS);
+    const options = { cycles: 200, maxMs: 20_000, rounds: 2, warmupCycles: 50, samplingIntervalBytes: 256, serverMicros };
+    const groupResults = await runAllocationGroup(group, options, rethrow);
     expect(groupResults.map((r) => r.subject)).toEqual(group.map((s) => s.id));
     for (const result of groupResults) {
       check(result, 2);
+      // Every cycle runs commands on the server: the rounds saw its time grow.
+      expect(result.serverMicrosPerCycle).toBeGreaterThan(0);
       const owners = result.split.owners.map((share) => share.name);
       expect(owners).toContain('ioredis');
       expect(result.clientLibraryBytesPerCycle).toBeGreaterThan(0);
@@ -154,6 +162,12 @@ describe('bytes and CPU per cycle', () => {
     });
     expect(markdown).toContain('## 4b. Allocation and client CPU per acquire + release cycle');
     for (const result of results) expect(markdown).toContain(`| ${result.backend} | ${result.label} | ${result.kind} |`);
+    // The server's time stands beside the client's CPU, a dash where there is no server.
+    expect(markdown).toContain('| CPU µs/cycle | server µs/cycle |');
+    for (const result of results) {
+      const server = result.serverMicrosPerCycle === undefined ? '—' : result.serverMicrosPerCycle.toFixed(1);
+      expect(markdown).toContain(`| ${result.backend} | ${result.label} | ${result.kind} | ${result.cpuMicrosPerCycle.toFixed(1)} | ${server} |`);
+    }
     expect(markdown).toContain('Largest allocations of fencelock, @fencelock/core MemoryLockProvider');
   });
 });

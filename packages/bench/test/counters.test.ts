@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { serverRequests } from '../src/held-locks.js';
 import { computeRatios } from '../src/report.js';
 import { median } from '../src/rounds.js';
-import { counterDelta, parseCommandStats, parseMntr, parsePrometheus, sumMatching } from '../src/server-counters.js';
+import { counterDelta, parseCommandMicros, parseCommandStats, parseMntr, parsePrometheus, sumMatching } from '../src/server-counters.js';
 import { escapeXml, renderDistributionChart } from '../src/svg-chart.js';
 import type { UncontendedResult } from '../src/uncontended.js';
 import { wakeupsFromCounters } from '../src/waiters.js';
@@ -15,6 +15,11 @@ describe('server counter parsing', () => {
   it('reads calls per command from INFO commandstats', () => {
     const text = '# Commandstats\r\ncmdstat_evalsha:calls=5168,usec=1,usec_per_call=0.1,rejected_calls=0,failed_calls=0\r\ncmdstat_set:calls=12,usec=3\r\n';
     expect(parseCommandStats(text)).toEqual({ cmdstat_evalsha: 5168, cmdstat_set: 12 });
+  });
+
+  it('reads the µs spent per command from INFO commandstats', () => {
+    const text = '# Commandstats\r\ncmdstat_evalsha:calls=5168,usec=96000,usec_per_call=18.58,rejected_calls=0,failed_calls=0\r\ncmdstat_set:calls=12,usec=3\r\n';
+    expect(parseCommandMicros(text)).toEqual({ cmdstat_evalsha: 96_000, cmdstat_set: 3 });
   });
 
   it('keeps the numeric lines of mntr', () => {
