@@ -61,8 +61,11 @@ export interface AllocationResult extends SubjectFields, CycleCosts {
   readonly clientLibraryBytesPerCycle: number;
 }
 
-/** The backends whose subjects the bench measures this way (core alone, and every Redis baseline). */
-export const ALLOCATION_BACKENDS: readonly Backend[] = ['memory', 'redis'];
+/**
+ * The backends whose subjects the bench measures this way: core alone, and every backend with a raw
+ * or peer baseline on the same client library (PostgreSQL's peer opens a connection per lock).
+ */
+export const ALLOCATION_BACKENDS: readonly Backend[] = ['memory', 'redis', 'redlock', 'zookeeper', 'etcd'];
 
 /** One cycle of the measurement: acquire `key` (waiting up to 5 s) and release it. */
 export function lockCycle(session: LockSession, key: string): () => Promise<void> {

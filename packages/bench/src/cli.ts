@@ -200,10 +200,13 @@ const allocation: AllocationResult[] = [];
 for (const backend of backends.filter((b) => ALLOCATION_BACKENDS.includes(b))) {
   running = `allocation ${backend}`;
   const group = chosen.filter((subject) => subject.backend === backend);
-  // Redis reports the time it spent per command: the server's share of a cycle.
-  const { redisUrl } = sharedAddresses();
-  const serverMicros = (subject: Subject): (() => Promise<number>) | undefined =>
-    subject.backend === 'redis' ? redisServerMicros(redisUrl, subject.redisCommands ?? SCRIPT_COMMANDS) : undefined;
+  // Redis reports the time it spent per command: the server's share of a cycle (all masters' for Redlock).
+  const { redisUrl, redlockUrls } = sharedAddresses();
+  const redisServers: Partial<Record<string, readonly string[]>> = { redis: [redisUrl], redlock: redlockUrls };
+  const serverMicros = (subject: Subject): (() => Promise<number>) | undefined => {
+    const urls = redisServers[subject.backend];
+    return urls === undefined ? undefined : redisServerMicros(urls, subject.redisCommands ?? SCRIPT_COMMANDS);
+  };
   for (const result of await runAllocationGroup(group, { cycles: allocationCycles, maxMs: seconds * 4_000, rounds, serverMicros }, (s, e) => fail('allocation', s, e))) {
     allocation.push(result);
     const shares = result.split.owners.map((share) => `${share.name} ${share.bytesPerCycle.toFixed(0)}`).join(', ');

@@ -60,13 +60,17 @@ export function parseCommandMicros(text: string): CounterSnapshot {
 }
 
 /**
- * A reader of the µs the Redis at `url` has spent so far on the commands `clientCommands` matches
+ * A reader of the µs the Redis servers at `urls` have spent so far (summed) on the commands `clientCommands` matches
  * (`cmdstat_<command>` names): the commands a client sends itself, not those its scripts run (their
  * time is inside the script's), and not INFO, which the reader itself sends.
  */
-export function redisServerMicros(url: string, clientCommands: RegExp): () => Promise<number> {
-  const port = portOf(url);
-  return async () => sumMatching(parseCommandMicros(String(await redisCommand(port, ['INFO', 'commandstats']))), clientCommands);
+export function redisServerMicros(urls: readonly string[], clientCommands: RegExp): () => Promise<number> {
+  const ports = urls.map(portOf);
+  return async () => {
+    let total = 0;
+    for (const port of ports) total += sumMatching(parseCommandMicros(String(await redisCommand(port, ['INFO', 'commandstats']))), clientCommands);
+    return total;
+  };
 }
 
 /** Parses `INFO commandstats` into `cmdstat_<command>` → calls. */

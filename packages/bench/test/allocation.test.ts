@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { attribute, frameOwner, type ProfileNode } from '../src/allocation-owners.js';
-import { runAllocation, runAllocationGroup, type AllocationResult } from '../src/allocation.js';
+import { lockCycle, runAllocation, runAllocationGroup, type AllocationResult } from '../src/allocation.js';
 import { measureAllocationSplit, measureCycleCosts } from '../src/cycle-costs.js';
 import { checkTargets, computeRatios, machineInfo, renderMarkdown } from '../src/report.js';
 import { redisServerMicros } from '../src/server-counters.js';
@@ -119,7 +119,7 @@ describe('bytes and CPU per cycle', () => {
     const rethrow = (subject: { id: string }, error: unknown): never => {
       throw new Error(`${subject.id} failed`, { cause: error });
     };
-    const serverMicros = (subject: (typeof group)[number]): (() => Promise<number>) => redisServerMicros(sharedAddresses().redisUrl, subject.redisCommands ?? SCRIPT_COMMANDS);
+    const serverMicros = (subject: (typeof group)[number]): (() => Promise<number>) => redisServerMicros([sharedAddresses().redisUrl], subject.redisCommands ?? SCRIPT_COMMANDS);
     const options = { cycles: 200, maxMs: 20_000, rounds: 2, warmupCycles: 50, samplingIntervalBytes: 256, serverMicros };
     const groupResults = await runAllocationGroup(group, options, rethrow);
     expect(groupResults.map((r) => r.subject)).toEqual(group.map((s) => s.id));
@@ -135,6 +135,19 @@ describe('bytes and CPU per cycle', () => {
     }
     results.unshift(...groupResults);
   }, 240_000);
+
+  it('sums the server time over every server it reads (Redlock: its masters)', async () => {
+    const url = sharedAddresses().redisUrl;
+    // One cycle first, so that the server has spent time on scripts.
+    const session = await measured.find((s) => s.id === 'redis/fencelock')!.open();
+    await lockCycle(session, `allocation:sum:${Date.now()}`)();
+    await session.close();
+    // The same server twice: its script time counted twice, nothing else (no other client runs now).
+    const once = await redisServerMicros([url], SCRIPT_COMMANDS)();
+    const twice = await redisServerMicros([url, url], SCRIPT_COMMANDS)();
+    expect(once).toBeGreaterThan(0);
+    expect(twice).toBe(2 * once);
+  });
 
   it('reports the figures: ratios, targets and section 4b', () => {
     expect(results.map((r) => r.subject)).toEqual(measured.map((subject) => subject.id));
