@@ -31,3 +31,29 @@ export function splitLengthPrefixed(message: string): { readonly id: string; rea
   if (bytes !== length) return undefined;
   return { id: message.slice(colon + 1, end), rest: message.slice(end) };
 }
+
+/** A release's direct grant to the head of the line, as the release script announces it. */
+export interface DirectGrantAnnouncement {
+  /** The owner id of the waiter the lock was granted to. */
+  readonly ownerId: string;
+  /** The number of the waiter's attempt whose ask the release used. */
+  readonly attempt: number;
+  /** The fencing token of the grant, a decimal string. */
+  readonly token: string;
+  /** The lock key. */
+  readonly lockKey: string;
+}
+
+/**
+ * Reads a direct-grant announcement `=<length>:<owner id><attempt>:<token>:<lock key>` (see the
+ * release script of `@fencelock/redis`); `undefined` when `message` is not one (a release
+ * announcement, or a malformed message).
+ */
+export function splitDirectGrant(message: string): DirectGrantAnnouncement | undefined {
+  if (!message.startsWith('=')) return undefined;
+  const head = splitLengthPrefixed(message.slice(1));
+  if (head === undefined) return undefined;
+  const match = /^(\d{1,15}):([1-9]\d{0,39}):/.exec(head.rest);
+  if (match === null) return undefined;
+  return { ownerId: head.id, attempt: Number(match[1]), token: match[2] ?? '', lockKey: head.rest.slice(match[0].length) };
+}

@@ -17,9 +17,10 @@ export type {
 export { MutexElections, type MutexAt } from './mutex-elections.js';
 export { HASH_SLOTS, hashSlot, hashTagForSlot } from './key-slot.js';
 export { ExtendBatcher, MAX_EXTEND_BATCH, extendReplyFlags, type ExtendItem, type ExtendOutcome, type ExtendManyCall } from './extend-batcher.js';
-export { LocalWaiters, type ReleaseSubscription } from './local-waiters.js';
-export { lengthPrefixed, splitLengthPrefixed } from './announcement.js';
+export { LocalWaiters, type DirectGrant, type GrantWakeup, type ReleaseSubscription } from './local-waiters.js';
+export { lengthPrefixed, splitDirectGrant, splitLengthPrefixed, type DirectGrantAnnouncement } from './announcement.js';
 export { headOfLineLua } from './scripts/head-of-line-lua.js';
+export { nextTokenLua } from './scripts/next-token-lua.js';
 export { DEFAULT_HANDOFF, HANDOFF_RESERVATION_MS, resolveHandoff, type HandoffPolicy } from './handoff.js';
 export type { RedisLockScript } from './scripts/redis-lock-script.js';
 export {

@@ -4,7 +4,26 @@ interface Waiter {
   /** The owner id its backend attempts register under, if the announcements name heads of line. */
   readonly ownerId: string | undefined;
   notified: boolean;
+  /** A direct grant announced for it and not yet taken (see {@link DirectGrant}). */
+  grant: DirectGrant | undefined;
   wake: (() => void) | undefined;
+}
+
+/**
+ * A release that granted the lock to a waiter in the release script itself (see the release script
+ * of `@fencelock/redis`): the attempt whose registration it used (its ask names it) and the token.
+ */
+export interface DirectGrant {
+  /** The number of the waiter's attempt whose ask the release used. */
+  readonly attempt: number;
+  /** The fencing token the release handed out, a decimal string. */
+  readonly token: string;
+}
+
+/** A {@link Wakeup} that also hands over a direct grant announced for its waiter. */
+export interface GrantWakeup extends Wakeup {
+  /** The direct grant announced for this waiter since the last call, if any; taken once. */
+  takeGrant(): DirectGrant | undefined;
 }
 
 // Announcements remembered for waiters that register after their first attempt (see `wakeup`).
@@ -36,6 +55,7 @@ export class LocalWaiters {
   // registered after its first attempt still sees a release announced since that attempt was sent.
   readonly #recentKeys: (string | undefined)[] = new Array<string | undefined>(RECENT_ANNOUNCEMENTS);
   readonly #recentHeads: (string | undefined)[] = new Array<string | undefined>(RECENT_ANNOUNCEMENTS);
+  readonly #recentGrants: (DirectGrant | undefined)[] = new Array<DirectGrant | undefined>(RECENT_ANNOUNCEMENTS);
   #announcements = 0;
 
   constructor(subscription: ReleaseSubscription) {
@@ -60,8 +80,9 @@ export class LocalWaiters {
    * {@link announcements} read before the attempt that failed), an announcement since then that
    * would have woken this waiter counts as if it had been registered.
    */
-  wakeup(lockKey: string, ownerId?: string, since?: number): Wakeup {
-    const waiter: Waiter = { ownerId, notified: since !== undefined && this.#announcedSince(lockKey, ownerId, since), wake: undefined };
+  wakeup(lockKey: string, ownerId?: string, since?: number): GrantWakeup {
+    const waiter: Waiter = { ownerId, notified: false, grant: undefined, wake: undefined };
+    if (since !== undefined) this.#catchUp(waiter, lockKey, since);
     let set = this.#byKey.get(lockKey);
     if (set === undefined) {
       set = new Set();
@@ -96,6 +117,11 @@ export class LocalWaiters {
           },
         });
       },
+      takeGrant: () => {
+        const grant = waiter.grant;
+        waiter.grant = undefined;
+        return grant;
+      },
       close: () => {
         set.delete(waiter);
         if (set.size === 0 && this.#byKey.get(lockKey) === set) this.#byKey.delete(lockKey);
@@ -105,12 +131,14 @@ export class LocalWaiters {
 
   /**
    * A release of `lockKey` was announced: wakes the local waiter registered as `head`, or with no
-   * head named, the longest-waiting local waiter of the key, if any.
+   * head named, the longest-waiting local waiter of the key, if any. With `grant`, the release
+   * granted the lock to `head` itself: the waiter takes it with {@link GrantWakeup.takeGrant}.
    */
-  wakeOne(lockKey: string, head?: string): void {
+  wakeOne(lockKey: string, head?: string, grant?: DirectGrant): void {
     const slot = this.#announcements % RECENT_ANNOUNCEMENTS;
     this.#recentKeys[slot] = lockKey;
     this.#recentHeads[slot] = head;
+    this.#recentGrants[slot] = grant;
     this.#announcements += 1;
     const waiters = this.#byKey.get(lockKey);
     if (waiters === undefined) return;
@@ -126,20 +154,27 @@ export class LocalWaiters {
       }
     }
     if (chosen === undefined) return;
+    if (grant !== undefined) chosen.grant = grant;
     chosen.notified = true;
     chosen.wake?.();
   }
 
-  // Whether an announcement since `since` would have woken a waiter of `lockKey` registered as
-  // `ownerId`; when more came than are kept, as if one had (an extra attempt is all it costs).
-  #announcedSince(lockKey: string, ownerId: string | undefined, since: number): boolean {
-    if (this.#announcements - since > RECENT_ANNOUNCEMENTS) return true;
+  // Counts the announcements since `since` that would have woken a waiter of `lockKey` registered
+  // as its owner id, as if it had been registered then (a grant among them is kept for it); when more
+  // came than are kept, as if one had (an extra attempt is all it costs).
+  #catchUp(waiter: Waiter, lockKey: string, since: number): void {
+    if (this.#announcements - since > RECENT_ANNOUNCEMENTS) {
+      waiter.notified = true;
+      return;
+    }
     for (let sequence = since; sequence < this.#announcements; sequence += 1) {
       const slot = sequence % RECENT_ANNOUNCEMENTS;
       if (this.#recentKeys[slot] !== lockKey) continue;
       const head = this.#recentHeads[slot];
-      if (head === undefined || head === ownerId) return true;
+      if (head !== undefined && head !== waiter.ownerId) continue;
+      waiter.notified = true;
+      const grant = this.#recentGrants[slot];
+      if (grant !== undefined && head !== undefined) waiter.grant = grant;
     }
-    return false;
   }
 }

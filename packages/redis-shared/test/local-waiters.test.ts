@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { LocalWaiters, lengthPrefixed, splitLengthPrefixed } from '../src/index.js';
+import { LocalWaiters, lengthPrefixed, splitDirectGrant, splitLengthPrefixed } from '../src/index.js';
 
 const subscription = { isConfirmed: () => true, open: async () => undefined };
 
@@ -93,5 +93,45 @@ describe('length-prefixed announcement ids', () => {
     const wide = 'é€😀';
     expect(lengthPrefixed(wide)).toBe(`9:${wide}`);
     expect(splitLengthPrefixed(`9:${wide}key`)).toEqual({ id: wide, rest: 'key' });
+  });
+});
+
+describe('LocalWaiters, direct grants', () => {
+  it('hands a grant to the waiter it names, once, and to no other waiter of the key', async () => {
+    const { waiters, first, second, controller, firstWait, secondWait } = twoWaiters();
+    waiters.wakeOne('k', 'owner-2', { attempt: 3, token: '42' });
+    expect(await secondWait).toBe('woken');
+    expect(second.takeGrant()).toEqual({ attempt: 3, token: '42' });
+    expect(second.takeGrant()).toBeUndefined();
+    expect(first.takeGrant()).toBeUndefined();
+    controller.abort(new Error('end of test'));
+    expect(await firstWait).toBe('aborted');
+    first.close();
+    second.close();
+  });
+
+  it('keeps a grant announced between the first attempt and the wait for the waiter it names', async () => {
+    const waiters = new LocalWaiters(subscription);
+    const since = waiters.announcements;
+    waiters.wakeOne('k', 'owner-elsewhere', { attempt: 1, token: '7' });
+    waiters.wakeOne('k', 'owner-1', { attempt: 1, token: '8' });
+    const late = waiters.wakeup('k', 'owner-1', since);
+    expect(await outcome(late.wait(60_000, new AbortController().signal))).toBe('woken');
+    expect(late.takeGrant()).toEqual({ attempt: 1, token: '8' });
+    late.close();
+  });
+});
+
+describe('direct-grant announcements', () => {
+  it('reads the owner id, the attempt, the token and the lock key, whatever the key holds', () => {
+    const key = 'a:b=1:2 é';
+    expect(splitDirectGrant(`=${lengthPrefixed('owner-1')}12:345:${key}`)).toEqual({ ownerId: 'owner-1', attempt: 12, token: '345', lockKey: key });
+  });
+
+  it('is not fooled by a release announcement or a malformed message', () => {
+    expect(splitDirectGrant(`${lengthPrefixed('owner-1')}k`)).toBeUndefined();
+    expect(splitDirectGrant(`=${lengthPrefixed('owner-1')}x:345:k`)).toBeUndefined();
+    expect(splitDirectGrant(`=${lengthPrefixed('owner-1')}12:0345:k`)).toBeUndefined();
+    expect(splitDirectGrant('=99:short')).toBeUndefined();
   });
 });

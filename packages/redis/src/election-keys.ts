@@ -26,5 +26,6 @@ export function redisElectionKeys(keyPrefix: string, name: string): RedisLockKey
     meta: `${header}elect-meta:${full}`,
     waiters: `${header}elect-waiters:${full}`,
     reserved: `${header}elect-handoff:${full}`,
+    grants: `${header}elect-grants:${full}`,
   };
 }

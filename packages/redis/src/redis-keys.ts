@@ -26,6 +26,8 @@ export interface RedisLockKeys {
   readonly waiters: string;
   /** The hand-off reservation a release leaves for the registered waiters, for a moment. */
   readonly reserved: string;
+  /** The registered waiters' direct-grant asks (a hash by registration), expiring with the registry. */
+  readonly grants: string;
 }
 
 /** The keys of `key` under `keyPrefix`. Throws `LOCK_INVALID_ARGUMENT` for a reserved key. */
@@ -44,5 +46,6 @@ export function redisLockKeys(keyPrefix: string, key: string): RedisLockKeys {
     meta: `${header}meta:${lock}`,
     waiters: `${header}waiters:${lock}`,
     reserved: `${header}handoff:${lock}`,
+    grants: `${header}grants:${lock}`,
   };
 }

@@ -36,6 +36,7 @@ import {
   refusalCause,
   ScriptRunner,
   type ClientStatus,
+  type GrantWakeup,
   type LockClient,
   type ScriptArgument,
 } from '@fencelock/redis-shared';
@@ -52,6 +53,12 @@ import { ReleaseSubscriber } from './release-subscriber.js';
 interface AttemptState {
   /** Send time of the last attempt (monotonic ms). */
   sent: number;
+  /** How many attempts were sent; the last one's number (attempts are numbered from 1). */
+  count: number;
+  /** Send times of the last {@link RECENT_SENDS} attempts, by number modulo that size. */
+  sends: number[] | undefined;
+  /** The wake-up source of the wait, which brings direct grants (see #directGrant). */
+  wakeup: GrantWakeup | undefined;
   /** Whether an attempt failed in a way that may still have taken the lock. */
   indeterminate: boolean;
   /** When the holder seen by the last attempt expires at the latest (monotonic ms), if it expires. */
@@ -63,6 +70,11 @@ interface AttemptState {
 // A retry at a holder's expiry waits a little longer, for the server's clock running a little slow
 // and its millisecond expiry precision: the fixed part of core's drift margin.
 const EXPIRY_SLACK_MS = DRIFT_FIXED_MS;
+
+// Send times kept per acquisition, to anchor a direct grant at the attempt whose ask it used: a grant
+// names one of the last few attempts unless the waiter's process fell far behind its messages (then
+// its next attempt takes the lock over instead).
+const RECENT_SENDS = 8;
 
 // Lock keys whose side keys are remembered (see #keysOf); the cache is emptied when it is full.
 const KEY_CACHE_SIZE = 1_024;
@@ -144,7 +156,7 @@ export class RedisLockBackend implements LockBackend, GrantingBackend {
 
   // The lock protocol at `keys`: a lock's own keys, or an election's (see MutexElections).
   async #acquireAt(request: BackendAcquireRequest, keys: RedisLockKeys): Promise<BackendGrant | undefined> {
-    const attempts: AttemptState = { sent: 0, indeterminate: false, heldUntil: undefined, registered: false };
+    const attempts: AttemptState = { sent: 0, count: 0, sends: undefined, wakeup: undefined, indeterminate: false, heldUntil: undefined, registered: false };
     // Counted before the first attempt is sent: a release announced between its reply and the wait
     // registered after it is still seen (see LocalWaiters.wakeup).
     const since = this.#subscriber.announcements;
@@ -179,8 +191,10 @@ export class RedisLockBackend implements LockBackend, GrantingBackend {
       // A waiter that stops waiting leaves the line, so that a free lock is not held back for it. It is
       // cleanup: the call settles first (within its wait and the attempt in flight, not a request
       // more), and core sends it in the background, retried until the entry would lapse by itself.
+      // Leaving also releases a lock a release may have granted it directly meanwhile (a grant is made
+      // while the registration lasts, and lasts a grant TTL at most).
       if (grant === undefined && attempts.registered) {
-        request.releaseLater(() => this.#leaveLine(keys, request.ownerId), monotonicNow() + this.#registrationMs);
+        request.releaseLater(() => this.#leaveLine(keys, request.ownerId, request.key), monotonicNow() + this.#registrationMs + HANDOFF_RESERVATION_MS);
       }
       // An attempt whose outcome is unknown may have been applied (or may still be, by a paused
       // server). Once this acquisition is over without a grant, its owner id is never used to acquire
@@ -207,14 +221,18 @@ export class RedisLockBackend implements LockBackend, GrantingBackend {
     const grant = await waitForGrant(
       request,
       async () => {
+        // A release may have granted the lock to us already: then no attempt is needed.
+        const direct = this.#directGrant(request, keys, attempts);
+        if (direct !== undefined) return direct;
         try {
           const granted = await this.#attempt(request, keys, attempts);
           lastError = undefined;
-          return granted;
+          // An attempt that found the lock ours (granted while it was on its way) took it over.
+          return granted ?? this.#directGrant(request, keys, attempts);
         } catch (error) {
           if (!retryable(error)) throw error;
           lastError = error;
-          return undefined;
+          return this.#directGrant(request, keys, attempts);
         }
       },
       // #attempt reports contention itself: it tells a held key from a failed request.
@@ -298,6 +316,7 @@ export class RedisLockBackend implements LockBackend, GrantingBackend {
    */
   #wakeup(keys: RedisLockKeys, ownerId: string, attempts: AttemptState, since: number): Wakeup {
     const notified = this.#subscriber.wakeup(keys.lock, ownerId, since);
+    attempts.wakeup = notified;
     return {
       wait: (ms, signal) => {
         const untilExpiry = attempts.heldUntil === undefined ? ms : attempts.heldUntil - monotonicNow() + EXPIRY_SLACK_MS;
@@ -328,18 +347,69 @@ export class RedisLockBackend implements LockBackend, GrantingBackend {
   #attemptArgs(request: BackendAcquireRequest, keys: RedisLockKeys, attempts: AttemptState): ScriptArgument[] {
     const sent = monotonicNow();
     attempts.sent = sent;
+    attempts.count += 1;
     // An attempt that will wait if it fails registers as a waiter until after its next attempt at the latest.
     const register = request.deadline > sent ? this.#registrationMs : 0;
-    if (register > 0) attempts.registered = true;
     const { fenceCounterTtlMs } = this.#options;
     const tag = this.#subscriber.lineTag;
     // A barging provider leaves out the reservation key: the script then neither honours a
     // reservation nor ends one (it lapses by itself). One literal each: no array growing per attempt.
-    const args: ScriptArgument[] = this.#barging
-      ? [4, keys.lock, keys.fence, keys.meta, keys.waiters, request.ownerId, request.ttlMs, '1', register, fenceCounterTtlMs, tag]
-      : [5, keys.lock, keys.fence, keys.meta, keys.waiters, keys.reserved, request.ownerId, request.ttlMs, '1', register, fenceCounterTtlMs, tag];
+    if (this.#barging) {
+      if (register > 0) attempts.registered = true;
+      const args: ScriptArgument[] = [4, keys.lock, keys.fence, keys.meta, keys.waiters, request.ownerId, request.ttlMs, '1', register, fenceCounterTtlMs, tag];
+      if (request.metadata !== undefined) args.push('', request.metadata);
+      return args;
+    }
+    // A waiting attempt asks to be granted the lock by the release that finds it at the head of the
+    // line, and remembers its send time: that grant's validity starts there (see #directGrant).
+    let ask = '';
+    if (register > 0) {
+      attempts.registered = true;
+      (attempts.sends ??= new Array<number>(RECENT_SENDS))[attempts.count % RECENT_SENDS] = sent;
+      ask = `${attempts.count}:${directGrantTtlMs(request.ttlMs)}`;
+    }
+    const args: ScriptArgument[] = [
+      6, keys.lock, keys.fence, keys.meta, keys.waiters, keys.reserved, keys.grants,
+      request.ownerId, request.ttlMs, '1', register, fenceCounterTtlMs, tag, ask,
+    ];
     if (request.metadata !== undefined) args.push(request.metadata);
     return args;
+  }
+
+  /**
+   * The lock a release granted to this waiter in the release script (announced on our channel), if
+   * one came. Its validity starts at the send time of the attempt whose ask the release used: the
+   * server had processed that attempt before the grant, so the grant TTL runs out no earlier. A
+   * grant that names an attempt we no longer know, or whose validity has run out by now, is not
+   * taken here: the next attempt finds the lock ours and takes it over with a validity of its own.
+   * The grant TTL is short (a waiter that died in line holds the lock back no longer than a
+   * reservation would): the lock is extended to its TTL at once, in the background.
+   */
+  #directGrant(request: BackendAcquireRequest, keys: RedisLockKeys, attempts: AttemptState): BackendGrant | undefined {
+    const direct = attempts.wakeup?.takeGrant();
+    if (direct === undefined || attempts.sends === undefined) return undefined;
+    const number = direct.attempt;
+    if (number < 1 || number > attempts.count || number <= attempts.count - RECENT_SENDS) return undefined;
+    const grantTtlMs = directGrantTtlMs(request.ttlMs);
+    const sent = attempts.sends[number % RECENT_SENDS] ?? Number.NEGATIVE_INFINITY;
+    const validUntil = validityDeadline(sent, grantTtlMs, this.#options.clockDriftFactor);
+    if (validUntil <= monotonicNow()) return undefined;
+    const grant = new RedisGrant(this, request, keys, BigInt(direct.token), validUntil);
+    this.#active.add(grant);
+    if (grantTtlMs < request.ttlMs) this.#confirm(grant, request);
+    return grant;
+  }
+
+  // Extends a directly granted lock from its grant TTL to the TTL its acquisition asked for. A lock
+  // found gone is reported lost; a failed request leaves the lock valid until its grant TTL runs out,
+  // as a failed renewal does.
+  #confirm(grant: RedisGrant, request: BackendAcquireRequest): void {
+    this.extendLock(grant, request.ttlMs).then(
+      (validUntil) => request.observer.renewed(validUntil),
+      (error: unknown) => {
+        if (isLockError(error, LockErrorCode.LOST)) request.observer.lost(error);
+      },
+    );
   }
 
   // An attempt's request failed. Indeterminate: the server may have applied it, or may still (a
@@ -400,8 +470,12 @@ export class RedisLockBackend implements LockBackend, GrantingBackend {
     return this.#releaseOnce(lock.keys, lock.ownerId, lock.key);
   }
 
-  async #releaseOnce(keys: RedisLockKeys, ownerId: string, key: string): Promise<boolean> {
-    const args: ScriptArgument[] = [3, keys.lock, keys.waiters, keys.reserved, ownerId, this.#options.channel, HANDOFF_RESERVATION_MS];
+  // With `registration`, also takes that registration out of the line first (see #leaveLine).
+  async #releaseOnce(keys: RedisLockKeys, ownerId: string, key: string, registration = ''): Promise<boolean> {
+    const args: ScriptArgument[] = [
+      6, keys.lock, keys.waiters, keys.reserved, keys.grants, keys.fence, keys.meta,
+      ownerId, this.#options.channel, HANDOFF_RESERVATION_MS, this.#options.fenceCounterTtlMs, registration,
+    ];
     let reply: unknown;
     try {
       try {
@@ -416,9 +490,13 @@ export class RedisLockBackend implements LockBackend, GrantingBackend {
     return Number(reply) === 1;
   }
 
-  /** One bounded attempt to take `ownerId` out of the line of waiters; rejects on failure (core retries it). */
-  async #leaveLine(keys: RedisLockKeys, ownerId: string): Promise<void> {
-    await this.#bounded(this.#client.command(['ZREM', keys.waiters, lineMember(ownerId, this.#subscriber.lineTag)], keys.waiters), 'leaving the line of waiters');
+  /**
+   * One bounded attempt to take `ownerId` out of the line of waiters and to release the lock a
+   * release may have granted it directly on the way (passed on to the next in line); rejects on
+   * failure (core retries it).
+   */
+  async #leaveLine(keys: RedisLockKeys, ownerId: string, key: string): Promise<void> {
+    await this.#releaseOnce(keys, ownerId, key, lineMember(ownerId, this.#subscriber.lineTag));
   }
 
   /** After a reconnect: is each lock still ours? */
@@ -488,6 +566,14 @@ export class RedisLockBackend implements LockBackend, GrantingBackend {
     if (this.#clientTimesOut) return request;
     return withRequestTimeout(request, this.#options.requestTimeoutMs, describeRequest(action, key));
   }
+}
+
+/**
+ * The TTL a release grants a waiter directly, in ms: the waiter's own TTL, at most a hand-off
+ * reservation's length (the waiter extends it at once; a dead waiter holds the lock back no longer).
+ */
+function directGrantTtlMs(ttlMs: number): number {
+  return Math.min(ttlMs, HANDOFF_RESERVATION_MS);
 }
 
 function describeRequest(action: string, key: string | undefined): string {

@@ -1,5 +1,13 @@
-import type { Wakeup } from '@fencelock/core/adapter';
-import { LocalWaiters, newLineTag, splitLengthPrefixed, withoutLineTag, type LockClient, type SubscriberConnection } from '@fencelock/redis-shared';
+import {
+  LocalWaiters,
+  newLineTag,
+  splitDirectGrant,
+  splitLengthPrefixed,
+  withoutLineTag,
+  type GrantWakeup,
+  type LockClient,
+  type SubscriberConnection,
+} from '@fencelock/redis-shared';
 
 /**
  * The one pub/sub connection of a provider: it subscribes to the provider's own channel
@@ -47,8 +55,11 @@ export class ReleaseSubscriber {
     return this.#waiters.announcements;
   }
 
-  /** A wake-up source for `lockKey` in core's `waitForGrant` (see {@link LocalWaiters.wakeup}). */
-  wakeup(lockKey: string, ownerId: string, since?: number): Wakeup {
+  /**
+   * A wake-up source for `lockKey` in core's `waitForGrant` (see {@link LocalWaiters.wakeup}), which
+   * also hands over a lock a release granted to `ownerId` directly.
+   */
+  wakeup(lockKey: string, ownerId: string, since?: number): GrantWakeup {
     return this.#waiters.wakeup(lockKey, ownerId, since);
   }
 
@@ -69,6 +80,12 @@ export class ReleaseSubscriber {
           message: (channel, message) => {
             // One release frees one lock: the head of the line, if it waits here, is woken (see LocalWaiters).
             if (channel !== this.#channel && channel !== this.#ownChannel) return;
+            // A release that granted the lock to our waiter in the script itself (on our own channel only).
+            const granted = channel === this.#ownChannel ? splitDirectGrant(message) : undefined;
+            if (granted !== undefined) {
+              this.#waiters.wakeOne(granted.lockKey, granted.ownerId, { attempt: granted.attempt, token: granted.token });
+              return;
+            }
             const head = splitLengthPrefixed(message);
             if (head === undefined) this.#waiters.wakeOne(message);
             // An older release script names a tagged head whole: `<owner id>|<tag>`.

@@ -1,11 +1,11 @@
-import type { RedisLockScript } from '@fencelock/redis-shared';
+import { nextTokenLua, type RedisLockScript } from '@fencelock/redis-shared';
 
 /*
  * The semaphore protocol. A semaphore `<keyPrefix><key>` has three keys, in one Cluster slot:
  * - holders: a sorted set of `<permits>|<owner id>` scored by expiry (server time, ms);
  * - info: a hash owner id → `<limit> <token>[ <metadata>]` (what inspect shows; the limit of the holders);
  * - fence: the token counter, under the same rule as the lock's (see the acquire script of
- *   `@fencelock/redis-shared`): token = max(counter + 1, server TIME in µs × 1000), so tokens keep
+ *   `@fencelock/redis-shared`, `nextTokenLua`): token = max(counter + 1, server TIME in µs × 1000), so tokens keep
  *   increasing even when the counter is lost, as long as the server clock does not step back.
  * Every script first drops the holders whose expiry has passed, so an abandoned permit is free again
  * at its expiry with no timer anywhere. The holders and info keys expire with the last holder.
@@ -76,25 +76,7 @@ if used + permits > limit then
   local first = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')
   return {'held', tostring(math.max(0, tonumber(first[2]) - now))}
 end
-local floor = time[1] .. string.format('%06d', tonumber(time[2])) .. '000'
-local current = redis.call('GET', KEYS[3])
-local token = floor
-if current and string.find(current, '^[1-9]%d*$') and (#current > #floor or (#current == #floor and current >= floor)) then
-  -- current + 1, on the decimal string: trailing nines roll over to zeros.
-  local i = #current
-  while string.byte(current, i) == 57 do i = i - 1 end
-  if i == 0 then
-    token = '1' .. string.rep('0', #current)
-  else
-    token = string.sub(current, 1, i - 1) .. string.char(string.byte(current, i) + 1) .. string.rep('0', #current - i)
-  end
-end
-local fence_ttl = tonumber(ARGV[5]) or 0
-if fence_ttl > 0 then
-  redis.call('SET', KEYS[3], token, 'PX', fence_ttl)
-else
-  redis.call('SET', KEYS[3], token)
-end
+${nextTokenLua('KEYS[3]', 'ARGV[5]', 'time')}
 redis.call('ZADD', KEYS[1], now + tonumber(ARGV[4]), permits .. '|' .. owner)
 local info = limit .. ' ' .. token
 if ARGV[6] then info = info .. ' ' .. ARGV[6] end

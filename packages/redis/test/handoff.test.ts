@@ -1,5 +1,6 @@
 import { LockErrorCode, type LockProvider, type RetryOptions } from '@fencelock/core';
 import { nextEvent, within } from '@fencelock/conformance';
+import { HANDOFF_RESERVATION_MS, LINE_TAG_LENGTH, redisLockScripts } from '@fencelock/redis-shared';
 import { redisCommand, startTcpProxy, topology } from '@fencelock/test-infra';
 import { Redis } from 'ioredis';
 import { randomUUID } from 'node:crypto';
@@ -131,6 +132,80 @@ describe('hand-off to waiting clients', () => {
     }
   });
 
+  it('a release grants the lock to the head of the line in the script itself, for a short grant TTL: a waiter that died in line holds it back no longer', async () => {
+    const a = provider();
+    const key = `handoff-direct-dead:${randomUUID()}`;
+    const { waiters, grants, fence } = redisLockKeys('', key);
+    const holder = await a.acquire(key);
+    // What a waiting provider leaves in line when it dies between two attempts: its registration
+    // (with its line tag) and its direct-grant ask (its attempt 3, a grant TTL of 1 s), live for a minute.
+    const [seconds, micros] = (await redisCommand(port, ['TIME'])) as [string, string];
+    const until = Number(seconds) * 1000 + Math.floor(Number(micros) / 1000) + 60_000;
+    const deadOwner = `dead-${randomUUID()}`;
+    const member = `${deadOwner}|${'T'.repeat(LINE_TAG_LENGTH)}`;
+    await redisCommand(port, ['ZADD', waiters, String(until), member]);
+    await redisCommand(port, ['HSET', grants, member, `3:${HANDOFF_RESERVATION_MS}`]);
+    await redisCommand(port, ['PEXPIRE', waiters, '60000']);
+    await redisCommand(port, ['PEXPIRE', grants, '60000']);
+    expect(await holder.release()).toBe(true);
+    // Granted by the release, with a token of its own past the holder's, and out of the line.
+    expect(await redisCommand(port, ['GET', key])).toBe(deadOwner);
+    const pttl = Number(await redisCommand(port, ['PTTL', key]));
+    expect(pttl).toBeGreaterThan(0);
+    expect(pttl).toBeLessThanOrEqual(HANDOFF_RESERVATION_MS);
+    const deadToken = BigInt(String(await redisCommand(port, ['GET', fence])));
+    expect(deadToken > holder.fencingToken!).toBe(true);
+    expect(await redisCommand(port, ['ZSCORE', waiters, member])).toBeNull();
+    expect(await redisCommand(port, ['HEXISTS', grants, member])).toBe(0);
+    // Nobody releases it: it frees itself at the end of the grant TTL, and a waiter gets it then.
+    const next = await a.acquire(key, { waitMs: 10_000 });
+    expect(next.fencingToken! > deadToken).toBe(true);
+    await next.release();
+  });
+
+  it('a waiter that leaves the line takes its registration out and releases a lock a release granted it on the way, to the next in line', async () => {
+    const [a, c] = [provider(), provider()];
+    const key = `handoff-leave:${randomUUID()}`;
+    const keys = redisLockKeys('', key);
+    const register = async (owner: string): Promise<string> => {
+      // Lasting 2 s: ahead of any live waiter, whose registration lasts longer (the lowest score leads).
+      const [seconds, micros] = (await redisCommand(port, ['TIME'])) as [string, string];
+      const until = Number(seconds) * 1000 + Math.floor(Number(micros) / 1000) + 2_000;
+      const member = `${owner}|${'L'.repeat(LINE_TAG_LENGTH)}`;
+      await redisCommand(port, ['ZADD', keys.waiters, String(until), member]);
+      await redisCommand(port, ['HSET', keys.grants, member, `1:${HANDOFF_RESERVATION_MS}`]);
+      await redisCommand(port, ['PEXPIRE', keys.waiters, '60000']);
+      await redisCommand(port, ['PEXPIRE', keys.grants, '60000']);
+      return member;
+    };
+    // What a waiting provider's cleanup sends when its acquire has settled without a grant.
+    const leave = (owner: string, member: string): Promise<unknown> =>
+      redisCommand(port, [
+        'EVAL', redisLockScripts.release.lua, '6', keys.lock, keys.waiters, keys.reserved, keys.grants, keys.fence, keys.meta,
+        owner, 'fencelock:released', String(HANDOFF_RESERVATION_MS), '0', member,
+      ]);
+    // A waiter still in line with nothing granted: it only leaves.
+    const idle = `idle-${randomUUID()}`;
+    const idleMember = await register(idle);
+    expect(await leave(idle, idleMember)).toBe(0);
+    expect(await redisCommand(port, ['ZSCORE', keys.waiters, idleMember])).toBeNull();
+    expect(await redisCommand(port, ['HEXISTS', keys.grants, idleMember])).toBe(0);
+    // A waiter granted the lock by a release just as it gave up, with c waiting behind it.
+    const holder = await a.acquire(key);
+    const gone = `gone-${randomUUID()}`;
+    const goneMember = await register(gone);
+    const contended = nextEvent(c, 'contended', (e) => e.key === key, 5_000);
+    const waiting = c.acquire(key, { waitMs: 30_000 });
+    await contended;
+    expect(await holder.release()).toBe(true);
+    expect(await redisCommand(port, ['GET', key])).toBe(gone);
+    // Its cleanup passes the lock on to c at once, rather than leaving it until the grant TTL ends.
+    expect(await leave(gone, goneMember)).toBe(1);
+    const lock = await within(waiting, 10_000, 'the next in line');
+    expect(await redisCommand(port, ['GET', key])).toBe(lock.ownerId);
+    await lock.release();
+  });
+
   it('refuses an unknown handoff policy before connecting', () => {
     expect(() => createRedisLockProvider({ connection: redisUrl, handoff: 'fair' as never })).toThrow(/options\.handoff must be 'waiters-first' or 'barging', got "fair"/);
   });
@@ -178,7 +253,7 @@ describe('hand-off to waiting clients', () => {
     }
   });
 
-  it('publishes a release only while someone waits for it, naming the head of the line', async () => {
+  it('publishes a release only while someone waits for it: a grant to the head of the line, on its own channel', async () => {
     const channel = `fencelock:test:${randomUUID()}`;
     const a = provider(channel);
     // Waiters that never poll, their subscription already open: each keeps the place in line of its
@@ -222,11 +297,12 @@ describe('hand-off to waiting clients', () => {
       await holder.release();
       await within(second, 5_000, 'the release message');
       const bLock = await within(bWaiting, 10_000, 'the head of the line');
-      // Messages on one connection arrive in publish order: the first is the contended release's.
-      expect(messages[0]).toBe(`${bLock.ownerId.length}:${bLock.ownerId}${busy}`);
+      // Messages on one connection arrive in publish order: the first is the contended release's, a
+      // grant to b (the number of its attempt whose ask it used, and b's token).
+      expect(messages[0]).toMatch(new RegExp(`^=${bLock.ownerId.length}:${bLock.ownerId}\\d+:${bLock.fencingToken}:${busy}$`));
       await bLock.release();
       const cLock = await within(cWaiting, 10_000, 'the next waiter');
-      expect(messages[1]).toBe(`${cLock.ownerId.length}:${cLock.ownerId}${busy}`);
+      expect(messages[1]).toMatch(new RegExp(`^=${cLock.ownerId.length}:${cLock.ownerId}\\d+:${cLock.fencingToken}:${busy}$`));
       // Each head is told on its own provider's channel, so a release wakes one process only.
       expect(channels[0]?.startsWith(`${channel}:`)).toBe(true);
       expect(channels[1]?.startsWith(`${channel}:`)).toBe(true);

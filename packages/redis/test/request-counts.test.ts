@@ -5,6 +5,7 @@ import { Redis } from 'ioredis';
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { scriptCallsOn } from './helpers.js';
+import { redisLockScripts, scriptSha } from '@fencelock/redis-shared';
 import { createRedisLockProvider, type RedisLockProvider } from '../src/index.js';
 
 // Request counts: a dedicated server, so that its command counters count this file's requests only.
@@ -129,6 +130,61 @@ describe('many waiters of one key in one process', () => {
       expect(calls).toBeLessThanOrEqual(1 + 2 * waiters + waiters);
     } finally {
       await Promise.allSettled([holderSide.close(), waiterSide.close()]);
+    }
+  });
+});
+
+describe('a contended hand-off', () => {
+  it('is granted by the release itself: the waiter sends no attempt of its own, and extends the lock to its TTL', async () => {
+    const a = createRedisLockProvider({ connection: server.url });
+    // A waiter that never polls: only a release can end its wait.
+    const b = createRedisLockProvider({ connection: server.url, retry: { initialDelayMs: 60_000, maxDelayMs: 60_000 } });
+    const monitor = await new Redis(server.url).monitor();
+    try {
+      // Open b's subscription first (its first wait opens it), so that nothing but the release wakes it below.
+      const warmKey = `direct-warm:${randomUUID()}`;
+      const warm = await a.acquire(warmKey);
+      const warming = b.acquire(warmKey, { waitMs: 30_000 });
+      await nextEvent(b, 'contended', (e) => e.key === warmKey, 5_000);
+      await warm.release();
+      await (await within(warming, 10_000, 'the warm-up grant')).release();
+
+      const commands: string[][] = [];
+      monitor.on('monitor', (_time: string, args: string[]) => commands.push(args));
+      // Everything the server ran before a marker has been streamed to the monitor before it: the
+      // commands seen so far, once the marker is.
+      const seenSoFar = async (): Promise<number> => {
+        const marker = `marker-${randomUUID()}`;
+        await redisCommand(server.port, ['ECHO', marker]);
+        await waitFor(async () => (commands.some((args) => args[1] === marker) ? true : undefined), { timeoutMs: 5_000, what: 'the marker on the monitor' });
+        return commands.length;
+      };
+      const key = `direct:${randomUUID()}`;
+      const holder = await a.acquire(key);
+      const contended = nextEvent(b, 'contended', (e) => e.key === key, 5_000);
+      const waiting = b.acquire(key, { waitMs: 30_000, ttlMs: 30_000 });
+      await contended;
+      const beforeRelease = await seenSoFar();
+      await holder.release();
+      const lock = await within(waiting, 10_000, 'the waiter');
+      expect(lock.fencingToken! > holder.fencingToken!).toBe(true);
+      // Granted for a short grant TTL, then extended to its own 30 s in the background.
+      await waitFor(async () => (Number(await redisCommand(server.port, ['PTTL', key])) > 10_000 ? true : undefined), {
+        timeoutMs: 5_000,
+        what: 'the granted lock extended to its TTL',
+      });
+      const afterGrant = await seenSoFar();
+      const acquireSha = scriptSha(redisLockScripts.acquire.lua);
+      const attemptsOf = (list: string[][]): number =>
+        list.filter((args) => args[0]?.toLowerCase() === 'evalsha' && args[1] === acquireSha && args.includes(lock.ownerId)).length;
+      expect(attemptsOf(commands.slice(0, beforeRelease))).toBe(1);
+      expect(attemptsOf(commands.slice(beforeRelease, afterGrant))).toBe(0);
+      expect(lock.isHeld()).toBe(true);
+      await lock.release();
+    } finally {
+      monitor.disconnect();
+      await a.close();
+      await b.close();
     }
   });
 });

@@ -1,3 +1,4 @@
+import { nextTokenLua } from './next-token-lua.js';
 import type { RedisLockScript } from './redis-lock-script.js';
 
 /**
@@ -5,11 +6,14 @@ import type { RedisLockScript } from './redis-lock-script.js';
  *
  * KEYS[1] = the lock key, KEYS[2] = the key's fence counter (same hash slot), optional KEYS[3] = a
  * metadata side key (same slot), optional KEYS[4] = the key's waiter registry and optional KEYS[5]
- * = its hand-off reservation (same slot; KEYS[4] only with KEYS[3], KEYS[5] only with KEYS[4]). ARGV[1] = owner id, ARGV[2] = TTL in ms, optional ARGV[3] = `'1'` to get the holder's
- * remaining TTL instead of nil when the key is held, optional ARGV[4] = how long (ms) a failed
- * attempt registers its owner as a waiter (`''` or `'0'`: it does not wait), optional ARGV[5] = how
- * long (ms) the fence counter outlives this acquisition (`''` or `'0'`: forever), optional ARGV[6] =
- * the waiter's line tag (`''`: none; see the release script), optional ARGV[7] = metadata.
+ * = its hand-off reservation, optional KEYS[6] = its direct grants (same slot; KEYS[4] only with
+ * KEYS[3], KEYS[5] only with KEYS[4], KEYS[6] only with KEYS[5]). ARGV[1] = owner id, ARGV[2] = TTL
+ * in ms, optional ARGV[3] = `'1'` to get the holder's remaining TTL instead of nil when the key is
+ * held, optional ARGV[4] = how long (ms) a failed attempt registers its owner as a waiter (`''` or
+ * `'0'`: it does not wait), optional ARGV[5] = how long (ms) the fence counter outlives this
+ * acquisition (`''` or `'0'`: forever), optional ARGV[6] = the waiter's line tag (`''`: none; see the
+ * release script), optional ARGV[7] = the waiter's direct-grant ask `<attempt number>:<grant TTL in
+ * ms>` (`''`: none; with KEYS[6] and a line tag), optional ARGV[8] = metadata.
  *
  * Guarantees:
  * - The lock is a plain `SET lock owner NX PX ttl`, so any other SET-NX lock on the same key name
@@ -31,27 +35,27 @@ import type { RedisLockScript } from './redis-lock-script.js';
  *   reservation. Clients that do not pass KEYS[4] (other SET-NX locks, older versions) are not held
  *   back, nor are attempts without KEYS[5] (a provider whose `handoff` is `'barging'`), which also
  *   leave a reservation to lapse by itself.
+ * - Direct grants (with KEYS[6] and ARGV[7]): a failed attempt that registers also records its ask
+ *   in the hash KEYS[6] under its registration (with its metadata), so that a release whose head of
+ *   the line it is grants the lock to it in the release script itself (see the release script): the
+ *   waiter learns of its grant from the announcement, with no attempt of its own. The ask names the
+ *   attempt, so that the waiter anchors the grant's validity at the send time of an attempt the
+ *   server had processed before the grant. A grant by attempt removes the ask with the registration.
  * - When the key already holds ARGV[1] — an earlier attempt of the same acquisition whose reply was
  *   lost (a client timeout, a dropped connection) — the attempt takes it over: `PEXPIRE` to the new
  *   TTL and a fresh token. Owner ids are unique per acquisition, so this never makes a lock
  *   reentrant; it only keeps a retry from waiting for its own lost attempt to expire.
  * - On success returns the new token as a decimal string, strictly greater than every token this
- *   counter handed out before: token = max(counter + 1, floor), floor = server `TIME` in
- *   microseconds × 1000. The floor keeps tokens increasing even when the counter was lost or rolled
- *   back (restart without persistence, restore of an older RDB snapshot, failover to a lagging
- *   replica), as long as the server clock reads later than it did when the last token was issued
- *   and fewer than 1000 tokens per microsecond of that key were issued on average (1e9/s).
+ *   counter handed out before (see `next-token-lua.ts`: the counter + 1, and never below a floor
+ *   from the server clock, so that tokens keep increasing after the counter was lost).
  * - With ARGV[5], the counter expires that long after the last acquisition of its key, so that a
  *   service locking one key per order id does not keep one counter per order forever. An expired
  *   counter is an absent one: the next token is the floor, larger than every earlier token as long
  *   as the server clock has not stepped back by more than that lifetime since the key's last token.
- * - The numbers are handled as decimal strings: Lua numbers are doubles and lose integers above
- *   2^53, and a microsecond clock × 1000 is about 1.8e18. The counter is incremented as a decimal
- *   string in Lua (no INCR, whose reply would be a double here and which stops at 2^63) and written
- *   back with SET. A counter that is not a decimal string (someone else wrote the key) is replaced
- *   by the floor.
+ * - The counter is incremented as a decimal string in Lua (no INCR, whose reply would be a double
+ *   here and which stops at 2^63) and written back with SET.
  * - With KEYS[3], stores one string `<token> <owner byte length> <owner>[ <metadata>]` (metadata
- *   from ARGV[7]) expiring with the lock, so `inspect` can show them; it is only trusted while its
+ *   from ARGV[8]) expiring with the lock, so `inspect` can show them; it is only trusted while its
  *   owner matches the lock's value. Release leaves it to expire: a later acquire overwrites it.
  * - An uncontended acquire makes six calls: TIME, EXISTS (the waiter registry), SET NX, GET and
  *   SET (the counter), SET PX (the metadata).
@@ -69,6 +73,7 @@ local register = tonumber(ARGV[4] or '0') or 0
 -- A registration is the owner id, followed by '|' and the waiter's line tag when it has one.
 local member = ARGV[1]
 if ARGV[6] and ARGV[6] ~= '' then member = ARGV[1] .. '|' .. ARGV[6] end
+local grants = KEYS[6]
 local lined = false
 local function wait_in_line(reply)
   if waiters and register > 0 then
@@ -76,6 +81,12 @@ local function wait_in_line(reply)
     -- head of the line is the lowest score); formatted, as Lua's own number format keeps 14 digits.
     redis.call('ZADD', waiters, string.format('%.3f', now[1] * 1000 + now[2] / 1000 + register), member)
     if redis.call('PTTL', waiters) < register then redis.call('PEXPIRE', waiters, register) end
+    if grants and ARGV[7] and ARGV[7] ~= '' and member ~= ARGV[1] then
+      local ask = ARGV[7]
+      if ARGV[8] then ask = ask .. ' ' .. ARGV[8] end
+      redis.call('HSET', grants, member, ask)
+      if redis.call('PTTL', grants) < register then redis.call('PEXPIRE', grants, register) end
+    end
   end
   if ARGV[3] == '1' then return {reply} end
   return false
@@ -97,30 +108,13 @@ end
 -- Only a registry that existed can hold our entry, and only a release that saw it made a reservation.
 if lined then
   redis.call('ZREM', waiters, member)
+  if grants then redis.call('HDEL', grants, member) end
   if reserved then redis.call('DEL', reserved) end
 end
-local floor = now[1] .. string.format('%06d', tonumber(now[2])) .. '000'
-local current = redis.call('GET', KEYS[2])
-local token = floor
-if current and string.find(current, '^[1-9]%d*$') and (#current > #floor or (#current == #floor and current >= floor)) then
-  -- current + 1, on the decimal string: trailing nines roll over to zeros.
-  local i = #current
-  while string.byte(current, i) == 57 do i = i - 1 end
-  if i == 0 then
-    token = '1' .. string.rep('0', #current)
-  else
-    token = string.sub(current, 1, i - 1) .. string.char(string.byte(current, i) + 1) .. string.rep('0', #current - i)
-  end
-end
-local fence_ttl = tonumber(ARGV[5] or '0') or 0
-if fence_ttl > 0 then
-  redis.call('SET', KEYS[2], token, 'PX', fence_ttl)
-else
-  redis.call('SET', KEYS[2], token)
-end
+${nextTokenLua('KEYS[2]', 'ARGV[5]')}
 if KEYS[3] then
   local meta = token .. ' ' .. #ARGV[1] .. ' ' .. ARGV[1]
-  if ARGV[7] then meta = meta .. ' ' .. ARGV[7] end
+  if ARGV[8] then meta = meta .. ' ' .. ARGV[8] end
   redis.call('SET', KEYS[3], meta, 'PX', ARGV[2])
 end
 return token

@@ -1,13 +1,18 @@
 import { headOfLineLua } from './head-of-line-lua.js';
+import { nextTokenLua } from './next-token-lua.js';
 import type { RedisLockScript } from './redis-lock-script.js';
 
 /**
  * Release: delete the lock only while it holds our owner id.
  *
- * KEYS[1] = the lock key, optional KEYS[2] = its waiter registry and optional KEYS[3] = its hand-off
- * reservation (see the acquire script). ARGV[1] = owner id, optional ARGV[2] = a pub/sub channel on
- * which the lock key is published after the delete, optional ARGV[3] = how long (ms) the
- * reservation lasts (with KEYS[3]).
+ * KEYS[1] = the lock key, optional KEYS[2] = its waiter registry, optional KEYS[3] = its hand-off
+ * reservation, optional KEYS[4], KEYS[5] and KEYS[6] = its direct grants, fence counter and metadata
+ * side key (see the acquire script; all three or none). ARGV[1] = owner id, optional ARGV[2] = a
+ * pub/sub channel on which the lock key is published after the delete, optional ARGV[3] = how long
+ * (ms) the reservation lasts (with KEYS[3]), optional ARGV[4] = how long (ms) the fence counter
+ * outlives a grant (as the acquire script's ARGV[5]), optional ARGV[5] = a registration to take out
+ * of the line first (`''`: none): a waiter that stops waiting releases what a grant may have just
+ * given it and leaves the line in one call.
  *
  * Guarantees:
  * - Never deletes a lock another owner holds (a newer holder after our expiry, a foreign SET-NX
@@ -24,6 +29,14 @@ import type { RedisLockScript } from './redis-lock-script.js';
  *   with a line tag, see the acquire script) is announced on the channel `ARGV[2]:<tag>` instead,
  *   with the owner id alone: the process of each provider listens on its own tag, so a release
  *   wakes only the head's process, not every process that waits for some lock.
+ * - Direct grant (with KEYS[4] to KEYS[6]): when the head of the line registered a direct-grant ask
+ *   (see the acquire script), the release grants it the lock at once — `SET` the lock to its owner id
+ *   with the ask's grant TTL, the next fencing token, the metadata — and announces the grant on the
+ *   head's channel as `=<length>:<owner id><attempt number>:<token>:<lock key>`: the waiter holds the
+ *   lock when it reads the message, with no attempt of its own, so a contended hand-off costs one
+ *   release instead of a release, a wake-up and an attempt. The grant TTL is short (the waiter
+ *   extends to its own TTL at once), so a waiter that died while in line holds the lock back no
+ *   longer than a reservation would.
  * - With KEYS[3], a release while waiters are registered reserves the free key for them for ARGV[3]
  *   ms: a waiting newcomer is turned away meanwhile (see the acquire script), a try-once attempt
  *   is not.
@@ -34,6 +47,10 @@ export const releaseScript: RedisLockScript = {
   name: 'fencelockRelease',
   numberOfKeys: 1,
   lua: `
+if ARGV[5] and ARGV[5] ~= '' and KEYS[2] then
+  redis.call('ZREM', KEYS[2], ARGV[5])
+  if KEYS[4] then redis.call('HDEL', KEYS[4], ARGV[5]) end
+end
 if redis.call('GET', KEYS[1]) ~= ARGV[1] then
   return 0
 end
@@ -42,9 +59,42 @@ if KEYS[2] == nil then
   if ARGV[2] then redis.call('PUBLISH', ARGV[2], KEYS[1]) end
   return 1
 end
-if redis.call('EXISTS', KEYS[2]) == 0 then return 1 end
+if redis.call('EXISTS', KEYS[2]) == 0 then
+  if KEYS[4] then redis.call('DEL', KEYS[4]) end
+  return 1
+end
 ${headOfLineLua('KEYS[2]')}
-if head == nil then return 1 end
+if head == nil then
+  -- Asks of registrations that lapsed go with the last of the line.
+  if KEYS[4] then redis.call('DEL', KEYS[4]) end
+  return 1
+end
+local ask = head_tag and KEYS[6] and redis.call('HGET', KEYS[4], head)
+if ask then
+  local spec, metadata = ask, nil
+  local space = string.find(ask, ' ', 1, true)
+  if space then
+    spec = string.sub(ask, 1, space - 1)
+    metadata = string.sub(ask, space + 1)
+  end
+  local colon = string.find(spec, ':', 1, true)
+  local attempt = colon and string.sub(spec, 1, colon - 1)
+  local px = colon and tonumber(string.sub(spec, colon + 1))
+  if px and px >= 1 and string.find(attempt, '^%d+$') then
+    redis.call('SET', KEYS[1], head_id, 'PX', px)
+    redis.call('ZREM', KEYS[2], head)
+    redis.call('HDEL', KEYS[4], head)
+${nextTokenLua('KEYS[5]', 'ARGV[4]')}
+    local meta = token .. ' ' .. #head_id .. ' ' .. head_id
+    if metadata then meta = meta .. ' ' .. metadata end
+    redis.call('SET', KEYS[6], meta, 'PX', px)
+    if KEYS[3] then redis.call('DEL', KEYS[3]) end
+    if ARGV[2] then
+      redis.call('PUBLISH', ARGV[2] .. ':' .. head_tag, '=' .. #head_id .. ':' .. head_id .. attempt .. ':' .. token .. ':' .. KEYS[1])
+    end
+    return 1
+  end
+end
 if ARGV[2] then
   -- A head registered with a line tag is told on its own channel: only its process wakes.
   if head_tag then
