@@ -22,6 +22,7 @@ export { lengthPrefixed, splitDirectGrant, splitLengthPrefixed, type DirectGrant
 export { headOfLineLua } from './scripts/head-of-line-lua.js';
 export { nextTokenLua } from './scripts/next-token-lua.js';
 export { DEFAULT_HANDOFF, HANDOFF_RESERVATION_MS, resolveHandoff, type HandoffPolicy } from './handoff.js';
+export { directGrantTtlMs, extendDirectGrant } from './direct-grant.js';
 export type { RedisLockScript } from './scripts/redis-lock-script.js';
 export {
   defineRedisLockCommands,

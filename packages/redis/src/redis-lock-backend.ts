@@ -35,6 +35,8 @@ import {
   redisRefusal,
   refusalCause,
   ScriptRunner,
+  directGrantTtlMs,
+  extendDirectGrant,
   type ClientStatus,
   type GrantWakeup,
   type LockClient,
@@ -396,20 +398,8 @@ export class RedisLockBackend implements LockBackend, GrantingBackend {
     if (validUntil <= monotonicNow()) return undefined;
     const grant = new RedisGrant(this, request, keys, BigInt(direct.token), validUntil);
     this.#active.add(grant);
-    if (grantTtlMs < request.ttlMs) this.#confirm(grant, request);
+    extendDirectGrant(grant, request.ttlMs, request.observer);
     return grant;
-  }
-
-  // Extends a directly granted lock from its grant TTL to the TTL its acquisition asked for. A lock
-  // found gone is reported lost; a failed request leaves the lock valid until its grant TTL runs out,
-  // as a failed renewal does.
-  #confirm(grant: RedisGrant, request: BackendAcquireRequest): void {
-    this.extendLock(grant, request.ttlMs).then(
-      (validUntil) => request.observer.renewed(validUntil),
-      (error: unknown) => {
-        if (isLockError(error, LockErrorCode.LOST)) request.observer.lost(error);
-      },
-    );
   }
 
   // An attempt's request failed. Indeterminate: the server may have applied it, or may still (a
@@ -566,14 +556,6 @@ export class RedisLockBackend implements LockBackend, GrantingBackend {
     if (this.#clientTimesOut) return request;
     return withRequestTimeout(request, this.#options.requestTimeoutMs, describeRequest(action, key));
   }
-}
-
-/**
- * The TTL a release grants a waiter directly, in ms: the waiter's own TTL, at most a hand-off
- * reservation's length (the waiter extends it at once; a dead waiter holds the lock back no longer).
- */
-function directGrantTtlMs(ttlMs: number): number {
-  return Math.min(ttlMs, HANDOFF_RESERVATION_MS);
 }
 
 function describeRequest(action: string, key: string | undefined): string {
