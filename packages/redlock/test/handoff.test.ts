@@ -398,7 +398,10 @@ describe('release announcements', () => {
       // The first wait opens the subscriptions and ends once one is confirmed; wait for all five.
       await waiting.wait(10_000, new AbortController().signal);
       for (const port of ports) {
-        await vi.waitFor(async () => expect(Number((await redisCommand(port, ['PUBSUB', 'NUMSUB', own]))[1])).toBe(1), { timeout: 10_000, interval: 10 });
+        await vi.waitFor(async () => expect(Number(((await redisCommand(port, ['PUBSUB', 'NUMSUB', own])) as [string, number])[1])).toBe(1), {
+          timeout: 10_000,
+          interval: 10,
+        });
       }
       // A split: two masters granted round 3, two round 2: no majority for either round.
       await redisCommand(ports[0]!, ['PUBLISH', own, grant(`split:${run}`, 3, `k:${run}`)]);
