@@ -39,6 +39,8 @@ export type { FreePortOptions } from './ports.js';
 export { isLoopbackHost, assertLoopbackHost } from './loopback.js';
 
 export { redisCommand, encodeCommand, RedisReplyError } from './resp.js';
+export { monitorRedisCommands, monitorArguments } from './redis-monitor.js';
+export type { RedisCommandLog } from './redis-monitor.js';
 export type { RespReply, RedisCommandOptions } from './resp.js';
 export { fourLetterWord, zooKeeperMode } from './four-letter.js';
 export type { FourLetterWord, ZooKeeperMode } from './four-letter.js';

@@ -302,6 +302,8 @@ describe('hand-off to waiting clients', () => {
       expect(messages[0]).toMatch(new RegExp(`^=${bLock.ownerId.length}:${bLock.ownerId}\\d+:${bLock.fencingToken}:${busy}$`));
       await bLock.release();
       const cLock = await within(cWaiting, 10_000, 'the next waiter');
+      // The grant may reach c before it reaches this listener.
+      await vi.waitFor(() => expect(messages.length).toBeGreaterThan(1), { timeout: 5_000, interval: 5 });
       expect(messages[1]).toMatch(new RegExp(`^=${cLock.ownerId.length}:${cLock.ownerId}\\d+:${cLock.fencingToken}:${busy}$`));
       // Each head is told on its own provider's channel, so a release wakes one process only.
       expect(channels[0]?.startsWith(`${channel}:`)).toBe(true);

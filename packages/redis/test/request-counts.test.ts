@@ -1,6 +1,6 @@
 import type { LockHandle } from '@fencelock/core';
 import { nextEvent, within } from '@fencelock/conformance';
-import { redisCommand, startRedisServer, waitFor, type RedisServer } from '@fencelock/test-infra';
+import { monitorRedisCommands, redisCommand, startRedisServer, waitFor, type RedisServer } from '@fencelock/test-infra';
 import { Redis } from 'ioredis';
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -139,7 +139,7 @@ describe('a contended hand-off', () => {
     const a = createRedisLockProvider({ connection: server.url });
     // A waiter that never polls: only a release can end its wait.
     const b = createRedisLockProvider({ connection: server.url, retry: { initialDelayMs: 60_000, maxDelayMs: 60_000 } });
-    const monitor = await new Redis(server.url).monitor();
+    const monitor = await monitorRedisCommands(server.port);
     try {
       // Open b's subscription first (its first wait opens it), so that nothing but the release wakes it below.
       const warmKey = `direct-warm:${randomUUID()}`;
@@ -149,22 +149,12 @@ describe('a contended hand-off', () => {
       await warm.release();
       await (await within(warming, 10_000, 'the warm-up grant')).release();
 
-      const commands: string[][] = [];
-      monitor.on('monitor', (_time: string, args: string[]) => commands.push(args));
-      // Everything the server ran before a marker has been streamed to the monitor before it: the
-      // commands seen so far, once the marker is.
-      const seenSoFar = async (): Promise<number> => {
-        const marker = `marker-${randomUUID()}`;
-        await redisCommand(server.port, ['ECHO', marker]);
-        await waitFor(async () => (commands.some((args) => args[1] === marker) ? true : undefined), { timeoutMs: 5_000, what: 'the marker on the monitor' });
-        return commands.length;
-      };
       const key = `direct:${randomUUID()}`;
       const holder = await a.acquire(key);
       const contended = nextEvent(b, 'contended', (e) => e.key === key, 5_000);
       const waiting = b.acquire(key, { waitMs: 30_000, ttlMs: 30_000 });
       await contended;
-      const beforeRelease = await seenSoFar();
+      const beforeRelease = await monitor.seenSoFar();
       await holder.release();
       const lock = await within(waiting, 10_000, 'the waiter');
       expect(lock.fencingToken! > holder.fencingToken!).toBe(true);
@@ -173,16 +163,21 @@ describe('a contended hand-off', () => {
         timeoutMs: 5_000,
         what: 'the granted lock extended to its TTL',
       });
-      const afterGrant = await seenSoFar();
+      const afterGrant = await monitor.seenSoFar();
       const acquireSha = scriptSha(redisLockScripts.acquire.lua);
-      const attemptsOf = (list: string[][]): number =>
-        list.filter((args) => args[0]?.toLowerCase() === 'evalsha' && args[1] === acquireSha && args.includes(lock.ownerId)).length;
-      expect(attemptsOf(commands.slice(0, beforeRelease))).toBe(1);
-      expect(attemptsOf(commands.slice(beforeRelease, afterGrant))).toBe(0);
+      // The script goes by its SHA, or whole (EVAL) on a connection's first call.
+      const attemptsOf = (list: readonly (readonly string[])[]): number =>
+        list.filter((args) => {
+          const verb = args[0]?.toLowerCase();
+          const sha = verb === 'evalsha' ? args[1] : verb === 'eval' ? scriptSha(args[1] ?? '') : undefined;
+          return sha === acquireSha && args.includes(lock.ownerId);
+        }).length;
+      expect(attemptsOf(monitor.commands.slice(0, beforeRelease))).toBe(1);
+      expect(attemptsOf(monitor.commands.slice(beforeRelease, afterGrant))).toBe(0);
       expect(lock.isHeld()).toBe(true);
       await lock.release();
     } finally {
-      monitor.disconnect();
+      monitor.close();
       await a.close();
       await b.close();
     }

@@ -1,4 +1,4 @@
-import { HANDOFF_RESERVATION_MS, headOfLineLua, isNoScriptError, lengthPrefixed, scriptSha, splitLengthPrefixed, type LockClient } from '@fencelock/redis-shared';
+import { HANDOFF_RESERVATION_MS, grantToHeadLua, headOfLineLua, isNoScriptError, lengthPrefixed, scriptSha, splitLengthPrefixed, type LockClient } from '@fencelock/redis-shared';
 import type { RedlockKeys } from './lock-keys.js';
 
 // Both scripts take the lock key, its waiter registry, its hand-off reservation and its direct-grant asks.
@@ -115,19 +115,11 @@ if head == nil then
   redis.call('DEL', KEYS[4])
   return 1
 end
-local ask = head_tag and redis.call('HGET', KEYS[4], head)
-if ask then
-  local colon = string.find(ask, ':', 1, true)
-  local round = colon and string.sub(ask, 1, colon - 1)
-  local px = colon and tonumber(string.sub(ask, colon + 1))
-  if px and px >= 1 and string.find(round, '^%d+$') then
-    redis.call('SET', KEYS[1], head_id, 'PX', px)
-    redis.call('ZREM', KEYS[2], head)
-    redis.call('HDEL', KEYS[4], head)
-    redis.call('DEL', KEYS[3])
-    redis.call('PUBLISH', ARGV[2] .. ':' .. head_tag, '=' .. ARGV[3] .. #head_id .. ':' .. head_id .. round .. ':' .. KEYS[1])
-    return 1
-  end
+${grantToHeadLua({ lock: 'KEYS[1]', registry: 'KEYS[2]', grants: 'KEYS[4]' })}
+if granted then
+  redis.call('DEL', KEYS[3])
+  redis.call('PUBLISH', ARGV[2] .. ':' .. head_tag, '=' .. ARGV[3] .. #head_id .. ':' .. head_id .. grant_attempt .. ':' .. KEYS[1])
+  return 1
 end
 -- A head registered with a line tag is told on its own channel: only its process wakes.
 if head_tag then

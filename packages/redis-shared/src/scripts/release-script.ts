@@ -1,3 +1,4 @@
+import { grantToHeadLua } from './grant-to-head-lua.js';
 import { headOfLineLua } from './head-of-line-lua.js';
 import { nextTokenLua } from './next-token-lua.js';
 import type { RedisLockScript } from './redis-lock-script.js';
@@ -69,31 +70,17 @@ if head == nil then
   if KEYS[4] then redis.call('DEL', KEYS[4]) end
   return 1
 end
-local ask = head_tag and KEYS[6] and redis.call('HGET', KEYS[4], head)
-if ask then
-  local spec, metadata = ask, nil
-  local space = string.find(ask, ' ', 1, true)
-  if space then
-    spec = string.sub(ask, 1, space - 1)
-    metadata = string.sub(ask, space + 1)
-  end
-  local colon = string.find(spec, ':', 1, true)
-  local attempt = colon and string.sub(spec, 1, colon - 1)
-  local px = colon and tonumber(string.sub(spec, colon + 1))
-  if px and px >= 1 and string.find(attempt, '^%d+$') then
-    redis.call('SET', KEYS[1], head_id, 'PX', px)
-    redis.call('ZREM', KEYS[2], head)
-    redis.call('HDEL', KEYS[4], head)
+${grantToHeadLua({ lock: 'KEYS[1]', registry: 'KEYS[2]', grants: 'KEYS[4]', enabled: 'KEYS[6]' })}
+if granted then
 ${nextTokenLua('KEYS[5]', 'ARGV[4]')}
-    local meta = token .. ' ' .. #head_id .. ' ' .. head_id
-    if metadata then meta = meta .. ' ' .. metadata end
-    redis.call('SET', KEYS[6], meta, 'PX', px)
-    if KEYS[3] then redis.call('DEL', KEYS[3]) end
-    if ARGV[2] then
-      redis.call('PUBLISH', ARGV[2] .. ':' .. head_tag, '=' .. #head_id .. ':' .. head_id .. attempt .. ':' .. token .. ':' .. KEYS[1])
-    end
-    return 1
+  local meta = token .. ' ' .. #head_id .. ' ' .. head_id
+  if grant_metadata then meta = meta .. ' ' .. grant_metadata end
+  redis.call('SET', KEYS[6], meta, 'PX', grant_px)
+  if KEYS[3] then redis.call('DEL', KEYS[3]) end
+  if ARGV[2] then
+    redis.call('PUBLISH', ARGV[2] .. ':' .. head_tag, '=' .. #head_id .. ':' .. head_id .. grant_attempt .. ':' .. token .. ':' .. KEYS[1])
   end
+  return 1
 end
 if ARGV[2] then
   -- A head registered with a line tag is told on its own channel: only its process wakes.
