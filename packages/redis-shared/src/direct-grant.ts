@@ -2,7 +2,7 @@ import { LockErrorCode, isLockError, type BackendGrant, type GrantObserver } fro
 import { HANDOFF_RESERVATION_MS } from './handoff.js';
 
 /**
- * The TTL a release grants the head of the line directly, in ms (both Redis adapters): the waiter's
+ * The TTL a release grants the head of the line directly, in ms (`@fencelock/redis`): the waiter's
  * own TTL, at most a hand-off reservation's length, so that a waiter that died in line holds the
  * lock back no longer than a reservation would. The waiter extends it to its TTL at once
  * ({@link extendDirectGrant}).

@@ -45,8 +45,6 @@ export interface AcquireRoundInput {
   readonly lineTag: string;
   /** Whether the attempt ignores a release's reservation for the clients in line (`handoff: 'barging'`). */
   readonly barging: boolean;
-  /** This round's direct-grant ask, `<round number>:<grant TTL in ms>` (`''`: none; see `redlock-scripts.ts`). */
-  readonly ask?: string;
 }
 
 /**
@@ -59,14 +57,10 @@ export interface AcquireRoundInput {
  * 3. acquired iff a majority granted AND `validity = ttl − elapsed − drift > 0` (core's drift margin,
  *    `⌈ttl × clockDriftFactor⌉ + 2 ms`); `validUntil = start + ttl − drift` (core's `validityDeadline`
  *    from the send time: what is left at the round's end is exactly `validity`);
- * 4. otherwise release on every master that may hold our value before returning — partial grants
- *    never survive into the next round, which is what keeps split votes from livelocking waiters
- *    (node-redlock keeps them). A master that refused (it answered: the key held another value, or
- *    was reserved for the line) held nothing of ours, and is left alone: a release there could only
- *    delete what a holder's release grants this waiter afterwards, as the head of that master's
- *    line (see `redlock-scripts.ts`), after this round registered it. This release announces
- *    nothing: the key was never ours on a majority, so no holder left it. It is one attempt per
- *    master; what it could not confirm is reported in `copies`.
+ * 4. otherwise release on EVERY master before returning — partial grants never survive into the
+ *    next round, which is what keeps split votes from livelocking waiters (node-redlock keeps them).
+ *    This release announces nothing: the key was never ours on a majority, so no holder left it.
+ *    It is one attempt per master; what it could not confirm is reported in `copies`.
  */
 export async function acquireRound(
   masters: readonly MasterNode[],
@@ -74,9 +68,9 @@ export async function acquireRound(
   stragglers?: Stragglers,
 ): Promise<AcquireRound> {
   const quorum = quorumOf(masters.length);
-  const { keys, value, ttlMs, registerMs, lineTag, barging, ask = '' } = input;
+  const { keys, value, ttlMs, registerMs, lineTag, barging } = input;
   const start = monotonicNow();
-  const replies = await voteRound(masters, (master) => master.acquire(keys, value, ttlMs, registerMs, lineTag, barging, ask), {
+  const replies = await voteRound(masters, (master) => master.acquire(keys, value, ttlMs, registerMs, lineTag, barging), {
     timeoutMs: input.requestTimeoutMs,
     enoughYes: quorum,
     ...(stragglers === undefined ? {} : { stragglers }),
@@ -87,25 +81,12 @@ export async function acquireRound(
   if (counted.succeeded >= quorum && validityMs > 0) {
     return { kind: 'acquired', validUntil: roundValidUntil(start, ttlMs, input.clockDriftFactor), tally: counted };
   }
-  const holding = masters.flatMap((master, i) => (refused(replies[i]) ? [] : [{ master, i }]));
-  const releasedOn = await releaseOnAll(
-    holding.map((entry) => entry.master),
-    { keys, value, timeoutMs: input.requestTimeoutMs, head: '' },
-  );
-  const released: (NodeReply<boolean> | undefined)[] = masters.map(() => undefined);
-  holding.forEach((entry, j) => {
-    released[entry.i] = releasedOn[j];
-  });
+  const released = await releaseOnAll(masters, { keys, value, timeoutMs: input.requestTimeoutMs, head: '' });
   const failed: FailedRound = { tally: counted, copies: replies.map((reply, i) => copyLeft(reply, released[i])) };
   if (counted.succeeded >= quorum) return { kind: 'validity-exhausted', elapsedMs, validityMs, ...failed };
   if (masters.length - counted.unreachable < quorum) return { kind: 'unreachable', ...failed };
   if (masters.length - counted.failed < quorum) return { kind: 'failing', ...failed };
   return { kind: 'contended', ...failed };
-}
-
-// Whether a master answered that it did not grant (the key held another value, or was reserved).
-function refused(reply: NodeReply<boolean> | undefined): boolean {
-  return reply?.ok === true && !reply.value;
 }
 
 // A master may keep a copy when it granted, or its request failed after being sent (a timeout, a

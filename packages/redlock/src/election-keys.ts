@@ -19,6 +19,5 @@ export function redlockElectionKeys(keyPrefix: string, name: string): RedlockKey
     lock: `{e}fencelock:redlock-elect:${full}`,
     waiters: `{w}fencelock:redlock-elect-waiters:${full}`,
     reserved: `{w}fencelock:redlock-elect-handoff:${full}`,
-    grants: `{w}fencelock:redlock-elect-grants:${full}`,
   };
 }

@@ -9,8 +9,6 @@ export interface RedlockKeys {
   readonly waiters: string;
   /** The hand-off reservation a release leaves for the registered waiters, for a moment. */
   readonly reserved: string;
-  /** The registered waiters' direct-grant asks (a hash by registration), expiring with the registry. */
-  readonly grants: string;
 }
 
 /**
@@ -23,12 +21,7 @@ export function redlockKeys(keyPrefix: string, key: string): RedlockKeys {
   if (RESERVED_KEY_PATTERN.test(lock)) {
     throw new LockRangeError('key', `lock key "${lock}" is reserved: keys of the form {<tag>}fencelock:… hold fencelock's side keys`);
   }
-  return {
-    lock,
-    waiters: `{w}fencelock:redlock-waiters:${lock}`,
-    reserved: `{w}fencelock:redlock-handoff:${lock}`,
-    grants: `{w}fencelock:redlock-grants:${lock}`,
-  };
+  return { lock, waiters: `{w}fencelock:redlock-waiters:${lock}`, reserved: `{w}fencelock:redlock-handoff:${lock}` };
 }
 
 /** The channel on which masters announce releases of locks someone waits for. */

@@ -129,29 +129,25 @@ export class MasterNode {
 
   /**
    * The Redlock acquire step on this master: `SET lock value NX PX ttl` with the line of waiters
-   * (see `redlock-scripts.ts`) and, with `ask`, a direct-grant ask; resolves whether this master
-   * granted it. Unbounded: the caller's round bounds it.
+   * (see `redlock-scripts.ts`); resolves whether this master granted it. Unbounded: the caller's
+   * round bounds it.
    */
-  acquire(keys: RedlockKeys, value: string, ttlMs: number, registerMs: number, lineTag: string, barging: boolean, ask = ''): Promise<boolean> {
-    return this.#scripts.acquire(keys, value, ttlMs, registerMs, lineTag, barging, ask);
+  acquire(keys: RedlockKeys, value: string, ttlMs: number, registerMs: number, lineTag: string, barging: boolean): Promise<boolean> {
+    return this.#scripts.acquire(keys, value, ttlMs, registerMs, lineTag, barging);
   }
 
   /**
    * Deletes `keys.lock` only if it holds `value`, announcing the release on `channel` and reserving
-   * the free key for the waiters (or granting it to the head of the line) while someone waits
-   * (`head` empty: none of these); with `registration`, takes it out of the line first. Unbounded:
-   * the caller's round bounds it.
+   * the free key for the waiters while someone waits (`head` empty: neither). Unbounded: the
+   * caller's round bounds it.
    */
-  release(keys: RedlockKeys, value: string, channel: string, head: string, registration = ''): Promise<boolean> {
-    return this.#scripts.release(keys, value, channel, head, registration);
+  release(keys: RedlockKeys, value: string, channel: string, head: string): Promise<boolean> {
+    return this.#scripts.release(keys, value, channel, head);
   }
 
-  /** Takes registration `member` and its ask out of the line of waiters of a lock. Unbounded: the caller's round bounds it. */
-  leaveLine(keys: RedlockKeys, member: string): Promise<boolean> {
-    return Promise.all([
-      this.client.command(['ZREM', keys.waiters, member], keys.waiters),
-      this.client.command(['HDEL', keys.grants, member], keys.grants),
-    ]).then(([removed]) => Number(removed) > 0);
+  /** Takes `value` out of the line of waiters of a lock. Unbounded: the caller's round bounds it. */
+  leaveLine(waitersKey: string, value: string): Promise<boolean> {
+    return this.client.command(['ZREM', waitersKey, value], waitersKey).then((removed) => Number(removed) > 0);
   }
 
   /**

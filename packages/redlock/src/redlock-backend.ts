@@ -14,7 +14,7 @@ import {
   DEFAULT_RETRY,
   waitForGrant,
 } from '@fencelock/core/adapter';
-import { MutexElections, directGrantTtlMs, extendDirectGrant, lineMember, mergeEvictionWarnings, type GrantWakeup } from '@fencelock/redis-shared';
+import { MutexElections, lineMember, mergeEvictionWarnings } from '@fencelock/redis-shared';
 import { redlockElectionKeys } from './election-keys.js';
 import { type AcquireRound, type MasterCopy, acquireRound } from './acquire-round.js';
 import { ExtendRounds } from './extend-round.js';
@@ -23,10 +23,10 @@ import { decodeLockValue, encodeLockValue } from './lock-value.js';
 import type { MasterNode } from './master-node.js';
 import { tally } from './node-outcomes.js';
 import { REDLOCK_MIN_TTL_MS, type ResolvedRedlockOptions, extendTimeoutFor, requestTimeoutFor } from './options.js';
-import { quorumOf, roundValidUntil } from './quorum.js';
+import { quorumOf } from './quorum.js';
 import { quorumNotReachedError, refusedQuorumError, validityExhaustedError } from './redlock-errors.js';
 import { ReleaseListener } from './release-listener.js';
-import { MastersRelease, releaseOnAll } from './release-round.js';
+import { MastersRelease } from './release-round.js';
 import { announcementHead } from './redlock-scripts.js';
 import { Stragglers, voteRound } from './vote-round.js';
 
@@ -165,25 +165,6 @@ export class RedlockBackend implements LockBackend {
       lineTag: this.#listener.lineTag,
       barging: this.#options.handoff === 'barging',
     };
-    // Direct grants (not when barging): each waiting round asks the masters' releases to grant it
-    // the key as the head of their lines, for a short grant TTL (see redlock-scripts.ts).
-    const asks = waits && !input.barging;
-    const grantTtlMs = directGrantTtlMs(request.ttlMs);
-    let rounds = 0;
-    let lastRoundSent = Number.NEGATIVE_INFINITY;
-    let wakeup: GrantWakeup | undefined;
-    // A majority of grants for the LAST round, taken when no round is in flight: each round that
-    // fails releases our value on the masters that may hold it, which would delete a grant made
-    // before that round reached its master; it leaves alone the masters that refused it, where the
-    // grants for that round are made. The validity starts at that round's send time, before every
-    // grant that used its asks.
-    const takeDirectGrant = (): { readonly validUntil: number } | undefined => {
-      const direct = wakeup?.takeGrant();
-      if (direct === undefined || direct.attempt !== rounds) return undefined;
-      const validUntil = roundValidUntil(lastRoundSent, grantTtlMs, this.#options.clockDriftFactor);
-      return validUntil > monotonicNow() ? { validUntil } : undefined;
-    };
-    let direct = false;
     let last: AcquireRound | undefined;
     let exhaustedInARow = 0;
     let unreachableSince: number | undefined;
@@ -193,30 +174,18 @@ export class RedlockBackend implements LockBackend {
     const copies: MasterCopy[] = this.#masters.map(() => 'untouched');
     const exhausted = (round: Extract<AcquireRound, { kind: 'validity-exhausted' }>) =>
       validityExhaustedError(request.key, round.tally, { ttlMs: request.ttlMs, elapsedMs: round.elapsedMs, validityMs: round.validityMs, rounds: exhaustedInARow });
-    let granted: { readonly validUntil: number } | undefined;
+    let granted: Extract<AcquireRound, { kind: 'acquired' }> | undefined;
     try {
       granted = await waitForGrant(
         request,
         async () => {
-          const early = takeDirectGrant();
-          if (early !== undefined) {
-            direct = true;
-            return early;
-          }
-          rounds += 1;
-          lastRoundSent = monotonicNow();
-          const round = await acquireRound(this.#masters, asks ? { ...input, ask: `${rounds}:${grantTtlMs}` } : input, this.#stragglers);
+          const round = await acquireRound(this.#masters, input, this.#stragglers);
           last = round;
           if (waits && round.tally.refused > 0) inLine = true;
           if (round.kind === 'acquired') return round;
           round.copies.forEach((copy, i) => {
             if (copy !== 'untouched') copies[i] = copy;
           });
-          const late = takeDirectGrant();
-          if (late !== undefined) {
-            direct = true;
-            return late;
-          }
           if (round.kind === 'contended') request.contended();
           if (round.kind === 'failing' || round.kind === 'unreachable') {
             const refused = refusedQuorumError(request.key, 'acquiring', this.#quorum, round.tally, this.#masters);
@@ -236,7 +205,7 @@ export class RedlockBackend implements LockBackend {
         },
         {
           ...(this.#options.retry === undefined ? {} : { retry: this.#options.retry }),
-          wakeup: () => (wakeup = this.#listener.wakeup(keys.lock, value)),
+          wakeup: () => this.#listener.wakeup(keys.lock, value),
           // Contention is reported by the round above, never for rounds that failed on errors.
           reportContention: false,
         },
@@ -246,16 +215,11 @@ export class RedlockBackend implements LockBackend {
       // (an entry it cannot remove lapses by itself); one that got the lock leaves the lines of the
       // masters that did not grant it. Cleanup: the call settles first (within its wait and the round
       // in flight), and close() waits for it like a round that returned at a majority.
-      // One that did not get it also releases what the masters' releases may have granted it on the
-      // way (passed on to the next in line there).
       if (inLine) {
         this.#stragglers.begin();
-        const member = lineMember(value, this.#listener.lineTag);
-        const leaving =
-          granted === undefined
-            ? releaseOnAll(this.#masters, { keys, value, timeoutMs: requestTimeoutMs, head: announcementHead(request.ownerId), registration: member })
-            : voteRound(this.#masters, (master) => master.leaveLine(keys, member), { timeoutMs: requestTimeoutMs });
-        void leaving.then(() => this.#stragglers.end());
+        void voteRound(this.#masters, (master) => master.leaveLine(keys.waiters, lineMember(value, this.#listener.lineTag)), { timeoutMs: requestTimeoutMs }).then(() =>
+          this.#stragglers.end(),
+        );
       }
       // A copy a failed round could not confirm gone (its master timed out, or dropped the
       // connection) may sit there until its TTL. Once this acquisition is over without a grant its
@@ -275,11 +239,7 @@ export class RedlockBackend implements LockBackend {
         }, monotonicNow() + request.ttlMs);
       }
     }
-    if (granted !== undefined) {
-      const grant = this.#grant(request, keys, value, granted.validUntil);
-      if (direct) extendDirectGrant(grant, request.ttlMs, request.observer);
-      return grant;
-    }
+    if (granted !== undefined) return this.#grant(request, keys, value, granted.validUntil);
     const final = last as AcquireRound | undefined;
     if (final?.kind === 'failing' || final?.kind === 'unreachable') throw quorumNotReachedError(request.key, 'acquiring', this.#quorum, final.tally);
     if (final?.kind === 'validity-exhausted') throw exhausted(final);

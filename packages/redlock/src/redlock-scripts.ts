@@ -1,22 +1,19 @@
-import { HANDOFF_RESERVATION_MS, grantToHeadLua, headOfLineLua, isNoScriptError, lengthPrefixed, scriptSha, splitLengthPrefixed, type LockClient } from '@fencelock/redis-shared';
+import { HANDOFF_RESERVATION_MS, headOfLineLua, isNoScriptError, lengthPrefixed, scriptSha, splitLengthPrefixed, type LockClient } from '@fencelock/redis-shared';
 import type { RedlockKeys } from './lock-keys.js';
 
-// Both scripts take the lock key, its waiter registry, its hand-off reservation and its direct-grant asks.
-const KEY_COUNT = 4;
+// Both scripts take the lock key, its waiter registry and its hand-off reservation.
+const KEY_COUNT = 3;
 
 /**
  * Acquire on one master: `SET lock value NX PX ttl`, plus a line of waiters.
  *
  * KEYS[1] = the lock key, KEYS[2] = the key's waiter registry (a sorted set of lock values scored by
  * the server time, in ms to the microsecond, until which each registration lasts), KEYS[3] = its hand-off reservation
- * (see {@link RELEASE_LUA}), KEYS[4] = its direct-grant asks. ARGV[1] = the lock value, ARGV[2] = TTL in ms, ARGV[3] = how long (ms) a
+ * (see {@link RELEASE_LUA}). ARGV[1] = the lock value, ARGV[2] = TTL in ms, ARGV[3] = how long (ms) a
  * refused attempt stays registered (`'0'`: it does not wait, a try-once attempt), optional ARGV[4] =
  * the provider's line tag: the registration is then `<value>|<tag>` (see redis-shared's `line-tag.ts`),
  * optional ARGV[5] = `'1'` for a barging attempt (a provider whose `handoff` is `'barging'`), which
- * neither honours a reservation nor ends one (it lapses by itself), optional ARGV[6] = the waiter's
- * direct-grant ask `<round number>:<grant TTL in ms>` (`''`: none; with a line tag): a refused attempt
- * that registers records it in KEYS[4] under its registration, so that a release that finds it at
- * the head of the line on this master grants it the key there (see {@link RELEASE_LUA}).
+ * neither honours a reservation nor ends one (it lapses by itself).
  *
  * Returns 1 (granted), 0 (the key holds another value) or -2 (the key is free but reserved for the
  * clients already waiting). Guarantees:
@@ -46,10 +43,6 @@ local function wait_in_line(reply)
     -- head of the line is the lowest score); formatted, as Lua's own number format keeps 14 digits.
     redis.call('ZADD', KEYS[2], string.format('%.3f', now[1] * 1000 + now[2] / 1000 + register), member)
     if redis.call('PTTL', KEYS[2]) < register then redis.call('PEXPIRE', KEYS[2], register) end
-    if ARGV[6] and ARGV[6] ~= '' and member ~= ARGV[1] then
-      redis.call('HSET', KEYS[4], member, ARGV[6])
-      if redis.call('PTTL', KEYS[4]) < register then redis.call('PEXPIRE', KEYS[4], register) end
-    end
   end
   return reply
 end
@@ -68,7 +61,6 @@ if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) == false then
 end
 if line then
   redis.call('ZREM', KEYS[2], member)
-  redis.call('HDEL', KEYS[4], member)
   if not barging then redis.call('DEL', KEYS[3]) end
 end
 return 1
@@ -77,16 +69,9 @@ return 1
 /**
  * Release on one master: `DEL lock` only if it holds ARGV[1] (the whole value is compared, so another
  * owner's key is never touched). KEYS[1] = the lock key, KEYS[2] = its waiter registry, KEYS[3] = its
- * hand-off reservation, KEYS[4] = its direct-grant asks; ARGV[1] = the lock value, ARGV[2] = the
- * channel, ARGV[3] = the announcement's head (`''`: no announcement, no reservation, no grant),
- * ARGV[4] = how long (ms) the reservation lasts, optional ARGV[5] = a registration to take out of the
- * line first (`''`: none; a waiter that stops waiting releases what a grant may have given it and
- * leaves the line in one call). Returns 1 if it deleted.
- *
- * Direct grant: when the head of the line left an ask (see {@link ACQUIRE_LUA}), the release sets the
- * key to the head's value on this master with the ask's grant TTL and announces
- * `'=' .. ARGV[3] .. <length>:<head value> .. <round number>:<lock key>` on the head's channel; the
- * waiter holds the lock once a majority of masters granted it for the same round (see the backend).
+ * hand-off reservation; ARGV[1] = the lock value, ARGV[2] = the channel, ARGV[3] = the announcement's
+ * head (`''`: no announcement, no reservation), ARGV[4] = how long (ms) the reservation lasts.
+ * Returns 1 if it deleted.
  *
  * The announcement goes out only while live registrations exist (lapsed ones are dropped first):
  * `ARGV[3] .. <length>:<head of the line> .. lock key`. ARGV[3] names this release (see
@@ -98,29 +83,11 @@ return 1
  * {@link ACQUIRE_LUA}).
  */
 const RELEASE_LUA = `
-if ARGV[5] and ARGV[5] ~= '' then
-  redis.call('ZREM', KEYS[2], ARGV[5])
-  redis.call('HDEL', KEYS[4], ARGV[5])
-end
 if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
 redis.call('DEL', KEYS[1])
-if ARGV[3] == '' then return 1 end
-if redis.call('EXISTS', KEYS[2]) == 0 then
-  redis.call('DEL', KEYS[4])
-  return 1
-end
+if ARGV[3] == '' or redis.call('EXISTS', KEYS[2]) == 0 then return 1 end
 ${headOfLineLua('KEYS[2]')}
-if head == nil then
-  -- Asks of registrations that lapsed go with the last of the line.
-  redis.call('DEL', KEYS[4])
-  return 1
-end
-${grantToHeadLua({ lock: 'KEYS[1]', registry: 'KEYS[2]', grants: 'KEYS[4]' })}
-if granted then
-  redis.call('DEL', KEYS[3])
-  redis.call('PUBLISH', ARGV[2] .. ':' .. head_tag, '=' .. ARGV[3] .. #head_id .. ':' .. head_id .. grant_attempt .. ':' .. KEYS[1])
-  return 1
-end
+if head == nil then return 1 end
 -- A head registered with a line tag is told on its own channel: only its process wakes.
 if head_tag then
   redis.call('PUBLISH', ARGV[2] .. ':' .. head_tag, ARGV[3] .. #head_id .. ':' .. head_id .. KEYS[1])
@@ -134,9 +101,9 @@ return 1
 /** The Redlock scripts on one client (EVALSHA once the connection has the script; see {@link scriptRunner}). */
 export interface RedlockScripts {
   /** See {@link ACQUIRE_LUA}; resolves whether this master granted the key (1), not why it refused (0 or -2). */
-  acquire(keys: RedlockKeys, value: string, ttlMs: number, registerMs: number, lineTag: string, barging: boolean, ask: string): Promise<boolean>;
+  acquire(keys: RedlockKeys, value: string, ttlMs: number, registerMs: number, lineTag: string, barging: boolean): Promise<boolean>;
   /** See {@link RELEASE_LUA}; resolves whether the key held `value` and was deleted. */
-  release(keys: RedlockKeys, value: string, channel: string, head: string, registration: string): Promise<boolean>;
+  release(keys: RedlockKeys, value: string, channel: string, head: string): Promise<boolean>;
 }
 
 /**
@@ -172,10 +139,10 @@ export function defineRedlockScripts(client: LockClient): RedlockScripts {
   const acquire = scriptRunner(client, ACQUIRE_LUA);
   const release = scriptRunner(client, RELEASE_LUA);
   return {
-    acquire: (keys, value, ttlMs, registerMs, lineTag, barging, ask) =>
-      acquire(keys.lock, keys.waiters, keys.reserved, keys.grants, value, ttlMs, registerMs, lineTag, barging ? '1' : '', ask).then((reply) => Number(reply) === 1),
-    release: (keys, value, channel, head, registration) =>
-      release(keys.lock, keys.waiters, keys.reserved, keys.grants, value, channel, head, HANDOFF_RESERVATION_MS, registration).then((reply) => Number(reply) === 1),
+    acquire: (keys, value, ttlMs, registerMs, lineTag, barging) =>
+      acquire(keys.lock, keys.waiters, keys.reserved, value, ttlMs, registerMs, lineTag, barging ? '1' : '').then((reply) => Number(reply) === 1),
+    release: (keys, value, channel, head) =>
+      release(keys.lock, keys.waiters, keys.reserved, value, channel, head, HANDOFF_RESERVATION_MS).then((reply) => Number(reply) === 1),
   };
 }
 
@@ -193,19 +160,4 @@ export function parseAnnouncement(message: string): { releaseId: string; waiter:
   const waiter = release === undefined ? undefined : splitLengthPrefixed(release.rest);
   if (release === undefined || waiter === undefined) return undefined;
   return { releaseId: release.id, waiter: waiter.id, lockKey: waiter.rest };
-}
-
-/**
- * A direct-grant announcement (`'=' .. <release id> .. <head value> .. <round number>:<lock key>`,
- * both ids length-prefixed, see {@link RELEASE_LUA}) split into its parts; `undefined` when
- * `message` is not one.
- */
-export function parseGrantAnnouncement(message: string): { releaseId: string; waiter: string; round: number; lockKey: string } | undefined {
-  if (!message.startsWith('=')) return undefined;
-  const release = splitLengthPrefixed(message.slice(1));
-  const waiter = release === undefined ? undefined : splitLengthPrefixed(release.rest);
-  if (release === undefined || waiter === undefined) return undefined;
-  const match = /^(\d{1,15}):/.exec(waiter.rest);
-  if (match === null) return undefined;
-  return { releaseId: release.id, waiter: waiter.id, round: Number(match[1]), lockKey: waiter.rest.slice(match[0].length) };
 }

@@ -1,8 +1,9 @@
-import { LocalWaiters, newLineTag, withoutLineTag, type GrantWakeup, type SubscriberConnection } from '@fencelock/redis-shared';
+import type { Wakeup } from '@fencelock/core/adapter';
+import { LocalWaiters, newLineTag, withoutLineTag, type SubscriberConnection } from '@fencelock/redis-shared';
 import { RELEASE_CHANNEL } from './lock-keys.js';
 import type { MasterNode } from './master-node.js';
 import { quorumOf } from './quorum.js';
-import { parseAnnouncement, parseGrantAnnouncement } from './redlock-scripts.js';
+import { parseAnnouncement } from './redlock-scripts.js';
 
 // Release ids remembered to count the copies of one announcement (one per master). The copies of
 // one release arrive within a round trip of each other, so the last thousand releases are plenty.
@@ -19,11 +20,6 @@ const REMEMBERED_RELEASES = 1_024;
  * costs one attempt, not one per master, per process or per waiter, and that attempt does not race
  * the release on the masters that have not applied it yet (a lost race costs a round and a backoff).
  *
- * A release that granted the key to the head of the line on a master (see `redlock-scripts.ts`)
- * announces that grant instead, naming the waiter's round whose ask it used. The copy that makes a
- * majority of grants naming the same round hands that grant to the waiter (see
- * `LocalWaiters.wakeOne`); the backend decides whether it may take it.
- *
  * Announcements sent while a connection is down are lost on it; waiters poll as well, so a missed
  * one costs at most a backoff delay. A master that is down when the listener opens is subscribed
  * when it comes back.
@@ -33,8 +29,6 @@ export class ReleaseListener {
   readonly #waiters: LocalWaiters;
   // Release id → copies of its announcement seen.
   readonly #recent = new Map<string, number>();
-  // Release id → round number → copies of its direct grant seen (a map only for releases that granted).
-  readonly #recentGrants = new Map<string, Map<number, number>>();
   readonly #quorum: number;
   #connections: SubscriberConnection[] | undefined;
   #subscribed: Promise<void> | undefined;
@@ -53,11 +47,8 @@ export class ReleaseListener {
     });
   }
 
-  /**
-   * A wake-up source for `lockKey` in core's `waitForGrant`, for the attempts registering `value`
-   * (see `LocalWaiters.wakeup`), which also hands over a majority of direct grants.
-   */
-  wakeup(lockKey: string, value: string): GrantWakeup {
+  /** A wake-up source for `lockKey` in core's `waitForGrant`, for the attempts registering `value` (see `LocalWaiters.wakeup`). */
+  wakeup(lockKey: string, value: string): Wakeup {
     return this.#waiters.wakeup(lockKey, value);
   }
 
@@ -88,8 +79,7 @@ export class ReleaseListener {
         { channels: [RELEASE_CHANNEL, this.#ownChannel] },
         {
           message: (channel, message) => {
-            if (channel === this.#ownChannel && message.startsWith('=')) this.#granted(message);
-            else if (channel === RELEASE_CHANNEL || channel === this.#ownChannel) this.#announced(message);
+            if (channel === RELEASE_CHANNEL || channel === this.#ownChannel) this.#announced(message);
           },
           confirmed: onConfirmed,
           lost: () => undefined,
@@ -112,24 +102,5 @@ export class ReleaseListener {
     }
     // An older release script names a tagged registration whole.
     if (copies === this.#quorum) this.#waiters.wakeOne(announcement.lockKey, withoutLineTag(announcement.waiter));
-  }
-
-  // The copy of a direct grant that makes a majority of grants for the same round of the waiter hands
-  // it that grant; the other copies are counted only.
-  #granted(message: string): void {
-    const grant = parseGrantAnnouncement(message);
-    if (grant === undefined) return;
-    let rounds = this.#recentGrants.get(grant.releaseId);
-    if (rounds === undefined) {
-      rounds = new Map();
-      this.#recentGrants.set(grant.releaseId, rounds);
-      if (this.#recentGrants.size > REMEMBERED_RELEASES) {
-        const oldest = this.#recentGrants.keys().next().value;
-        if (oldest !== undefined) this.#recentGrants.delete(oldest);
-      }
-    }
-    const copies = (rounds.get(grant.round) ?? 0) + 1;
-    rounds.set(grant.round, copies);
-    if (copies === this.#quorum) this.#waiters.wakeOne(grant.lockKey, grant.waiter, { attempt: grant.round, token: '' });
   }
 }

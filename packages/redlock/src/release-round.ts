@@ -9,8 +9,6 @@ export interface ReleaseInput {
   readonly timeoutMs: number;
   /** The announcement's head (`announcementHead`), or `''` to release without waking waiters. */
   readonly head: string;
-  /** A registration to take out of the line first (`lineMember`), or none. */
-  readonly registration?: string;
   /** Stop once this many masters confirmed (a majority: the lock is surely over); default: wait for all. */
   readonly enoughYes?: number;
   /** See `VoteRoundOptions.stragglers`. */
@@ -27,8 +25,8 @@ export interface ReleaseInput {
  * queued behind any request it may still deliver, so a late SET is undone by it in order.
  */
 export function releaseOnAll(masters: readonly MasterNode[], input: ReleaseInput): Promise<NodeReply<boolean>[]> {
-  const { keys, value, head, registration } = input;
-  return voteRound(masters, (master) => master.release(keys, value, RELEASE_CHANNEL, head, registration), {
+  const { keys, value, head } = input;
+  return voteRound(masters, (master) => master.release(keys, value, RELEASE_CHANNEL, head), {
     timeoutMs: input.timeoutMs,
     askDown: true,
     ...(input.enoughYes === undefined ? {} : { enoughYes: input.enoughYes }),

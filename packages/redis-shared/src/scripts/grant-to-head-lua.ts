@@ -1,7 +1,7 @@
 /**
- * The Lua both release scripts (`@fencelock/redis`'s and `@fencelock/redlock`'s) run after
- * `headOfLineLua` has found a live `head`: when that head left a direct-grant ask in the hash
- * `grants` (`<attempt or round number>:<grant TTL in ms>[ <metadata>]`, see the acquire scripts) and
+ * The Lua the release script runs after `headOfLineLua` has found a live `head`: when that head left
+ * a direct-grant ask in the hash `grants` (`<attempt number>:<grant TTL in ms>[ <metadata>]`, see the
+ * acquire script) and
  * the Lua expression `enabled` holds, it sets the lock key `lock` to the head's id with the grant
  * TTL and takes the head out of the line (`registry`) and out of `grants`. It sets the locals
  * `granted` (whether it did), `grant_attempt` (the number, a string), `grant_px` and
