@@ -60,10 +60,8 @@ if KEYS[2] == nil then
   if ARGV[2] then redis.call('PUBLISH', ARGV[2], KEYS[1]) end
   return 1
 end
-if redis.call('EXISTS', KEYS[2]) == 0 then
-  if KEYS[4] then redis.call('DEL', KEYS[4]) end
-  return 1
-end
+-- Nobody waits (the common case): nothing more to write. Asks left by lapsed registrations expire with their hash.
+if redis.call('EXISTS', KEYS[2]) == 0 then return 1 end
 ${headOfLineLua('KEYS[2]')}
 if head == nil then
   -- Asks of registrations that lapsed go with the last of the line.
