@@ -202,6 +202,59 @@ describe('SessionKeeper', () => {
     expect(late.log).toEqual(['lost']);
   });
 
+  it('stays alive on a backend that answers every keepalive slowly: a slow answer still renews from its send time', async () => {
+    const ttlMs = 1_200;
+    const timeouts: number[] = [];
+    let answered = 0;
+    const keeper = new SessionKeeper({
+      name: 'test session',
+      ttlMs,
+      openedAt: monotonicNow(),
+      requestTimeoutMs: 5_000,
+      // Each answer takes longer than a sixth of the TTL, well within the validity that remains.
+      keepAlive: (timeoutMs) => {
+        timeouts.push(timeoutMs);
+        return withRequestTimeout(
+          new Promise<undefined>((resolve) => setTimeout(resolve, ttlMs / 4)),
+          timeoutMs,
+          'keepalive',
+        ).then((value) => {
+          answered += 1;
+          return value;
+        });
+      },
+    });
+    const member = recorder();
+    keeper.join(member);
+    await until(() => answered >= 5 || member.log.includes('lost'), 10_000);
+    expect(member.log).not.toContain('lost');
+    expect(keeper.alive).toBe(true);
+    // A keepalive may take the validity that remains, not a fixed slice of the TTL.
+    expect(timeouts[0]!).toBeGreaterThan(ttlMs / 2);
+    keeper.close();
+  });
+
+  it('sends another keepalive beside one that hangs, and recovers on its answer', async () => {
+    let calls = 0;
+    const keeper = new SessionKeeper({
+      name: 'test session',
+      ttlMs: 1_200,
+      openedAt: monotonicNow(),
+      requestTimeoutMs: 5_000,
+      keepAlive: (timeoutMs) => {
+        calls += 1;
+        return calls === 1 ? withRequestTimeout(new Promise<undefined>(() => undefined), timeoutMs, 'keepalive') : Promise.resolve(undefined);
+      },
+    });
+    const member = recorder();
+    keeper.join(member);
+    await until(() => member.log.includes('recovered') || member.log.includes('lost'));
+    expect(member.log.slice(0, 2)).toEqual(['uncertain', 'renewed']);
+    expect(member.log).toContain('recovered');
+    expect(keeper.alive).toBe(true);
+    keeper.close();
+  });
+
   it('is lost at once when the backend says the session is gone', async () => {
     const keeper = new SessionKeeper({
       name: 'test session',

@@ -17,7 +17,7 @@ export interface SessionKeeperOptions {
    * is gone; any other rejection is a transient failure, retried until the validity runs out.
    */
   readonly keepAlive: (timeoutMs: number) => Promise<number | undefined>;
-  /** Bound of one backend request, in ms; a keepalive gets at most this, less when the TTL is short. */
+  /** Bound of one backend request, in ms; a keepalive gets at most this, and never past the session's validity. */
   readonly requestTimeoutMs: number;
   /** @default DEFAULT_CLOCK_DRIFT_FACTOR */
   readonly clockDriftFactor?: number;
@@ -27,10 +27,13 @@ export interface SessionKeeperOptions {
 
 // Keep alive at a third of the TTL, so that two keepalives can fail before the session runs out.
 const KEEPALIVE_FRACTION = 1 / 3;
-// A keepalive gets at most a sixth of the TTL: one sent to a dead member would otherwise hang while
-// the session runs out, where a retry (often to another member) would have succeeded.
-const KEEPALIVE_TIMEOUT_FRACTION = 1 / 6;
-const MIN_KEEPALIVE_TIMEOUT_MS = 200;
+// A keepalive unanswered for a sixth of the TTL gets company: a second one (often to another member),
+// while the first stays in flight. Abandoning it instead would turn a backend that answers slowly
+// (under CPU pressure or a write backlog) into a lost session although every answer renews.
+const HEDGE_FRACTION = 1 / 6;
+const MIN_HEDGE_DELAY_MS = 200;
+// Keepalives in flight at once, at most: a backend that does not answer is not sent a flood.
+const MAX_KEEPALIVES_IN_FLIGHT = 3;
 // After a failed keepalive, retry soon, backing off to a tenth of the TTL, until validity runs out.
 const RETRY_INITIAL_MS = 50;
 const RETRY_MAX_FRACTION = 1 / 10;
@@ -59,7 +62,11 @@ export class SessionKeeper {
   #failures = 0;
   #keepaliveTimer: NodeJS.Timeout | undefined;
   #deadlineTimer: NodeJS.Timeout | undefined;
+  // The latest keepalive in flight (explicit callers share it), and how many are in flight.
   #inFlight: Promise<number> | undefined;
+  #inFlightCount = 0;
+  // True from a timer-sent keepalive until the next answer: the next beat then means "unanswered".
+  #unanswered = false;
   #endError: LockError | undefined;
 
   constructor(options: SessionKeeperOptions) {
@@ -122,6 +129,7 @@ export class SessionKeeper {
     const validUntil = validityDeadline(sentAt, this.#ttlMs, this.#drift);
     if (sentAt > this.#lastSent) {
       this.#lastSent = sentAt;
+      this.#unanswered = false;
       this.#scheduleKeepalive();
     }
     if (validUntil > this.#validUntil) {
@@ -145,10 +153,7 @@ export class SessionKeeper {
 
   /** Sends a keepalive now (sharing one in flight); resolves the new deadline, rejects `LOCK_LOST` when gone. */
   keepAliveNow(): Promise<number> {
-    this.#inFlight ??= this.#keepAlive().finally(() => {
-      this.#inFlight = undefined;
-    });
-    return this.#inFlight;
+    return this.#inFlight ?? this.#send();
   }
 
   /** The backend said the session is gone (or the adapter gave up on it): every grant hears `lost`. */
@@ -165,10 +170,22 @@ export class SessionKeeper {
     this.#end(undefined);
   }
 
+  // One keepalive, bounded by the validity that remains (and the request timeout): an answer that
+  // comes before the deadline renews from its send time, however slow it was.
+  #send(): Promise<number> {
+    this.#inFlightCount += 1;
+    const attempt = this.#keepAlive().finally(() => {
+      this.#inFlightCount -= 1;
+      if (this.#inFlight === attempt) this.#inFlight = undefined;
+    });
+    this.#inFlight = attempt;
+    return attempt;
+  }
+
   async #keepAlive(): Promise<number> {
     if (!this.alive) throw this.#lostError();
     const sent = monotonicNow();
-    const timeoutMs = Math.min(this.#options.requestTimeoutMs, Math.max(MIN_KEEPALIVE_TIMEOUT_MS, Math.floor(this.#ttlMs * KEEPALIVE_TIMEOUT_FRACTION)));
+    const timeoutMs = Math.max(1, Math.min(this.#options.requestTimeoutMs, Math.floor(this.#validUntil - sent)));
     let granted: number | undefined;
     try {
       granted = await this.#options.keepAlive(timeoutMs);
@@ -182,17 +199,27 @@ export class SessionKeeper {
   }
 
   // The next keepalive is due a third of the TTL after the last request that was sent and answered.
+  // contact() re-arms this timer, so it fires again only while nothing was answered: then the
+  // grants are uncertain, and another keepalive goes out beside the ones still in flight.
   #scheduleKeepalive(delayMs = this.#lastSent + this.#ttlMs * KEEPALIVE_FRACTION - monotonicNow()): void {
     clearTimeout(this.#keepaliveTimer);
     if (this.#state !== 'alive') return;
     this.#keepaliveTimer = setTimeout(() => {
-      this.keepAliveNow().catch(() => {
-        if (this.#state !== 'alive') return;
-        this.suspend();
-        const backoff = RETRY_INITIAL_MS * 2 ** Math.min(this.#failures, 10);
-        this.#failures += 1;
-        this.#scheduleKeepalive(Math.min(backoff, Math.max(RETRY_INITIAL_MS, this.#ttlMs * RETRY_MAX_FRACTION)));
-      });
+      if (this.#state !== 'alive') return;
+      if (this.#unanswered) this.suspend();
+      this.#unanswered = true;
+      const lastSent = this.#lastSent;
+      if (this.#inFlightCount < MAX_KEEPALIVES_IN_FLIGHT) {
+        this.#send().catch(() => {
+          // A quick failure (refused, unreachable) is retried soon, backing off; a LOST ended it all.
+          if (this.#state !== 'alive' || this.#lastSent !== lastSent) return;
+          this.suspend();
+          const backoff = RETRY_INITIAL_MS * 2 ** Math.min(this.#failures, 10);
+          this.#failures += 1;
+          this.#scheduleKeepalive(Math.min(backoff, Math.max(RETRY_INITIAL_MS, this.#ttlMs * RETRY_MAX_FRACTION)));
+        });
+      }
+      this.#scheduleKeepalive(Math.max(MIN_HEDGE_DELAY_MS, this.#ttlMs * HEDGE_FRACTION));
     }, Math.max(1, Math.floor(delayMs)));
     // A session must not keep a process alive on its own: the backend frees it when the process ends.
     this.#keepaliveTimer.unref();
