@@ -59,6 +59,8 @@ export interface AllocationResult extends SubjectFields, CycleCosts {
   readonly ownBytesPerCycle: number;
   /** Bytes per cycle of the client libraries under it (ioredis and its dependencies), 0 when there are none. */
   readonly clientLibraryBytesPerCycle: number;
+  /** The owner whose share is "own": `fencelock`, the peer's package, or `harness` (a raw baseline). */
+  readonly ownOwner?: string;
 }
 
 /**
@@ -179,6 +181,7 @@ function allocationResult(subject: Subject, costs: CycleCosts, roundCpu: readonl
     ...costs,
     roundCpuMicrosPerCycle: roundCpu,
     split,
+    ...(own === undefined ? {} : { ownOwner: own }),
     ownBytesPerCycle: sum((share) => share.name === own),
     clientLibraryBytesPerCycle: sum((share) => share.group === 'library' && share.name !== own),
   };

@@ -6,6 +6,8 @@
  * - Bytes: V8's own accounting, exact — the heap's used size at the end of a pass minus at its start,
  *   plus what every garbage collection in between freed (`v8.GCProfiler` reports the used size
  *   before and after each one).
+ * - Who spent the CPU: a V8 CPU profile over a pass of its own, its ticks charged by the same rule
+ *   and scaled to that pass's `process.cpuUsage()`.
  * - Who: a sampling heap profile over a pass (objects collected before it ends included), each sample
  *   charged by the rule of allocation-owners.ts, the shares scaled to that pass's exact bytes. The
  *   profile names the function a sample was taken in after inlining: run the split in a process
@@ -16,7 +18,7 @@
  */
 import { Session } from 'node:inspector/promises';
 import { GCProfiler, getHeapStatistics } from 'node:v8';
-import { attribute, type OwnerGroup, type SampledProfile } from './allocation-owners.js';
+import { attribute, type OwnerGroup, type ProfileNode, type SampledProfile } from './allocation-owners.js';
 import { round } from './stats.js';
 
 /** Bounds of a measurement. */
@@ -56,7 +58,7 @@ export interface FunctionShare {
   readonly bytesPerCycle: number;
 }
 
-/** Who allocated the bytes of a pass. */
+/** Who allocated the bytes of a pass, and who spent the CPU time of another. */
 export interface AllocationSplit {
   readonly cycles: number;
   /** Bytes per cycle of this pass (V8's exact accounting). */
@@ -65,6 +67,29 @@ export interface AllocationSplit {
   readonly owners: readonly OwnerShare[];
   /** The largest allocating functions, largest first. */
   readonly functions: readonly FunctionShare[];
+  /** Who spent the client CPU, from a CPU profile of a pass of its own (absent in older results). */
+  readonly cpu?: CpuSplit;
+}
+
+/** Client CPU µs per cycle charged to one owner, or to one function. */
+export interface CpuShare {
+  /** `fencelock`, a package name, `harness` or `runtime` (by the rule of allocation-owners.ts). */
+  readonly owner: string;
+  readonly group: OwnerGroup;
+  /** The charged frame (functions only). */
+  readonly frame?: string;
+  readonly microsPerCycle: number;
+}
+
+/** Who spent the client CPU of a pass. */
+export interface CpuSplit {
+  readonly cycles: number;
+  /** User + system CPU time of the process per cycle over this pass, µs (the profiler's own cost included). */
+  readonly microsPerCycle: number;
+  /** The same time by owner, largest first (samples of V8 itself — `(program)`, `(garbage collector)` — are the runtime's). */
+  readonly owners: readonly CpuShare[];
+  /** The functions that spent the most, largest first. */
+  readonly functions: readonly CpuShare[];
 }
 
 /** Options of {@link measureAllocationSplit}. */
@@ -139,11 +164,79 @@ export async function measureAllocationSplit(cycle: () => Promise<void>, options
       functions: attribution.byFunction
         .slice(0, options.topFunctions ?? 20)
         .map(({ owner, frame, bytes: sampled }) => ({ owner: owner.name, frame, bytesPerCycle: perCycle(sampled) })),
+      cpu: await measureCpuSplit(session, cycle, options),
     };
   } finally {
     await session.post('HeapProfiler.disable').catch(() => undefined);
     session.disconnect();
   }
+}
+
+// Microseconds between two CPU profile ticks: fine enough for a cycle of a few hundred µs, and
+// each tick costs the process a little, so not finer.
+const CPU_SAMPLING_INTERVAL_US = 200;
+// Functions kept from the CPU profile: enough that fencelock's own appear beside the client library's.
+const CPU_FUNCTIONS_KEPT = 60;
+
+// A pass of `cycle` under V8's CPU profiler: the process's CPU time per cycle, charged by owner and
+// function with the allocation rule (a sample's time goes to the innermost package frame).
+async function measureCpuSplit(session: Session, cycle: () => Promise<void>, options: SplitOptions): Promise<CpuSplit> {
+  await session.post('Profiler.enable');
+  try {
+    await session.post('Profiler.setSamplingInterval', { interval: CPU_SAMPLING_INTERVAL_US });
+    await session.post('Profiler.start');
+    const started = process.cpuUsage();
+    const cycles = await runBounded(cycle, options.cycles, options.maxMs);
+    const used = process.cpuUsage(started);
+    const { profile } = await session.post('Profiler.stop');
+    const attribution = attribute(timedProfile(profile));
+    const micros = used.user + used.system;
+    const perCycle = (sampled: number): number =>
+      cycles === 0 || attribution.totalBytes === 0 ? 0 : round((sampled * micros) / attribution.totalBytes / cycles, 2);
+    return {
+      cycles,
+      microsPerCycle: cycles === 0 ? Number.NaN : round(micros / cycles, 2),
+      owners: [...attribution.byOwner.values()]
+        .map(({ owner, bytes: sampled }) => ({ owner: owner.name, group: owner.group, microsPerCycle: perCycle(sampled) }))
+        .sort((a, b) => b.microsPerCycle - a.microsPerCycle),
+      functions: attribution.byFunction
+        .slice(0, CPU_FUNCTIONS_KEPT)
+        .map(({ owner, frame, bytes: sampled }) => ({ owner: owner.name, group: owner.group, frame, microsPerCycle: perCycle(sampled) })),
+    };
+  } finally {
+    await session.post('Profiler.disable').catch(() => undefined);
+  }
+}
+
+// A CPU profile in the shape attribute() reads: a tree from the flat node list, and one sample per
+// tick weighted by its time delta (µs). Idle ticks are not CPU time and are left out.
+function timedProfile(profile: { nodes: readonly CpuNode[]; samples?: readonly number[]; timeDeltas?: readonly number[] }): SampledProfile {
+  const byId = new Map(profile.nodes.map((node) => [node.id, node]));
+  const build = (node: CpuNode): ProfileNode => ({
+    id: node.id,
+    callFrame: node.callFrame,
+    children: (node.children ?? []).flatMap((id) => {
+      const child = byId.get(id);
+      return child === undefined ? [] : [build(child)];
+    }),
+  });
+  const root = profile.nodes[0];
+  if (root === undefined) throw new Error('the CPU profile has no nodes');
+  const samples: { size: number; nodeId: number }[] = [];
+  const ticks = profile.samples ?? [];
+  const deltas = profile.timeDeltas ?? [];
+  for (let index = 0; index < ticks.length; index += 1) {
+    const nodeId = ticks[index] ?? -1;
+    if (byId.get(nodeId)?.callFrame.functionName === '(idle)') continue;
+    samples.push({ size: deltas[index] ?? 0, nodeId });
+  }
+  return { head: build(root), samples };
+}
+
+interface CpuNode {
+  readonly id: number;
+  readonly callFrame: { readonly functionName: string; readonly url: string; readonly lineNumber: number };
+  readonly children?: readonly number[];
 }
 
 // Bytes allocated on the V8 heap while `run` runs: used size after − before + what each GC freed.

@@ -468,6 +468,36 @@ function allocationMarkdown(allocation: readonly AllocationResult[]): string[] {
     if (own.length === 0) continue;
     lines.push(`Largest allocations of fencelock, ${r.label} (B/cycle, in the split pass): ${own.map((share) => `\`${share.frame}\` ${fmt(share.bytesPerCycle, 0)}`).join(', ')}.`, '');
   }
+  return [...lines, ...cpuSplitMarkdown(allocation)];
+}
+
+/** Who spent the client CPU of a cycle (the CPU profile of the split process), and fencelock's costliest functions. */
+function cpuSplitMarkdown(allocation: readonly AllocationResult[]): string[] {
+  const profiled = allocation.filter((r) => r.split.cpu !== undefined);
+  if (profiled.length === 0) return [];
+  const micros = (r: AllocationResult, keep: (share: { owner: string; group: string }) => boolean): number =>
+    (r.split.cpu?.owners ?? []).filter(keep).reduce((total, share) => total + share.microsPerCycle, 0);
+  const own = (r: AllocationResult) => (share: { owner: string }): boolean => share.owner === r.ownOwner;
+  const lines = [
+    'Client CPU by owner: a V8 CPU profile (a tick every 200 µs) of one more pass in the split process, each',
+    'tick charged by the rule above and scaled to that pass\'s CPU time (the profiler\'s ticks and inlining off',
+    'included, so well above the CPU column: read the shares). Runtime = V8 itself (`(program)`, the garbage collector) and Node code',
+    'with no package frame above it (socket reads, timers, the microtask runner).',
+    '',
+    '| backend | implementation | kind | profiled CPU µs/cycle | own µs | client library µs | harness µs | runtime µs |',
+    '|---|---|---|---:|---:|---:|---:|---:|',
+    ...profiled.map((r) => {
+      const library = micros(r, (share) => share.group === 'library' && share.owner !== r.ownOwner);
+      const harness = r.kind === 'raw' ? 0 : micros(r, (share) => share.group === 'harness');
+      return `| ${r.backend} | ${r.label} | ${r.kind} | ${fmt(r.split.cpu?.microsPerCycle ?? Number.NaN, 1)} | ${fmt(micros(r, own(r)), 1)} | ${fmt(library, 1)} | ${fmt(harness, 1)} | ${fmt(micros(r, (share) => share.group === 'runtime'), 1)} |`;
+    }),
+    '',
+  ];
+  for (const r of profiled.filter((result) => result.kind === 'fencelock')) {
+    const top = (r.split.cpu?.functions ?? []).filter((share) => share.group === 'fencelock').slice(0, OWN_FUNCTIONS_LISTED);
+    if (top.length === 0) continue;
+    lines.push(`Costliest functions of fencelock, ${r.label} (client CPU µs/cycle, self time): ${top.map((share) => `\`${share.frame ?? '?'}\` ${fmt(share.microsPerCycle, 2)}`).join(', ')}.`, '');
+  }
   return lines;
 }
 

@@ -89,6 +89,12 @@ describe('bytes and CPU per cycle', () => {
     expect(split.cycles).toBe(300);
     expect(split.owners[0]?.name).toBe('harness');
     expect(split.functions[0]).toMatchObject({ owner: 'harness' });
+    // The CPU profile of a pass of its own: the loop's time is the harness's, the ticks add up.
+    expect(split.cpu?.cycles).toBe(300);
+    expect(split.cpu?.owners.map((share) => share.owner)).toContain('harness');
+    expect(split.cpu?.owners.map((share) => share.owner)).not.toContain('fencelock');
+    const charged = (split.cpu?.owners ?? []).reduce((total, share) => total + share.microsPerCycle, 0);
+    expect(charged).toBeCloseTo(split.cpu?.microsPerCycle ?? Number.NaN, 0);
   });
 
   const results: AllocationResult[] = [];
@@ -132,6 +138,10 @@ describe('bytes and CPU per cycle', () => {
       expect(result.clientLibraryBytesPerCycle).toBeGreaterThan(0);
       if (result.kind === 'fencelock') expect(owners).toContain('fencelock');
       else expect(owners).not.toContain('fencelock');
+      // The client's CPU, profiled: ioredis spends some of it, fencelock only in fencelock's loop.
+      const cpuOwners = (result.split.cpu?.owners ?? []).map((share) => share.owner);
+      expect(cpuOwners).toContain('ioredis');
+      expect(cpuOwners.includes('fencelock')).toBe(result.kind === 'fencelock');
     }
     results.unshift(...groupResults);
   }, 240_000);
