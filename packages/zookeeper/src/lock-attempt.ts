@@ -19,7 +19,7 @@
 import { type BackendAcquireRequest, LockError, LockErrorCode, RequestTimeoutError, monotonicNow } from '@fencelock/core/adapter';
 import { CreateMode, Exception, type Stat } from 'node-zookeeper-client';
 import { type QueueNaming, blockerOf, ownNodePrefix, parseContender, sortedContenders } from './contender-names.js';
-import { ensureLockParent } from './lock-parent.js';
+import { createLockParentAhead, ensureLockParent } from './lock-parent.js';
 import { OwnNodeWatch, czxidOf } from './own-node-watch.js';
 import { OwnSequentialNode } from './own-sequential-node.js';
 import type { SequenceHints } from './sequence-hints.js';
@@ -87,6 +87,8 @@ export function lockRequestFor(
 // Each round is one wake-up (a watch, the deadline, a session change): far more than any real wait needs.
 const MAX_ROUNDS = 100_000;
 const MAX_CREATE_ATTEMPTS = 5;
+// The sequence ZooKeeper gives the first child of a new znode (its cversion is 0), as its 10 digits.
+const FIRST_SEQUENCE = '0000000000';
 
 /** One run of the lock recipe for one acquire request (internal; see the module comment). */
 export class LockAttempt {
@@ -203,7 +205,11 @@ export class LockAttempt {
       // The listing and (when the sequence can be guessed) our node's stat go right behind the create,
       // in the same write (the session coalesces one turn's requests): answered after it, in order,
       // they see our node and cost no round trip of their own.
-      const guess = hints.guess(lockPath);
+      // A lock we hold no hint for may have no znode yet: its create goes first, in the same write,
+      // and the first child of a new znode gets sequence 0.
+      const fresh = attempt === 0 && !hints.knows(lockPath);
+      if (fresh) createLockParentAhead(this.#session, lockPath);
+      const guess = fresh ? FIRST_SEQUENCE : hints.guess(lockPath);
       const guessedName = guess === undefined ? undefined : `${this.#prefix}${guess}`;
       // A wrong guess names a node that never exists: the read sets no watch at the server.
       const guessedWatch = guessedName === undefined ? undefined : new OwnNodeWatch(this.#session, this.#node.path(guessedName));

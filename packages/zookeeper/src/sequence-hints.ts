@@ -39,6 +39,11 @@ export class SequenceHints {
     return String(next).padStart(10, '0');
   }
 
+  /** True once this provider created a node on `lockPath` (and has not forgotten it since). */
+  knows(lockPath: string): boolean {
+    return this.#byLock.has(lockPath);
+  }
+
   /** Learns from the node we just created (`sequence`), and whether `guessed` was right. */
   record(lockPath: string, sequence: number, guessed: string | undefined): void {
     const previous = this.#byLock.get(lockPath);

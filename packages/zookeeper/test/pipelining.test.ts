@@ -98,6 +98,51 @@ describe('the first round of an acquire', () => {
     }
   });
 
+  it('a new lock: its znode, our node, the listing and our stat go out in one write, answered in order', async () => {
+    const { client, counts } = await countingClient();
+    const locks = createZooKeeperLockProvider({ client, root: ROOT });
+    try {
+      // The root exists, the lock znode does not.
+      await (await locks.acquire(`pipelining:${randomUUID()}`)).release();
+      for (let cycle = 0; cycle < 3; cycle += 1) {
+        const key = `pipelining:${randomUUID()}`;
+        const before = counts();
+        const lock = await locks.acquire(key);
+        const sent = delta(counts(), before);
+        // The guess of the first child's sequence (0) was right: no second read of our stat.
+        expect({ ...sent, HEARTBEAT: undefined }).toEqual({ CREATE: 2, GET_CHILDREN2: 1, GET_DATA: 1, 'socket writes': 1, HEARTBEAT: undefined });
+        const info = await locks.inspect(key);
+        expect(info?.holders[0]?.fencingToken).toBe(lock.fencingToken);
+        await lock.release();
+      }
+    } finally {
+      await locks.close();
+    }
+  });
+
+  it('a lock others created already: the create of its znode fails harmlessly, and a wrong guess costs one read', async () => {
+    const { client, counts } = await countingClient();
+    const other = createZooKeeperLockProvider({ connectionString: topology().zkConnectionString, root: ROOT, removeEmptyParents: false });
+    const locks = createZooKeeperLockProvider({ client, root: ROOT });
+    const key = `pipelining:${randomUUID()}`;
+    try {
+      await (await other.acquire(key)).release();
+      await (await other.acquire(key)).release();
+      const before = counts();
+      const lock = await locks.acquire(key);
+      expect(delta(counts(), before)).toMatchObject({ CREATE: 2, GET_CHILDREN2: 1, GET_DATA: 2 });
+      expect((await locks.inspect(key))?.holders[0]?.fencingToken).toBe(lock.fencingToken);
+      await lock.release();
+      // Known now: the next acquire sends one create.
+      const next = counts();
+      await (await locks.acquire(key)).release();
+      expect(delta(counts(), next)).toMatchObject({ CREATE: 1 });
+    } finally {
+      await locks.close();
+      await other.close();
+    }
+  });
+
   it('a wrong guess costs one more read, and the token is still the czxid of our own node', async () => {
     const { client, counts } = await countingClient();
     const other = await rawClient(topology().zkConnectionString);
