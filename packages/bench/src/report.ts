@@ -501,6 +501,45 @@ function cpuSplitMarkdown(allocation: readonly AllocationResult[]): string[] {
   return lines;
 }
 
+/**
+ * Where one fencelock cycle's wall time goes beside the raw loop's on the same backend, from this
+ * run's figures: 1 / ops/s of section 1, the server time and client CPU of 4b, and the CPU split.
+ */
+function cycleGapMarkdown(uncontended: readonly UncontendedResult[], allocation: readonly AllocationResult[]): string[] {
+  const lines: string[] = [];
+  for (const ours of allocation.filter((r) => r.kind === 'fencelock' && r.serverMicrosPerCycle !== undefined)) {
+    const raw = allocation.find((r) => r.backend === ours.backend && r.kind === 'raw' && r.serverMicrosPerCycle !== undefined);
+    const wall = (subject: string): number => {
+      const ops = uncontended.find((r) => r.subject === subject)?.opsPerSec;
+      return ops === undefined || ops <= 0 ? Number.NaN : 1e6 / ops;
+    };
+    if (raw === undefined || Number.isNaN(wall(ours.subject)) || Number.isNaN(wall(raw.subject))) continue;
+    const cpuShare = (r: AllocationResult, keep: (owner: string, group: string) => boolean): number =>
+      (r.split.cpu?.owners ?? []).filter((share) => keep(share.owner, share.group)).reduce((total, share) => total + share.microsPerCycle, 0);
+    const scale = (r: AllocationResult): number => (r.split.cpu === undefined || r.split.cpu.microsPerCycle <= 0 ? Number.NaN : r.cpuMicrosPerCycle / r.split.cpu.microsPerCycle);
+    // The profiled pass runs slower (profiler ticks, inlining off): its shares are scaled to the CPU column.
+    const part = (r: AllocationResult, keep: (owner: string, group: string) => boolean): number => cpuShare(r, keep) * scale(r);
+    const own = part(ours, (_owner, group) => group === 'fencelock');
+    const library = (r: AllocationResult): number => part(r, (_owner, group) => group === 'library');
+    const runtime = (r: AllocationResult): number => part(r, (_owner, group) => group === 'runtime');
+    const signed = (value: number): string => `${value >= 0 ? '+' : '−'}${fmt(Math.abs(value), 0)}`;
+    const gap = wall(ours.subject) - wall(raw.subject);
+    const server = (ours.serverMicrosPerCycle ?? 0) - (raw.serverMicrosPerCycle ?? 0);
+    const cpu = ours.cpuMicrosPerCycle - raw.cpuMicrosPerCycle;
+    lines.push(
+      `Where ${ours.label}'s cycle goes beside ${raw.label} (µs per cycle, this run): wall ${fmt(wall(ours.subject), 0)} against ${fmt(wall(raw.subject), 0)} (${signed(gap)}); ` +
+        `server ${signed(server)}; client CPU ${signed(cpu)}, of which fencelock's own code ${fmt(own, 0)} (the harness: ${signed(part(ours, (_o, g) => g === 'harness') - part(raw, (_o, g) => g === 'harness'))}, the raw protocol being the harness's), the client library ${signed(library(ours) - library(raw))} ` +
+        `and the runtime ${signed(runtime(ours) - runtime(raw))} (the CPU split scaled to the CPU column); the rest, ${signed(gap - server - cpu)}, is ` +
+        'the network and the scheduling of the two round trips (a process that idles longer wakes slower).' +
+        (ours.backend === 'redis'
+          ? ' The extra server time is what the raw loop does not do: the fencing token read and written per acquire, the holder record `inspect` reads, and the line of waiters both scripts look at.'
+          : ''),
+      '',
+    );
+  }
+  return lines;
+}
+
 /** docs/BENCHMARKS.md for `results`. */
 export function renderMarkdown(results: BenchResults): string {
   const m = results.machine;
@@ -659,7 +698,9 @@ export function renderMarkdown(results: BenchResults): string {
     ),
     '',
   );
-  if (results.allocation !== undefined && results.allocation.length > 0) lines.push(...allocationMarkdown(results.allocation));
+  if (results.allocation !== undefined && results.allocation.length > 0) {
+    lines.push(...allocationMarkdown(results.allocation), ...cycleGapMarkdown(results.uncontended, results.allocation));
+  }
   if (results.stress !== undefined) lines.push(...stressMarkdown(results.stress, results.targets.filter((t) => t.section === 'stress')));
   const errors = Object.entries(results.errors);
   if (results.fenceGrowth !== undefined) lines.push(results.fenceGrowth.trimEnd(), '');

@@ -8,6 +8,7 @@ import { attribute, frameOwner, type ProfileNode } from '../src/allocation-owner
 import { lockCycle, runAllocation, runAllocationGroup, type AllocationResult } from '../src/allocation.js';
 import { measureAllocationSplit, measureCycleCosts } from '../src/cycle-costs.js';
 import { checkTargets, computeRatios, machineInfo, renderMarkdown } from '../src/report.js';
+import type { UncontendedResult } from '../src/uncontended.js';
 import { redisServerMicros } from '../src/server-counters.js';
 import { SCRIPT_COMMANDS, subjects } from '../src/subjects.js';
 import { sharedAddresses } from '../src/bench-servers.js';
@@ -169,11 +170,18 @@ describe('bytes and CPU per cycle', () => {
       expect(Number.isFinite(target.measured)).toBe(true);
       expect(typeof target.met).toBe('boolean');
     }
+    // Section 1's throughput, as given: 250 µs per fencelock cycle, 200 µs per raw one.
+    const throughput = (result: AllocationResult, opsPerSec: number): UncontendedResult => ({
+      subject: result.subject, backend: result.backend, kind: result.kind, label: result.label,
+      cycles: 1, seconds: 1, opsPerSec, bestOpsPerSec: opsPerSec, roundOpsPerSec: [opsPerSec], p50Ms: 0, p90Ms: 0, p99Ms: 0, maxMs: 0,
+    });
+    const ours = results.find((r) => r.subject === 'redis/fencelock')!;
+    const raw = results.find((r) => r.subject === 'redis/raw-ioredis')!;
     const markdown = renderMarkdown({
       startedAt: new Date(0).toISOString(),
       machine: machineInfo(),
       settings: {},
-      uncontended: [],
+      uncontended: [throughput(ours, 4_000), throughput(raw, 5_000)],
       parallelKeys: [],
       contention: [],
       waiters: [],
@@ -192,5 +200,10 @@ describe('bytes and CPU per cycle', () => {
       expect(markdown).toContain(`| ${result.backend} | ${result.label} | ${result.kind} | ${result.cpuMicrosPerCycle.toFixed(1)} | ${server} |`);
     }
     expect(markdown).toContain('Largest allocations of fencelock, @fencelock/core MemoryLockProvider');
+    // Who spent the client CPU, per subject, and where the Redis cycle's extra time goes.
+    expect(markdown).toContain('| profiled CPU µs/cycle | own µs | client library µs | harness µs | runtime µs |');
+    for (const result of results) expect(markdown).toContain(`| ${result.backend} | ${result.label} | ${result.kind} | ${result.split.cpu!.microsPerCycle.toFixed(1)} |`);
+    const server = (ours.serverMicrosPerCycle ?? Number.NaN) - (raw.serverMicrosPerCycle ?? Number.NaN);
+    expect(markdown).toContain(`Where ${ours.label}'s cycle goes beside ${raw.label} (µs per cycle, this run): wall 250 against 200 (+50); server ${server >= 0 ? '+' : '−'}${Math.abs(server).toFixed(0)};`);
   });
 });
