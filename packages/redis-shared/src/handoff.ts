@@ -19,9 +19,11 @@ export const HANDOFF_RESERVATION_MS = 1_000;
  *   asking again at once, is turned away once and joins the line. Nobody is starved, at the price of
  *   a hand-off between processes on every contended release.
  * - `'barging'`: this provider's waiting attempts ignore the reservation and take a free key at
- *   once, as node-redlock and redis-semaphore do: more acquisitions per second under contention (the
- *   releasing process often takes the lock straight back), and a client may wait until its `waitMs`
- *   runs out while others take the lock again and again. Waiters are still notified of releases.
+ *   once, as node-redlock and redis-semaphore do: the releasing process often takes the lock straight
+ *   back, and a client may wait until its `waitMs` runs out while others take the lock again and
+ *   again. Waiters are still notified of releases. It buys throughput where a hand-off needs the
+ *   waiter's own attempt (Redlock); where the release grants the lock to the head of the line itself
+ *   (`@fencelock/redis`), it does not.
  *
  * The choice is per provider; both kinds may wait on one key (a barging client may take the lock
  * from under a reservation made for a waiting one).

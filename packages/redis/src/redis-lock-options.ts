@@ -89,8 +89,9 @@ export interface RedisLockProviderOptions<C extends SupportedRedisClient = Suppo
    * Who gets a released lock while clients wait for it: `'waiters-first'` reserves it for a moment
    * for the clients already waiting (a client that was not in line is turned away once), so nobody
    * is starved; `'barging'` lets this provider's waiting attempts take a free key at once, as
-   * node-redlock and redis-semaphore do — more acquisitions per second under contention, and a
-   * client may wait until its `waitMs` runs out. See the README's "Hand-off" section for the figures.
+   * node-redlock and redis-semaphore do, and a client may wait until its `waitMs` runs out. On
+   * Redis, where a release grants the lock to the head of the line itself, barging is not the faster
+   * of the two. See the README's "Hand-off" section for the figures.
    * @default 'waiters-first'
    */
   readonly handoff?: HandoffPolicy;
