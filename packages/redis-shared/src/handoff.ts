@@ -23,7 +23,7 @@ export const HANDOFF_RESERVATION_MS = 1_000;
  *   back, and a client may wait until its `waitMs` runs out while others take the lock again and
  *   again. Waiters are still notified of releases. It buys throughput where a hand-off needs the
  *   waiter's own attempt (Redlock); where the release grants the lock to the head of the line itself
- *   (`@fencelock/redis`), it does not.
+ *   (`@fencelock/redis`), little or none (see that README's figures).
  *
  * The choice is per provider; both kinds may wait on one key (a barging client may take the lock
  * from under a reservation made for a waiting one).

@@ -90,8 +90,8 @@ export interface RedisLockProviderOptions<C extends SupportedRedisClient = Suppo
    * for the clients already waiting (a client that was not in line is turned away once), so nobody
    * is starved; `'barging'` lets this provider's waiting attempts take a free key at once, as
    * node-redlock and redis-semaphore do, and a client may wait until its `waitMs` runs out. On
-   * Redis, where a release grants the lock to the head of the line itself, barging is not the faster
-   * of the two. See the README's "Hand-off" section for the figures.
+   * Redis, where a release grants the lock to the head of the line itself, barging buys little or
+   * no throughput. See the README's "Hand-off" section for the figures.
    * @default 'waiters-first'
    */
   readonly handoff?: HandoffPolicy;
