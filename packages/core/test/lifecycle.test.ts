@@ -215,7 +215,7 @@ describe('SessionKeeper', () => {
       keepAlive: (timeoutMs) => {
         timeouts.push(timeoutMs);
         return withRequestTimeout(
-          new Promise<undefined>((resolve) => setTimeout(resolve, ttlMs / 4)),
+          new Promise<undefined>((resolve) => setTimeout(() => resolve(undefined), ttlMs / 4)),
           timeoutMs,
           'keepalive',
         ).then((value) => {
