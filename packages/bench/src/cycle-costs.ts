@@ -153,8 +153,7 @@ export async function measureAllocationSplit(cycle: () => Promise<void>, options
     const { cycles, bytes } = await countBytes(() => runBounded(cycle, options.cycles, options.maxMs));
     const { profile } = await session.post('HeapProfiler.stopSampling');
     const attribution = attribute(sampledProfile(profile));
-    const perCycle = (sampled: number): number =>
-      cycles === 0 || attribution.totalBytes === 0 ? 0 : round((sampled * bytes) / attribution.totalBytes / cycles, 1);
+    const perCycle = scaledPerCycle(attribution.totalBytes, bytes, cycles, 1);
     return {
       cycles,
       bytesPerCycle: cycles === 0 ? Number.NaN : round(bytes / cycles, 1),
@@ -170,6 +169,11 @@ export async function measureAllocationSplit(cycle: () => Promise<void>, options
     await session.post('HeapProfiler.disable').catch(() => undefined);
     session.disconnect();
   }
+}
+
+// A profile's sampled amounts, scaled so that they add up to the pass's exact `total`, per cycle.
+function scaledPerCycle(sampledTotal: number, total: number, cycles: number, digits: number): (sampled: number) => number {
+  return (sampled) => (cycles === 0 || sampledTotal === 0 ? 0 : round((sampled * total) / sampledTotal / cycles, digits));
 }
 
 // Microseconds between two CPU profile ticks: fine enough for a cycle of a few hundred µs, and
@@ -191,8 +195,7 @@ async function measureCpuSplit(session: Session, cycle: () => Promise<void>, opt
     const { profile } = await session.post('Profiler.stop');
     const attribution = attribute(timedProfile(profile));
     const micros = used.user + used.system;
-    const perCycle = (sampled: number): number =>
-      cycles === 0 || attribution.totalBytes === 0 ? 0 : round((sampled * micros) / attribution.totalBytes / cycles, 2);
+    const perCycle = scaledPerCycle(attribution.totalBytes, micros, cycles, 2);
     return {
       cycles,
       microsPerCycle: cycles === 0 ? Number.NaN : round(micros / cycles, 2),

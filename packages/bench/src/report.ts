@@ -471,13 +471,15 @@ function allocationMarkdown(allocation: readonly AllocationResult[]): string[] {
   return [...lines, ...cpuSplitMarkdown(allocation)];
 }
 
+// The profiled pass's CPU µs per cycle of the owners `keep` accepts.
+function profiledMicros(r: AllocationResult, keep: (owner: string, group: string) => boolean): number {
+  return (r.split.cpu?.owners ?? []).filter((share) => keep(share.owner, share.group)).reduce((total, share) => total + share.microsPerCycle, 0);
+}
+
 /** Who spent the client CPU of a cycle (the CPU profile of the split process), and fencelock's costliest functions. */
 function cpuSplitMarkdown(allocation: readonly AllocationResult[]): string[] {
   const profiled = allocation.filter((r) => r.split.cpu !== undefined);
   if (profiled.length === 0) return [];
-  const micros = (r: AllocationResult, keep: (share: { owner: string; group: string }) => boolean): number =>
-    (r.split.cpu?.owners ?? []).filter(keep).reduce((total, share) => total + share.microsPerCycle, 0);
-  const own = (r: AllocationResult) => (share: { owner: string }): boolean => share.owner === r.ownOwner;
   const lines = [
     'Client CPU by owner: a V8 CPU profile (a tick every 200 µs) of one more pass in the split process, each',
     'tick charged by the rule above and scaled to that pass\'s CPU time (the profiler\'s ticks and inlining off',
@@ -487,9 +489,11 @@ function cpuSplitMarkdown(allocation: readonly AllocationResult[]): string[] {
     '| backend | implementation | kind | profiled CPU µs/cycle | own µs | client library µs | harness µs | runtime µs |',
     '|---|---|---|---:|---:|---:|---:|---:|',
     ...profiled.map((r) => {
-      const library = micros(r, (share) => share.group === 'library' && share.owner !== r.ownOwner);
-      const harness = r.kind === 'raw' ? 0 : micros(r, (share) => share.group === 'harness');
-      return `| ${r.backend} | ${r.label} | ${r.kind} | ${fmt(r.split.cpu?.microsPerCycle ?? Number.NaN, 1)} | ${fmt(micros(r, own(r)), 1)} | ${fmt(library, 1)} | ${fmt(harness, 1)} | ${fmt(micros(r, (share) => share.group === 'runtime'), 1)} |`;
+      const own = profiledMicros(r, (owner) => owner === r.ownOwner);
+      const library = profiledMicros(r, (owner, group) => group === 'library' && owner !== r.ownOwner);
+      const harness = r.kind === 'raw' ? 0 : profiledMicros(r, (_owner, group) => group === 'harness');
+      const runtime = profiledMicros(r, (_owner, group) => group === 'runtime');
+      return `| ${r.backend} | ${r.label} | ${r.kind} | ${fmt(r.split.cpu?.microsPerCycle ?? Number.NaN, 1)} | ${fmt(own, 1)} | ${fmt(library, 1)} | ${fmt(harness, 1)} | ${fmt(runtime, 1)} |`;
     }),
     '',
   ];
@@ -514,11 +518,9 @@ function cycleGapMarkdown(uncontended: readonly UncontendedResult[], allocation:
       return ops === undefined || ops <= 0 ? Number.NaN : 1e6 / ops;
     };
     if (raw === undefined || Number.isNaN(wall(ours.subject)) || Number.isNaN(wall(raw.subject))) continue;
-    const cpuShare = (r: AllocationResult, keep: (owner: string, group: string) => boolean): number =>
-      (r.split.cpu?.owners ?? []).filter((share) => keep(share.owner, share.group)).reduce((total, share) => total + share.microsPerCycle, 0);
     const scale = (r: AllocationResult): number => (r.split.cpu === undefined || r.split.cpu.microsPerCycle <= 0 ? Number.NaN : r.cpuMicrosPerCycle / r.split.cpu.microsPerCycle);
     // The profiled pass runs slower (profiler ticks, inlining off): its shares are scaled to the CPU column.
-    const part = (r: AllocationResult, keep: (owner: string, group: string) => boolean): number => cpuShare(r, keep) * scale(r);
+    const part = (r: AllocationResult, keep: (owner: string, group: string) => boolean): number => profiledMicros(r, keep) * scale(r);
     const own = part(ours, (_owner, group) => group === 'fencelock');
     const library = (r: AllocationResult): number => part(r, (_owner, group) => group === 'library');
     const runtime = (r: AllocationResult): number => part(r, (_owner, group) => group === 'runtime');

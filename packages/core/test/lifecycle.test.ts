@@ -234,8 +234,10 @@ describe('SessionKeeper', () => {
     keeper.close();
   });
 
-  it('sends another keepalive beside one that hangs, and recovers on its answer', async () => {
+  it('sends another keepalive beside one that hangs, without abandoning it, and recovers on its answer', async () => {
     let calls = 0;
+    let firstSettled = false;
+    let inFlightAtSecond: boolean | undefined;
     const keeper = new SessionKeeper({
       name: 'test session',
       ttlMs: 1_200,
@@ -243,12 +245,20 @@ describe('SessionKeeper', () => {
       requestTimeoutMs: 5_000,
       keepAlive: (timeoutMs) => {
         calls += 1;
-        return calls === 1 ? withRequestTimeout(new Promise<undefined>(() => undefined), timeoutMs, 'keepalive') : Promise.resolve(undefined);
+        if (calls === 1) {
+          return withRequestTimeout(new Promise<undefined>(() => undefined), timeoutMs, 'keepalive').finally(() => {
+            firstSettled = true;
+          });
+        }
+        inFlightAtSecond ??= !firstSettled;
+        return Promise.resolve(undefined);
       },
     });
     const member = recorder();
     keeper.join(member);
     await until(() => member.log.includes('recovered') || member.log.includes('lost'));
+    // The hung one was still waiting for its answer when the second went out: a hedge, not a retry.
+    expect(inFlightAtSecond).toBe(true);
     expect(member.log.slice(0, 2)).toEqual(['uncertain', 'renewed']);
     expect(member.log).toContain('recovered');
     expect(keeper.alive).toBe(true);
