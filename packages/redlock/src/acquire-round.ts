@@ -8,8 +8,8 @@ import { type Stragglers, voteRound } from './vote-round.js';
 
 /**
  * What a failed round left on one master: `maybe` a copy of our value (it granted, or its request
- * failed after it was sent, and the round's release got no answer), `gone` (the release was
- * answered: no copy there now), or `untouched` (nothing was sent, nothing was answered).
+ * failed after it was sent, and the round's release got no answer), `gone` (it refused, or the
+ * release was answered: no copy there now), or `untouched` (nothing was sent, nothing was answered).
  */
 export type MasterCopy = 'maybe' | 'gone' | 'untouched';
 
@@ -57,10 +57,12 @@ export interface AcquireRoundInput {
  * 3. acquired iff a majority granted AND `validity = ttl − elapsed − drift > 0` (core's drift margin,
  *    `⌈ttl × clockDriftFactor⌉ + 2 ms`); `validUntil = start + ttl − drift` (core's `validityDeadline`
  *    from the send time: what is left at the round's end is exactly `validity`);
- * 4. otherwise release on EVERY master before returning — partial grants never survive into the
- *    next round, which is what keeps split votes from livelocking waiters (node-redlock keeps them).
- *    This release announces nothing: the key was never ours on a majority, so no holder left it.
- *    It is one attempt per master; what it could not confirm is reported in `copies`.
+ * 4. otherwise release on every master that did not refuse before returning — partial grants never
+ *    survive into the next round, which is what keeps split votes from livelocking waiters
+ *    (node-redlock keeps them). A master that refused keeps no copy (the script compared the key
+ *    with our value), so it is not asked. This release announces nothing: the key was never ours on
+ *    a majority, so no holder left it. It is one attempt per master; what it could not confirm is
+ *    reported in `copies`.
  */
 export async function acquireRound(
   masters: readonly MasterNode[],
@@ -81,12 +83,25 @@ export async function acquireRound(
   if (counted.succeeded >= quorum && validityMs > 0) {
     return { kind: 'acquired', validUntil: roundValidUntil(start, ttlMs, input.clockDriftFactor), tally: counted };
   }
-  const released = await releaseOnAll(masters, { keys, value, timeoutMs: input.requestTimeoutMs, head: '' });
-  const failed: FailedRound = { tally: counted, copies: replies.map((reply, i) => copyLeft(reply, released[i])) };
+  // A master that refused compared its key with our value in the script: it keeps no copy, and a
+  // round refused everywhere (the common case while another owner holds the key) releases nothing.
+  const unsure = masters.flatMap((master, i) => (refused(replies[i]) ? [] : [{ master, i }]));
+  const released =
+    unsure.length === 0 ? [] : await releaseOnAll(unsure.map((entry) => entry.master), { keys, value, timeoutMs: input.requestTimeoutMs, head: '' });
+  const copies = replies.map((reply): MasterCopy => (refused(reply) ? 'gone' : 'untouched'));
+  unsure.forEach((entry, j) => {
+    copies[entry.i] = copyLeft(replies[entry.i] as NodeReply<boolean>, released[j]);
+  });
+  const failed: FailedRound = { tally: counted, copies };
   if (counted.succeeded >= quorum) return { kind: 'validity-exhausted', elapsedMs, validityMs, ...failed };
   if (masters.length - counted.unreachable < quorum) return { kind: 'unreachable', ...failed };
   if (masters.length - counted.failed < quorum) return { kind: 'failing', ...failed };
   return { kind: 'contended', ...failed };
+}
+
+// A plain "no": the master's key held another value (or was reserved for waiters), so ours is not there.
+function refused(reply: NodeReply<boolean> | undefined): boolean {
+  return reply !== undefined && reply.ok && !reply.value;
 }
 
 // A master may keep a copy when it granted, or its request failed after being sent (a timeout, a

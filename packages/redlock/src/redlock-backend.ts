@@ -213,13 +213,16 @@ export class RedlockBackend implements LockBackend {
     } finally {
       // A waiter that stops waiting leaves the line at once, so a free lock is not held back for it
       // (an entry it cannot remove lapses by itself); one that got the lock leaves the lines of the
-      // masters that did not grant it. Cleanup: the call settles first (within its wait and the round
-      // in flight), and close() waits for it like a round that returned at a majority.
-      if (inLine) {
+      // masters that did not grant it (a grant took the entry out in the same script). Cleanup: the
+      // call settles first — the caller goes on before these writes, each of which can hand this CPU
+      // to the master it wakes — and close() waits for it like a round that returned at a majority.
+      const lines = inLine ? (granted === undefined ? this.#masters : this.#masters.filter((_, i) => granted?.tally.nodes[i]?.outcome !== 'granted')) : [];
+      if (lines.length > 0) {
+        const member = lineMember(value, this.#listener.lineTag);
         this.#stragglers.begin();
-        void voteRound(this.#masters, (master) => master.leaveLine(keys.waiters, lineMember(value, this.#listener.lineTag)), { timeoutMs: requestTimeoutMs }).then(() =>
-          this.#stragglers.end(),
-        );
+        setImmediate(() => {
+          void voteRound(lines, (master) => master.leaveLine(keys.waiters, member), { timeoutMs: requestTimeoutMs }).then(() => this.#stragglers.end());
+        });
       }
       // A copy a failed round could not confirm gone (its master timed out, or dropped the
       // connection) may sit there until its TTL. Once this acquisition is over without a grant its

@@ -191,6 +191,39 @@ describe('the algorithm', () => {
     expect(await lock.release()).toBe(true);
   });
 
+  it('a refused round asks each master once: only masters that granted (or did not answer) are released', async () => {
+    const clients = redlockUrls.map((url) => new Redis(url, { maxRetriesPerRequest: 0 }));
+    const scripts: string[] = [];
+    for (const client of clients) {
+      const send = client.sendCommand.bind(client);
+      client.sendCommand = (command) => {
+        if (command.name === 'eval' || command.name === 'evalsha') scripts.push(String(command.args[0]));
+        return send(command);
+      };
+    }
+    try {
+      const [a, b] = [open(), open({ masters: clients })];
+      const key = `refused-round:${randomUUID()}`;
+      const lock = await a.acquire(key);
+      expect(await b.tryAcquire(key)).toBeUndefined();
+      // One acquire script per master, and no release round behind it: every master refused.
+      expect(scripts).toHaveLength(ports.length);
+      expect(new Set(scripts).size).toBe(1);
+      await lock.release();
+
+      // A foreign value on a majority: the minority that granted is released, and only it.
+      scripts.length = 0;
+      const majority = ports.slice(0, 3);
+      for (const port of majority) await redisCommand(port, ['SET', key, 'foreign', 'PX', '10000']);
+      expect(await b.tryAcquire(key)).toBeUndefined();
+      expect(scripts).toHaveLength(ports.length + (ports.length - majority.length));
+      for (const port of ports.slice(3)) expect(await redisCommand(port, ['EXISTS', key])).toBe(0);
+      for (const port of majority) expect(await redisCommand(port, ['GET', key])).toBe('foreign');
+    } finally {
+      for (const client of clients) client.disconnect();
+    }
+  });
+
   it('clients shared with code that registered its own scripts: the provider registers no command names, so extensions work', async () => {
     // Clients shared with another copy of the library that registered a different script under the
     // batched extension's former command name (malformed replies: see the batcher's own test).
