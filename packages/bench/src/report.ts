@@ -415,6 +415,7 @@ function stressMarkdown(stress: StressResults, targets: readonly TargetCheck[]):
         `| ${r.backend} | ${r.label} | ${r.kind} | ${r.load} | ${fmt(r.acquisitionsPerSec, 1)} | ${fmt(r.handoffP50Ms, 2)} | ${fmt(r.handoffP99Ms, 2)} | ${pct(r.waiterWinShare)} | ${fmt(leastServed(r), 0)} | ${r.perClient.join(' / ')} | ${r.failures} |`,
     ),
     '',
+    ...fifoFloorMarkdown(stress.contention),
     '### The CPU hogs of each loaded run',
     '',
     '| run | hogs | CPU s per hog | ended |',
@@ -425,6 +426,38 @@ function stressMarkdown(stress: StressResults, targets: readonly TargetCheck[]):
     '',
   ];
   return lines;
+}
+
+/**
+ * What the FIFO floor (a token in a Redis list, BLPOP and LPUSH: a hand-off to the longest-waiting
+ * process and nothing else) says about the contention target, per load: the most a lock that serves
+ * waiters first could do on this machine, against the better peer (which mostly lets the releasing
+ * process take the lock straight back) and against @fencelock/redis.
+ */
+export function fifoFloorMarkdown(contention: readonly StressContentionResult[]): string[] {
+  const sentences: string[] = [];
+  for (const load of LOADS) {
+    const rows = contention.filter((r) => r.backend === 'redis' && r.load === load);
+    const floor = rows.find((r) => r.subject === 'redis/fifo-floor');
+    const ours = rows.find((r) => r.subject === 'redis/fencelock');
+    const peers = rows.filter((r) => r.kind === 'peer');
+    if (floor === undefined || ours === undefined || peers.length === 0) continue;
+    const best = peers.reduce((a, b) => (b.acquisitionsPerSec > a.acquisitionsPerSec ? b : a));
+    sentences.push(
+      `${load === 'quiet' ? 'Quiet' : 'Loaded'}: the FIFO floor made ${fmt(floor.acquisitionsPerSec, 0)} acq/s with ${pct(floor.waiterWinShare)} to waiters, ` +
+        `${fmt(floor.acquisitionsPerSec / best.acquisitionsPerSec, 2)} × ${best.label} (${fmt(best.acquisitionsPerSec, 0)} acq/s, ${pct(best.waiterWinShare)} to waiters); ` +
+        `@fencelock/redis made ${fmt(ours.acquisitionsPerSec / floor.acquisitionsPerSec, 2)} × the floor.`,
+    );
+  }
+  if (sentences.length === 0) return [];
+  return [
+    'The FIFO floor is not a lock: one token in a Redis list, taken with `BLPOP` (Redis serves the longest-blocked',
+    'client first) and given back with `LPUSH`, with no TTL, owner check or fencing token. It is the bare hand-off',
+    'between processes that any lock pays when every release goes to a client already waiting, so it bounds what',
+    'such a lock can do here; the peers go faster where the releasing process takes the lock straight back.',
+    '',
+    ...sentences.flatMap((sentence) => [sentence, '']),
+  ];
 }
 
 // Largest allocating functions of fencelock listed per fencelock subject.
@@ -631,7 +664,8 @@ export function renderMarkdown(results: BenchResults): string {
     'barges back in first, the hand-off includes its next hold). "Other client" = share of consecutive',
     'acquisitions that went to a different client than the last holder; "waiter next" = of the releases',
     'with another client waiting, the share where a waiting client got the lock next. One run per',
-    'implementation (not interleaved: the processes are forked per run).',
+    'implementation (not interleaved: the processes are forked per run). The raw FIFO floor is not a lock but the bare',
+    'hand-off between processes that serving waiters first costs (see the stress section).',
     '',
     '| backend | implementation | kind | clients | acquisitions | acq/s | hand-off p50 ms | hand-off p90 ms | hand-off p99 ms | other client | waiter next | max wait ms | per client | failed waits |',
     '|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|',

@@ -30,10 +30,12 @@ export interface HogRun {
   readonly hogs: readonly CpuHogReport[];
 }
 
-/** Subjects of the contention part: fencelock on Redis and Redlock, and the peers they are compared with. */
+/** Subjects of the contention part: fencelock on Redis and Redlock, the peers they are compared with, and the FIFO floor. */
 export const STRESS_CONTENTION_SUBJECTS: readonly string[] = [
   'redis/fencelock',
   'redis/fencelock-barging',
+  // Not a lock: the bare hand-off between processes that serving waiters first costs (see report.ts).
+  'redis/fifo-floor',
   'redis/node-redlock',
   'redis/redis-semaphore-mutex',
   'redlock/fencelock',

@@ -232,6 +232,35 @@ export function subjects(addresses: BenchAddresses = sharedAddresses()): readonl
         };
       },
     },
+    {
+      // The ceiling of any hand-off that serves waiters first: one token in a list, BLPOP to take it
+      // and LPUSH to give it back. Redis serves blocked clients longest-waiting first, so every
+      // release goes to a waiting process and nothing else is done (no TTL, owner check or token).
+      id: 'redis/fifo-floor', backend: 'redis', kind: 'raw', label: 'raw ioredis BLPOP token queue (FIFO hand-off, no TTL)', waits: true, contentionOnly: true,
+      open: async () => {
+        const client = new Redis(redisUrl);
+        const queues = new Set<string>();
+        return {
+          async lock(key, waitMs) {
+            const queue = `${key}:fifo`;
+            // The first client to use the key puts its one token in.
+            if (!queues.has(queue)) {
+              queues.add(queue);
+              if ((await client.set(`${queue}:init`, '1', 'PX', 600_000, 'NX')) === 'OK') await client.lpush(queue, 'token');
+            }
+            if ((await client.blpop(queue, waitMs / 1000)) === null) throw new Error(`raw FIFO lock ${key}: not acquired within ${waitMs} ms`);
+            return async () => {
+              await client.lpush(queue, 'token');
+            };
+          },
+          close: async () => {
+            // The token's list would outlive the run: the last session to close finds it gone.
+            if (queues.size > 0) await client.del(...[...queues].flatMap((queue) => [queue, `${queue}:init`]));
+            client.disconnect();
+          },
+        };
+      },
+    },
     { id: 'redis/node-redlock', backend: 'redis', kind: 'peer', label: 'node-redlock, 1 Redis', waits: true, package: 'redlock', open: async () => nodeRedlockSession([redisUrl]) },
     {
       id: 'redis/redis-semaphore-mutex', backend: 'redis', kind: 'peer', label: 'redis-semaphore Mutex', waits: true, package: 'redis-semaphore',

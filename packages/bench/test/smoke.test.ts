@@ -77,7 +77,8 @@ describe('bench smoke', () => {
     });
   }
 
-  for (const subject of subjects().filter((s) => s.kind === 'fencelock' && s.inProcess !== true)) {
+  // The FIFO floor of the stress section's contention part (a bare BLPOP/LPUSH hand-off) runs here too.
+  for (const subject of subjects().filter((s) => (s.kind === 'fencelock' || s.id === 'redis/fifo-floor') && s.inProcess !== true)) {
     it(`contention (2 processes): ${subject.id}`, async () => {
       const result = await runContention(subject, { clients: 2, maxMs: 1_500, maxAcquisitionsPerClient: 5, waitMs: 1_500 });
       expect(result).toMatchObject({ subject: subject.id, clients: 2 });

@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import type { ContentionResult } from '../src/contention.js';
 import type { HeldLocksResult } from '../src/held-locks.js';
 import type { HerdResult } from '../src/herd.js';
-import { stressTargets } from '../src/report.js';
+import { fifoFloorMarkdown, stressTargets } from '../src/report.js';
 import { benchCommand, type Load, type StressResults } from '../src/stress.js';
 import type { Backend, SubjectKind } from '../src/subjects.js';
 
@@ -155,5 +155,24 @@ describe('bench command', () => {
   it('names the BENCH_ variables that were set, sorted, then pnpm bench', () => {
     expect(benchCommand({ PATH: '/bin', BENCH_HOGS: '1', BENCH_ONLY: 'redis/', BENCH_STRESS: '' })).toBe('BENCH_HOGS=1 BENCH_ONLY=redis/ pnpm bench');
     expect(benchCommand({})).toBe('pnpm bench');
+  });
+});
+
+describe('the FIFO floor beside the contention targets', () => {
+  it('says, per load, what the bare hand-off made against the better peer and what fencelock made against it', () => {
+    const contention = [
+      fight('redis', 'fencelock', 'fencelock', 'quiet', 450, 0.99),
+      fight('redis', 'fifo-floor', 'raw', 'quiet', 500, 1),
+      fight('redis', 'node-redlock', 'peer', 'quiet', 400, 0.01),
+      fight('redis', 'redis-semaphore', 'peer', 'quiet', 625, 0.05),
+      fight('redlock', 'fifo-floor', 'raw', 'quiet', 9_999, 1),
+      fight('redis', 'fencelock', 'fencelock', 'loaded', 200, 1),
+      fight('redis', 'redis-semaphore', 'peer', 'loaded', 300, 0.05),
+    ];
+    const text = fifoFloorMarkdown(contention).join('\n');
+    expect(text).toContain('Quiet: the FIFO floor made 500 acq/s with 100 % to waiters, 0.80 × redis redis-semaphore (625 acq/s, 5 % to waiters); @fencelock/redis made 0.90 × the floor.');
+    // No floor measured loaded: no sentence for it.
+    expect(text).not.toContain('Loaded:');
+    expect(fifoFloorMarkdown(contention.filter((r) => r.subject !== 'redis/fifo-floor'))).toEqual([]);
   });
 });
