@@ -56,6 +56,29 @@ describe('ScriptRunner', () => {
     expect(isNoScriptError(other)).toBe(false);
   });
 
+  it('after a failure reported with failed(), sends nothing again: NOSCRIPT makes the next call EVAL, any other failure does not', async () => {
+    let failure: Error | undefined;
+    const { sent, transport } = fakeClient(async (name) => {
+      if (name === 'evalsha' && failure !== undefined) throw failure;
+      return 'ok';
+    });
+    const runner = new ScriptRunner(transport, script);
+    await runner.run([1, 'k']);
+    failure = new Error('Connection is closed.');
+    runner.failed(await runner.run([1, 'k']).catch((e: unknown) => e));
+    expect(sent.map((command) => command.name)).toEqual(['eval', 'evalsha']);
+    failure = undefined;
+    await runner.run([1, 'k']);
+    expect(sent.at(-1)?.name).toBe('evalsha');
+    failure = noScript();
+    runner.failed(await runner.run([1, 'k']).catch((e: unknown) => e));
+    // Nothing was resent: the failed call is the caller's to report.
+    expect(sent.map((command) => command.name)).toEqual(['eval', 'evalsha', 'evalsha', 'evalsha']);
+    failure = undefined;
+    await runner.run([1, 'k']);
+    expect(sent.at(-1)?.name).toBe('eval');
+  });
+
   it("recognises NOSCRIPT as ioredis and node-redis give it (the reply) and as Valkey GLIDE words it", () => {
     const glide = new Error('An error was signalled by the server: - NoScriptError: No matching script. Please use EVAL.');
     glide.name = 'RequestError';

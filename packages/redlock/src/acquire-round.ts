@@ -75,7 +75,7 @@ export async function acquireRound(
   const replies = await voteRound(masters, (master) => master.acquire(keys, value, ttlMs, registerMs, lineTag, barging), {
     timeoutMs: input.requestTimeoutMs,
     enoughYes: quorum,
-    ...(stragglers === undefined ? {} : { stragglers }),
+    stragglers,
   });
   const elapsedMs = monotonicNow() - start;
   const counted = tally(masters, replies);

@@ -204,7 +204,7 @@ export class RedlockBackend implements LockBackend {
           return undefined;
         },
         {
-          ...(this.#options.retry === undefined ? {} : { retry: this.#options.retry }),
+          retry: this.#options.retry,
           wakeup: () => this.#listener.wakeup(keys.lock, value),
           // Contention is reported by the round above, never for rounds that failed on errors.
           reportContention: false,

@@ -1,4 +1,4 @@
-import { HANDOFF_RESERVATION_MS, headOfLineLua, isNoScriptError, lengthPrefixed, scriptSha, splitLengthPrefixed, type LockClient } from '@fencelock/redis-shared';
+import { HANDOFF_RESERVATION_MS, ScriptRunner, headOfLineLua, lengthPrefixed, scriptSha, splitLengthPrefixed, type LockClient } from '@fencelock/redis-shared';
 import type { RedlockKeys } from './lock-keys.js';
 
 // Both scripts take the lock key, its waiter registry and its hand-off reservation.
@@ -98,7 +98,7 @@ redis.call('SET', KEYS[3], '1', 'PX', ARGV[4])
 return 1
 `;
 
-/** The Redlock scripts on one client (EVALSHA once the connection has the script; see {@link scriptRunner}). */
+/** The Redlock scripts on one client (EVALSHA once the connection has the script; see {@link defineRedlockScripts}). */
 export interface RedlockScripts {
   /** See {@link ACQUIRE_LUA}; resolves whether this master granted the key (1), not why it refused (0 or -2). */
   acquire(keys: RedlockKeys, value: string, ttlMs: number, registerMs: number, lineTag: string, barging: boolean): Promise<boolean>;
@@ -106,45 +106,37 @@ export interface RedlockScripts {
   release(keys: RedlockKeys, value: string, channel: string, head: string): Promise<boolean>;
 }
 
-/**
- * A script as plain EVAL/EVALSHA commands (ioredis's `defineCommand` costs more client time per call
- * than the rest of a round). The whole script is sent on the first call on each connection, then by
- * its SHA. A NOSCRIPT reply (the server's cache was flushed under a live connection) is an error for
- * that call — never a resend: a resent acquire could land after this round's release on the same
- * connection and leave a lock no one owns — and the next call sends the whole script again.
- */
-function scriptRunner(client: LockClient, lua: string): (...args: (string | number)[]) => Promise<unknown> {
-  const sha = scriptSha(lua);
-  // The connections that were sent the whole script; a reconnect makes a new one.
-  const loadedOn = new WeakSet<object>();
-  return (...args) => {
-    const connection = client.scriptScope();
-    args.unshift(KEY_COUNT);
-    if (connection === undefined || !loadedOn.has(connection)) {
-      if (connection !== undefined) loadedOn.add(connection);
-      return client.sendScript('eval', lua, args);
-    }
-    return client.sendScript('evalsha', sha, args).catch((error: unknown) => {
-      if (isNoScriptError(error)) loadedOn.delete(connection);
-      throw error;
-    });
-  };
-}
-
 /** The SHAs of the acquire and release scripts (to look them up in a master's script cache). */
 export const REDLOCK_SCRIPT_SHAS: readonly string[] = [scriptSha(ACQUIRE_LUA), scriptSha(RELEASE_LUA)];
 
-/** The Redlock scripts as calls on `client`. */
+/**
+ * The Redlock scripts as calls on `client`, each a plain EVAL/EVALSHA (redis-shared's `ScriptRunner`:
+ * ioredis's `defineCommand` costs more client time per call than the rest of a round). A NOSCRIPT
+ * reply (the server's cache was flushed under a live connection) is an error for that call — never
+ * a resend: a resent acquire could land after this round's release on the same connection and leave
+ * a lock no one owns — and the next call sends the whole script again.
+ */
 export function defineRedlockScripts(client: LockClient): RedlockScripts {
-  const acquire = scriptRunner(client, ACQUIRE_LUA);
-  const release = scriptRunner(client, RELEASE_LUA);
+  const acquire = new ScriptRunner(client, { lua: ACQUIRE_LUA });
+  const release = new ScriptRunner(client, { lua: RELEASE_LUA });
+  // One reply handler per runner, not a closure and a promise more per call.
+  const acquireFailed = (error: unknown): never => {
+    acquire.failed(error);
+    throw error;
+  };
+  const releaseFailed = (error: unknown): never => {
+    release.failed(error);
+    throw error;
+  };
   return {
     acquire: (keys, value, ttlMs, registerMs, lineTag, barging) =>
-      acquire(keys.lock, keys.waiters, keys.reserved, value, ttlMs, registerMs, lineTag, barging ? '1' : '').then((reply) => Number(reply) === 1),
+      acquire.run([KEY_COUNT, keys.lock, keys.waiters, keys.reserved, value, ttlMs, registerMs, lineTag, barging ? '1' : '']).then(isOne, acquireFailed),
     release: (keys, value, channel, head) =>
-      release(keys.lock, keys.waiters, keys.reserved, value, channel, head, HANDOFF_RESERVATION_MS).then((reply) => Number(reply) === 1),
+      release.run([KEY_COUNT, keys.lock, keys.waiters, keys.reserved, value, channel, head, HANDOFF_RESERVATION_MS]).then(isOne, releaseFailed),
   };
 }
+
+const isOne = (reply: unknown): boolean => Number(reply) === 1;
 
 /** The start of a release announcement: `<length>:<release id>`, the id being the releasing acquisition's owner id. */
 export function announcementHead(releaseId: string): string {

@@ -29,8 +29,8 @@ export function releaseOnAll(masters: readonly MasterNode[], input: ReleaseInput
   return voteRound(masters, (master) => master.release(keys, value, RELEASE_CHANNEL, head), {
     timeoutMs: input.timeoutMs,
     askDown: true,
-    ...(input.enoughYes === undefined ? {} : { enoughYes: input.enoughYes }),
-    ...(input.stragglers === undefined ? {} : { stragglers: input.stragglers }),
+    enoughYes: input.enoughYes,
+    stragglers: input.stragglers,
   });
 }
 
@@ -67,26 +67,43 @@ export class MastersRelease {
 
   /** One round to the masters that have not answered; stops early once `enoughDeleted` deleted in all. Never rejects. */
   async attempt(enoughDeleted?: number): Promise<MastersReleaseState> {
-    const pending = this.#masters.flatMap((master, i) => (this.#answers[i] === undefined ? [{ master, i }] : []));
-    const deletedBefore = this.#answers.filter((answer) => answer === true).length;
+    // Plain loops and one options object: a release runs once per lock, on every acquire/release cycle.
+    const pending: MasterNode[] = [];
+    const indexes: number[] = [];
+    let deletedBefore = 0;
+    for (let i = 0; i < this.#masters.length; i += 1) {
+      const answer = this.#answers[i];
+      if (answer === true) deletedBefore += 1;
+      if (answer === undefined) {
+        pending.push(this.#masters[i] as MasterNode);
+        indexes.push(i);
+      }
+    }
     if (pending.length > 0) {
-      const stillNeeded = enoughDeleted === undefined ? undefined : Math.max(1, enoughDeleted - deletedBefore);
-      const replies = await releaseOnAll(
-        pending.map((entry) => entry.master),
-        { ...this.#input, ...(stillNeeded === undefined ? {} : { enoughYes: stillNeeded }) },
-      );
-      const next = [...this.#replies];
-      replies.forEach((reply, j) => {
-        const index = (pending[j] as { i: number }).i;
+      const input: ReleaseInput = {
+        keys: this.#input.keys,
+        value: this.#input.value,
+        timeoutMs: this.#input.timeoutMs,
+        head: this.#input.head,
+        enoughYes: enoughDeleted === undefined ? undefined : Math.max(1, enoughDeleted - deletedBefore),
+        stragglers: this.#input.stragglers,
+      };
+      const replies = await releaseOnAll(pending, input);
+      const next = this.#replies.slice();
+      for (let j = 0; j < replies.length; j += 1) {
+        const reply = replies[j] as NodeReply<boolean>;
+        const index = indexes[j] as number;
         next[index] = reply;
         if (reply.ok) this.#answers[index] = reply.value;
-      });
+      }
       this.#replies = next;
     }
-    return {
-      answered: this.#answers.filter((answer) => answer !== undefined).length,
-      deleted: this.#answers.filter((answer) => answer === true).length,
-      replies: this.#replies,
-    };
+    let answered = 0;
+    let deleted = 0;
+    for (const answer of this.#answers) {
+      if (answer !== undefined) answered += 1;
+      if (answer === true) deleted += 1;
+    }
+    return { answered, deleted, replies: this.#replies };
   }
 }

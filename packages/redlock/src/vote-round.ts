@@ -125,15 +125,15 @@ export async function voteRound(
     if (!outcome.woken) await new Promise((resolve) => setImmediate(resolve));
   }
   const timedOut = !decided();
-  // Array.from, not map: the slots of masters that did not answer are holes, which map skips.
-  const result = Array.from(
-    { length: count },
-    (_, i): NodeReply<boolean> =>
-      replies[i] ??
-      (timedOut
+  // A copy, filled where a master did not answer (a later answer is recorded in `replies` only).
+  const result: NodeReply<boolean>[] = replies.slice() as NodeReply<boolean>[];
+  if (answered < count) {
+    for (let i = 0; i < count; i += 1) {
+      result[i] ??= timedOut
         ? { ok: false, error: new RequestTimeoutError(`${(masters[i] as MasterNode).name}`, options.timeoutMs), unreachable: false }
-        : NOT_AWAITED),
-  );
+        : NOT_AWAITED;
+    }
+  }
   // Returned at a majority with requests still out: counted until the last one answers or the bound passes.
   if (answered < count && !timedOut && options.stragglers !== undefined) {
     const stragglers = options.stragglers;

@@ -48,6 +48,15 @@ export class ScriptRunner {
     });
   }
 
+  /**
+   * After `run` failed with `error`, for callers that must not send a call twice (a resent Redlock
+   * acquire could land after that round's release): on NOSCRIPT, the next `run` sends the script
+   * itself again; nothing is resent now.
+   */
+  failed(error: unknown): void {
+    if (isNoScriptError(error)) this.#loadedOn = undefined;
+  }
+
   /** After `run` failed with `error`: EVAL with the same `args` on NOSCRIPT, else a rejection with `error`. */
   runAgain(error: unknown, args: readonly ScriptArgument[]): Promise<unknown> {
     if (!isNoScriptError(error)) return Promise.reject(error);
