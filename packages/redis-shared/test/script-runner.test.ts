@@ -17,6 +17,24 @@ function fakeClient(answer: (name: string) => Promise<unknown>) {
   return { client, sent, transport };
 }
 
+/** A runner whose script is loaded (one call succeeded); `failWith(error)` makes each EVALSHA fail with it from then on. */
+async function loadedRunner() {
+  let failure: Error | undefined;
+  const { sent, transport } = fakeClient(async (name) => {
+    if (name === 'evalsha' && failure !== undefined) throw failure;
+    return 'ok';
+  });
+  const runner = new ScriptRunner(transport, script);
+  await runner.run([1, 'k']);
+  return {
+    sent,
+    runner,
+    failWith: (error: Error | undefined) => {
+      failure = error;
+    },
+  };
+}
+
 const noScript = (): Error => Object.assign(new Error('NOSCRIPT No matching script. Please use EVAL.'), { name: 'ReplyError' });
 
 describe('ScriptRunner', () => {
@@ -39,14 +57,8 @@ describe('ScriptRunner', () => {
   });
 
   it('runs again as EVAL after NOSCRIPT, and passes any other failure on', async () => {
-    let failure: Error | undefined;
-    const { sent, transport } = fakeClient(async (name) => {
-      if (name === 'evalsha' && failure !== undefined) throw failure;
-      return 'ok';
-    });
-    const runner = new ScriptRunner(transport, script);
-    await runner.run([1, 'k']);
-    failure = noScript();
+    const { sent, runner, failWith } = await loadedRunner();
+    failWith(noScript());
     const error = await runner.run([1, 'k']).catch((e: unknown) => e);
     expect(isNoScriptError(error)).toBe(true);
     expect(await runner.runAgain(error, [1, 'k'])).toBe('ok');
@@ -57,24 +69,18 @@ describe('ScriptRunner', () => {
   });
 
   it('after a failure reported with failed(), sends nothing again: NOSCRIPT makes the next call EVAL, any other failure does not', async () => {
-    let failure: Error | undefined;
-    const { sent, transport } = fakeClient(async (name) => {
-      if (name === 'evalsha' && failure !== undefined) throw failure;
-      return 'ok';
-    });
-    const runner = new ScriptRunner(transport, script);
-    await runner.run([1, 'k']);
-    failure = new Error('Connection is closed.');
+    const { sent, runner, failWith } = await loadedRunner();
+    failWith(new Error('Connection is closed.'));
     runner.failed(await runner.run([1, 'k']).catch((e: unknown) => e));
     expect(sent.map((command) => command.name)).toEqual(['eval', 'evalsha']);
-    failure = undefined;
+    failWith(undefined);
     await runner.run([1, 'k']);
     expect(sent.at(-1)?.name).toBe('evalsha');
-    failure = noScript();
+    failWith(noScript());
     runner.failed(await runner.run([1, 'k']).catch((e: unknown) => e));
     // Nothing was resent: the failed call is the caller's to report.
     expect(sent.map((command) => command.name)).toEqual(['eval', 'evalsha', 'evalsha', 'evalsha']);
-    failure = undefined;
+    failWith(undefined);
     await runner.run([1, 'k']);
     expect(sent.at(-1)?.name).toBe('eval');
   });
