@@ -3,7 +3,7 @@ import type { RedlockKeys } from './lock-keys.js';
 import { type MasterNode, type NodeReply, NodeNotConnectedError } from './master-node.js';
 import { type RoundTally, tally } from './node-outcomes.js';
 import { quorumOf, remainingValidityMs, roundValidUntil } from './quorum.js';
-import { releaseOnAll } from './release-round.js';
+import { MastersRelease } from './release-round.js';
 import { type Stragglers, voteRound } from './vote-round.js';
 
 /**
@@ -83,16 +83,12 @@ export async function acquireRound(
   if (counted.succeeded >= quorum && validityMs > 0) {
     return { kind: 'acquired', validUntil: roundValidUntil(start, ttlMs, input.clockDriftFactor), tally: counted };
   }
-  // A master that refused compared its key with our value in the script: it keeps no copy, and a
-  // round refused everywhere (the common case while another owner holds the key) releases nothing.
-  const unsure = masters.flatMap((master, i) => (refused(replies[i]) ? [] : [{ master, i }]));
-  const released =
-    unsure.length === 0 ? [] : await releaseOnAll(unsure.map((entry) => entry.master), { keys, value, timeoutMs: input.requestTimeoutMs, head: '' });
-  const copies = replies.map((reply): MasterCopy => (refused(reply) ? 'gone' : 'untouched'));
-  unsure.forEach((entry, j) => {
-    copies[entry.i] = copyLeft(replies[entry.i] as NodeReply<boolean>, released[j]);
-  });
-  const failed: FailedRound = { tally: counted, copies };
+  // A master that refused compared its key with our value in the script: it keeps no copy and is not
+  // asked, so a round refused everywhere (the common case while another owner holds the key)
+  // releases nothing.
+  const release = new MastersRelease(masters, { keys, value, timeoutMs: input.requestTimeoutMs, head: '' }, replies.map(refused));
+  const { replies: released } = await release.attempt();
+  const failed: FailedRound = { tally: counted, copies: replies.map((reply, i) => copyLeft(reply, released[i])) };
   if (counted.succeeded >= quorum) return { kind: 'validity-exhausted', elapsedMs, validityMs, ...failed };
   if (masters.length - counted.unreachable < quorum) return { kind: 'unreachable', ...failed };
   if (masters.length - counted.failed < quorum) return { kind: 'failing', ...failed };
@@ -100,8 +96,8 @@ export async function acquireRound(
 }
 
 // A plain "no": the master's key held another value (or was reserved for waiters), so ours is not there.
-function refused(reply: NodeReply<boolean> | undefined): boolean {
-  return reply !== undefined && reply.ok && !reply.value;
+function refused(reply: NodeReply<boolean>): boolean {
+  return reply.ok && !reply.value;
 }
 
 // A master may keep a copy when it granted, or its request failed after being sent (a timeout, a

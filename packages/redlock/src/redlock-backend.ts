@@ -216,7 +216,8 @@ export class RedlockBackend implements LockBackend {
       // masters that did not grant it (a grant took the entry out in the same script). Cleanup: the
       // call settles first — the caller goes on before these writes, each of which can hand this CPU
       // to the master it wakes — and close() waits for it like a round that returned at a majority.
-      const lines = inLine ? (granted === undefined ? this.#masters : this.#masters.filter((_, i) => granted?.tally.nodes[i]?.outcome !== 'granted')) : [];
+      const grants = granted?.tally.nodes;
+      const lines = !inLine ? [] : grants === undefined ? this.#masters : this.#masters.filter((_, i) => grants[i]?.outcome !== 'granted');
       if (lines.length > 0) {
         const member = lineMember(value, this.#listener.lineTag);
         this.#stragglers.begin();

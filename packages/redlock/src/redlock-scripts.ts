@@ -119,15 +119,9 @@ export const REDLOCK_SCRIPT_SHAS: readonly string[] = [scriptSha(ACQUIRE_LUA), s
 export function defineRedlockScripts(client: LockClient): RedlockScripts {
   const acquire = new ScriptRunner(client, { lua: ACQUIRE_LUA });
   const release = new ScriptRunner(client, { lua: RELEASE_LUA });
-  // One reply handler per runner, not a closure and a promise more per call.
-  const acquireFailed = (error: unknown): never => {
-    acquire.failed(error);
-    throw error;
-  };
-  const releaseFailed = (error: unknown): never => {
-    release.failed(error);
-    throw error;
-  };
+  // One failure handler per runner, not a closure and a promise more per call.
+  const acquireFailed = rethrowAfter(acquire);
+  const releaseFailed = rethrowAfter(release);
   return {
     acquire: (keys, value, ttlMs, registerMs, lineTag, barging) =>
       acquire.run([KEY_COUNT, keys.lock, keys.waiters, keys.reserved, value, ttlMs, registerMs, lineTag, barging ? '1' : '']).then(isOne, acquireFailed),
@@ -137,6 +131,14 @@ export function defineRedlockScripts(client: LockClient): RedlockScripts {
 }
 
 const isOne = (reply: unknown): boolean => Number(reply) === 1;
+
+// Tells the runner its call failed (a NOSCRIPT makes the next call send the script), then rejects with the failure.
+const rethrowAfter =
+  (runner: ScriptRunner) =>
+  (error: unknown): never => {
+    runner.failed(error);
+    throw error;
+  };
 
 /** The start of a release announcement: `<length>:<release id>`, the id being the releasing acquisition's owner id. */
 export function announcementHead(releaseId: string): string {
