@@ -10,8 +10,9 @@ import type { MemoryResult } from './memory.js';
 import type { HerdResult } from './herd.js';
 import type { ParallelKeysResult } from './parallel-keys.js';
 import { coordinationMarkdown, type CoordinationResult } from './coordination.js';
+import { protocolSplitMarkdown } from './protocol-split.js';
 import { redisClientsMarkdown, type RedisClientResult } from './redis-clients.js';
-import { median } from './rounds.js';
+import { pairedRatio, type RoundRange } from './rounds.js';
 import { round } from './stats.js';
 import type { Load, StressContentionResult, StressResults } from './stress.js';
 import type { UncontendedResult } from './uncontended.js';
@@ -36,7 +37,7 @@ export interface Ratio {
   /** ours / baseline: the median of the per-round ratios when both ran in interleaved rounds. */
   readonly ratio: number;
   /** Smallest and largest per-round ratio, and how many rounds were paired (absent without rounds). */
-  readonly roundRange?: { readonly min: number; readonly max: number; readonly rounds: number };
+  readonly roundRange?: RoundRange;
 }
 
 /** One of issue 7's ratio targets, checked against this run. */
@@ -95,29 +96,6 @@ export function machineInfo(): MachineInfo {
     memoryGiB: round(totalmem() / 2 ** 30, 1),
     os: `${platform()} ${release()}`,
     node: process.version,
-  };
-}
-
-/**
- * ours / other from interleaved rounds: round i of one ran right next to round i of the other, so
- * the median of the per-round ratios cancels most of the machine's drift. Falls back to the ratio
- * of the medians when there are no rounds to pair.
- */
-function pairedRatio(
-  ours: { readonly opsPerSec: number; readonly roundOpsPerSec?: readonly number[] },
-  other: { readonly opsPerSec: number; readonly roundOpsPerSec?: readonly number[] },
-): Pick<Ratio, 'ratio' | 'roundRange'> {
-  const a = ours.roundOpsPerSec ?? [];
-  const b = other.roundOpsPerSec ?? [];
-  const perRound: number[] = [];
-  for (let i = 0; i < Math.min(a.length, b.length); i += 1) {
-    const base = b[i] ?? 0;
-    if (base > 0) perRound.push((a[i] ?? 0) / base);
-  }
-  if (perRound.length < 2) return { ratio: round(ours.opsPerSec / other.opsPerSec, 2) };
-  return {
-    ratio: round(median(perRound), 2),
-    roundRange: { min: round(Math.min(...perRound), 2), max: round(Math.max(...perRound), 2), rounds: perRound.length },
   };
 }
 
@@ -735,7 +713,11 @@ export function renderMarkdown(results: BenchResults): string {
     '',
   );
   if (results.allocation !== undefined && results.allocation.length > 0) {
-    lines.push(...allocationMarkdown(results.allocation), ...cycleGapMarkdown(results.uncontended, results.allocation));
+    lines.push(
+      ...allocationMarkdown(results.allocation),
+      ...cycleGapMarkdown(results.uncontended, results.allocation),
+      ...protocolSplitMarkdown(results.uncontended, results.parallelKeys, results.allocation),
+    );
   }
   if (results.stress !== undefined) lines.push(...stressMarkdown(results.stress, results.targets.filter((t) => t.section === 'stress')));
   const errors = Object.entries(results.errors);

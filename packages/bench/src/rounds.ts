@@ -44,6 +44,36 @@ export function median(values: readonly number[]): number {
   return sorted.length % 2 === 1 ? (sorted[mid] ?? Number.NaN) : ((sorted[mid - 1] ?? 0) + (sorted[mid] ?? 0)) / 2;
 }
 
+/** Smallest and largest per-round ratio, and how many rounds were paired. */
+export interface RoundRange {
+  readonly min: number;
+  readonly max: number;
+  readonly rounds: number;
+}
+
+/**
+ * ours / other from interleaved rounds: round i of one ran right next to round i of the other, so
+ * the median of the per-round ratios cancels most of the machine's drift. Falls back to the ratio
+ * of the medians when there are no rounds to pair.
+ */
+export function pairedRatio(
+  ours: { readonly opsPerSec: number; readonly roundOpsPerSec?: readonly number[] },
+  other: { readonly opsPerSec: number; readonly roundOpsPerSec?: readonly number[] },
+): { ratio: number; roundRange?: RoundRange } {
+  const a = ours.roundOpsPerSec ?? [];
+  const b = other.roundOpsPerSec ?? [];
+  const perRound: number[] = [];
+  for (let i = 0; i < Math.min(a.length, b.length); i += 1) {
+    const base = b[i] ?? 0;
+    if (base > 0) perRound.push((a[i] ?? 0) / base);
+  }
+  if (perRound.length < 2) return { ratio: round(ours.opsPerSec / other.opsPerSec, 2) };
+  return {
+    ratio: round(median(perRound), 2),
+    roundRange: { min: round(Math.min(...perRound), 2), max: round(Math.max(...perRound), 2), rounds: perRound.length },
+  };
+}
+
 /**
  * Opens every subject, then runs `options.rounds` rounds of one slice each, in rotating order.
  * A subject whose open or slice fails is reported through `onError` and leaves the rotation.

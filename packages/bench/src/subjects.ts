@@ -20,6 +20,7 @@ import type RedlockTyped from '../node_modules/redlock/dist/index.js';
 import { sharedAddresses, type BenchAddresses } from './bench-servers.js';
 import { benchMemoryStore } from './memory-subject.js';
 import { postgresSubjects } from './subjects-postgres.js';
+import { BENCH_KEY_PREFIX, redisProtocolTwin } from './subjects-protocol.js';
 
 // The per-client subjects (fencelock and the raw loop on each Redis client library): their own section.
 export { redisClientPairs, type RedisClientPair } from './subjects-redis-clients.js';
@@ -199,9 +200,9 @@ function rawZooKeeperSession(connectionString: string): Promise<LockSession> {
 export function subjects(addresses: BenchAddresses = sharedAddresses()): readonly Subject[] {
   const { redisUrl, redlockUrls, zkConnectionString, etcdEndpoints } = addresses;
   const hosts = [...etcdEndpoints];
-  const redis = (handoff: HandoffPolicy = 'waiters-first'): LockProvider => createRedisLockProvider({ connection: redisUrl, keyPrefix: 'fencelock-bench:', handoff });
+  const redis = (handoff: HandoffPolicy = 'waiters-first'): LockProvider => createRedisLockProvider({ connection: redisUrl, keyPrefix: BENCH_KEY_PREFIX, handoff });
   const redlock = (handoff: HandoffPolicy = 'waiters-first'): LockProvider =>
-    createRedlockLockProvider({ masters: [...redlockUrls], keyPrefix: 'fencelock-bench:', handoff });
+    createRedlockLockProvider({ masters: [...redlockUrls], keyPrefix: BENCH_KEY_PREFIX, handoff });
   const etcd = (sessionTtlMs: number): LockProvider => createEtcdLockProvider({ connection: { hosts }, keyPrefix: 'fencelock-bench/', sessionTtlMs });
   const zooKeeper = (sessionTimeoutMs: number): LockProvider =>
     createZooKeeperLockProvider({ connectionString: zkConnectionString, sessionTimeoutMs, root: '/fencelock-bench' });
@@ -232,6 +233,7 @@ export function subjects(addresses: BenchAddresses = sharedAddresses()): readonl
         };
       },
     },
+    redisProtocolTwin(redisUrl, LOCK_TTL_MS),
     {
       // The ceiling of any hand-off that serves waiters first: one token in a list, BLPOP to take it
       // and LPUSH to give it back. Redis serves blocked clients longest-waiting first, so every

@@ -56,6 +56,20 @@ describe('ScriptRunner', () => {
     expect(sent.at(-1)?.name).toBe('eval');
   });
 
+  it('counts a call sent before the connection existed as loaded on the connection that answered it', async () => {
+    // ioredis queues the first commands until its socket is up: no scope yet when the call is sent.
+    let connected = false;
+    const { client, sent, transport } = fakeClient(async () => {
+      connected = true;
+      return 'ok';
+    });
+    transport.scriptScope = () => (connected ? client.connection : undefined);
+    const runner = new ScriptRunner(transport, script);
+    await runner.run([1, 'k']);
+    await runner.run([1, 'k']);
+    expect(sent.map((command) => command.name)).toEqual(['eval', 'evalsha']);
+  });
+
   it('runs again as EVAL after NOSCRIPT, and passes any other failure on', async () => {
     const { sent, runner, failWith } = await loadedRunner();
     failWith(noScript());

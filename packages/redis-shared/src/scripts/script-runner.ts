@@ -43,7 +43,9 @@ export class ScriptRunner {
     // A connection that may not know the script yet (a new one, or a paused server whose EVALSHA
     // would time out and later fail): the script itself, so that the call runs whenever it arrives.
     return this.#client.sendScript('eval', this.#lua, args).then((reply) => {
-      this.#loadedOn = connection;
+      // A call queued before the socket was up went out on the one that answered it: a reply is
+      // handed over in the turn that read it, before any reconnect can replace that socket.
+      this.#loadedOn = connection ?? this.#client.scriptScope();
       return reply;
     });
   }

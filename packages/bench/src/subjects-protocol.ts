@@ -1,0 +1,84 @@
+/**
+ * The protocol twin of `@fencelock/redis`: a raw ioredis loop that sends exactly the requests the
+ * provider sends on an uncontended acquire + release (its two scripts, by SHA, with the same keys and
+ * arguments), with no library around them. Beside the provider it splits the gap to the minimal
+ * raw loop in two, in one run: twin ÷ raw is what the protocol costs (a fencing token, the holder
+ * record `inspect` reads, the line of waiters, on the wire and in the server), fencelock ÷ twin is
+ * what the library adds (validation, the handle with its validity and loss signal, events, retries).
+ *
+ * The arguments are the provider's with its defaults, for a call that may wait (`test/protocol-twin.test.ts`
+ * checks them against what the provider sends, through `MONITOR`).
+ */
+import { randomUUID } from 'node:crypto';
+import { hashSlot, hashTagForSlot, redisLockScripts, scriptSha } from '@fencelock/redis-shared';
+import { Redis } from 'ioredis';
+import type { LockSession, Subject } from './subjects.js';
+
+/** The key prefix the bench's providers lock under (see `subjects.ts`). */
+export const BENCH_KEY_PREFIX = 'fencelock-bench:';
+
+// The provider's defaults: how long a waiting attempt stays registered (retry.maxDelayMs + 2 ×
+// requestTimeoutMs), how long a fence counter outlives its last grant (7 days), the direct-grant ask
+// of a first attempt (`<attempt>:<grant TTL>`), the release channel and the hand-off reservation.
+const REGISTRATION_MS = '4500';
+const FENCE_COUNTER_TTL_MS = '604800000';
+const FIRST_ASK = '1:1000';
+const RELEASE_CHANNEL = 'fencelock:released';
+const RESERVATION_MS = '1000';
+
+interface SideKeys {
+  readonly fence: string;
+  readonly meta: string;
+  readonly waiters: string;
+  readonly reserved: string;
+  readonly grants: string;
+}
+
+/** The side keys of `lock`, named as `@fencelock/redis` names them. */
+function sideKeys(lock: string): SideKeys {
+  const header = `{${hashTagForSlot(hashSlot(lock))}}fencelock:`;
+  return { fence: `${header}fence:${lock}`, meta: `${header}meta:${lock}`, waiters: `${header}waiters:${lock}`, reserved: `${header}handoff:${lock}`, grants: `${header}grants:${lock}` };
+}
+
+/** A session of the twin: `ttlMs` per lock, `lineTag` as a provider's (any 12 characters). */
+export async function redisProtocolTwinSession(redisUrl: string, ttlMs: number, lineTag = randomUUID().replaceAll('-', '').slice(0, 12)): Promise<LockSession> {
+  const client = new Redis(redisUrl);
+  const { acquire, release } = redisLockScripts;
+  // Loaded once up front, so that every call of the loop is an EVALSHA (the provider's steady state).
+  await client.script('LOAD', acquire.lua);
+  await client.script('LOAD', release.lua);
+  const acquireSha = scriptSha(acquire.lua);
+  const releaseSha = scriptSha(release.lua);
+  const ttl = String(ttlMs);
+  // Naming the side keys is the library's work (it does it per call): the twin does it once per key,
+  // during a loop's warm-up, so that no fencelock code runs in its measured cycles.
+  const named = new Map<string, SideKeys>();
+  return {
+    async lock(key) {
+      const lock = BENCH_KEY_PREFIX + key;
+      let keys = named.get(lock);
+      if (keys === undefined) named.set(lock, (keys = sideKeys(lock)));
+      const owner = randomUUID();
+      const token = await client.evalsha(
+        acquireSha, 6, lock, keys.fence, keys.meta, keys.waiters, keys.reserved, keys.grants,
+        owner, ttl, '1', REGISTRATION_MS, FENCE_COUNTER_TTL_MS, lineTag, FIRST_ASK,
+      );
+      if (typeof token !== 'string') throw new Error(`protocol twin: lock ${key} is held`);
+      return async () => {
+        await client.evalsha(
+          releaseSha, 6, lock, keys.waiters, keys.reserved, keys.grants, keys.fence, keys.meta,
+          owner, RELEASE_CHANNEL, RESERVATION_MS, FENCE_COUNTER_TTL_MS, '',
+        );
+      };
+    },
+    close: async () => client.disconnect(),
+  };
+}
+
+/** The twin as a bench subject (`redis/protocol-twin`). */
+export function redisProtocolTwin(redisUrl: string, ttlMs: number): Subject {
+  return {
+    id: 'redis/protocol-twin', backend: 'redis', kind: 'raw', label: "raw ioredis sending @fencelock/redis's requests (same scripts, keys and arguments)", waits: false,
+    open: () => redisProtocolTwinSession(redisUrl, ttlMs),
+  };
+}
