@@ -1,17 +1,24 @@
 /**
- * The protocol twin of `@fencelock/redis`: a raw ioredis loop that sends exactly the requests the
+ * The protocol twins of `@fencelock/redis` and `@fencelock/redlock`: raw ioredis loops that sends exactly the requests the
  * provider sends on an uncontended acquire + release (its two scripts, by SHA, with the same keys and
  * arguments), with no library around them. Beside the provider it splits the gap to the minimal
  * raw loop in two, in one run: twin ÷ raw is what the protocol costs (a fencing token, the holder
  * record `inspect` reads, the line of waiters, on the wire and in the server), fencelock ÷ twin is
  * what the library adds (validation, the handle with its validity and loss signal, events, retries).
  *
- * The arguments are the provider's with its defaults, for a call that may wait (`test/protocol-twin.test.ts`
- * checks them against what the provider sends, through `MONITOR`).
+ * The Redlock twin sends the same scripts to every master at once and, as the provider does, goes on
+ * once a majority granted (acquire) or deleted (release); the others answer in the background.
+ *
+ * The arguments are the providers' with their defaults, for a call that may wait (`test/protocol-twin.test.ts`
+ * checks them against what the providers send, through `MONITOR`).
  */
 import { randomUUID } from 'node:crypto';
 import { hashSlot, hashTagForSlot, redisLockScripts, scriptSha } from '@fencelock/redis-shared';
 import { Redis } from 'ioredis';
+// The Redlock scripts are internal to @fencelock/redlock: read from its source, so that they are the
+// very text the provider runs (the bench lives in the same repository).
+import { redlockKeys, RELEASE_CHANNEL as REDLOCK_CHANNEL } from '../../redlock/src/lock-keys.js';
+import { ACQUIRE_LUA as REDLOCK_ACQUIRE_LUA, RELEASE_LUA as REDLOCK_RELEASE_LUA } from '../../redlock/src/redlock-scripts.js';
 import type { LockSession, Subject } from './subjects.js';
 
 /** The key prefix the bench's providers lock under (see `subjects.ts`). */
@@ -72,6 +79,67 @@ export async function redisProtocolTwinSession(redisUrl: string, ttlMs: number, 
       };
     },
     close: async () => client.disconnect(),
+  };
+}
+
+// @fencelock/redlock's defaults: how long a waiting attempt stays registered (retry.maxDelayMs + 2 ×
+// requestTimeoutMs) and the hand-off reservation.
+const REDLOCK_REGISTRATION_MS = '600';
+
+/**
+ * Resolves true once `quorum` of `replies` are 1, false once that can no longer happen; the rest
+ * settle in the background.
+ */
+function majority(replies: readonly Promise<unknown>[], quorum: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    let yes = 0;
+    let no = 0;
+    const count = (reply: unknown): void => {
+      if (Number(reply) === 1) yes += 1;
+      else no += 1;
+      if (yes === quorum) resolve(true);
+      else if (no === replies.length - quorum + 1) resolve(false);
+    };
+    for (const reply of replies) reply.then(count, () => count(0));
+  });
+}
+
+/** A session of the Redlock twin on `urls`: `ttlMs` per lock. */
+export async function redlockProtocolTwinSession(urls: readonly string[], ttlMs: number, lineTag = randomUUID().replaceAll('-', '').slice(0, 12)): Promise<LockSession> {
+  const clients = urls.map((url) => new Redis(url));
+  for (const client of clients) {
+    await client.script('LOAD', REDLOCK_ACQUIRE_LUA);
+    await client.script('LOAD', REDLOCK_RELEASE_LUA);
+  }
+  const acquireSha = scriptSha(REDLOCK_ACQUIRE_LUA);
+  const releaseSha = scriptSha(REDLOCK_RELEASE_LUA);
+  const quorum = Math.floor(clients.length / 2) + 1;
+  const ttl = String(ttlMs);
+  // As in the Redis twin: the key names once per key, in the warm-up.
+  const named = new Map<string, ReturnType<typeof redlockKeys>>();
+  return {
+    async lock(key) {
+      let keys = named.get(key);
+      if (keys === undefined) named.set(key, (keys = redlockKeys(BENCH_KEY_PREFIX, key)));
+      const value = randomUUID();
+      const granted = await majority(clients.map((client) => client.evalsha(acquireSha, 3, keys.lock, keys.waiters, keys.reserved, value, ttl, REDLOCK_REGISTRATION_MS, lineTag, '')), quorum);
+      if (!granted) throw new Error(`Redlock protocol twin: lock ${key} not granted by a majority`);
+      const head = `${Buffer.byteLength(value)}:${value}`;
+      return async () => {
+        await majority(clients.map((client) => client.evalsha(releaseSha, 3, keys.lock, keys.waiters, keys.reserved, value, REDLOCK_CHANNEL, head, RESERVATION_MS)), quorum);
+      };
+    },
+    close: async () => {
+      for (const client of clients) client.disconnect();
+    },
+  };
+}
+
+/** The Redlock twin as a bench subject (`redlock/protocol-twin`). */
+export function redlockProtocolTwin(urls: readonly string[], ttlMs: number): Subject {
+  return {
+    id: 'redlock/protocol-twin', backend: 'redlock', kind: 'raw', label: `raw ioredis sending @fencelock/redlock's requests, ${urls.length} masters`, waits: false,
+    open: () => redlockProtocolTwinSession(urls, ttlMs),
   };
 }
 

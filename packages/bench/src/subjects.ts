@@ -20,7 +20,7 @@ import type RedlockTyped from '../node_modules/redlock/dist/index.js';
 import { sharedAddresses, type BenchAddresses } from './bench-servers.js';
 import { benchMemoryStore } from './memory-subject.js';
 import { postgresSubjects } from './subjects-postgres.js';
-import { BENCH_KEY_PREFIX, redisProtocolTwin } from './subjects-protocol.js';
+import { BENCH_KEY_PREFIX, redisProtocolTwin, redlockProtocolTwin } from './subjects-protocol.js';
 
 // The per-client subjects (fencelock and the raw loop on each Redis client library): their own section.
 export { redisClientPairs, type RedisClientPair } from './subjects-redis-clients.js';
@@ -287,6 +287,7 @@ export function subjects(addresses: BenchAddresses = sharedAddresses()): readonl
       id: 'redlock/fencelock-barging', backend: 'redlock', kind: 'fencelock', label: `@fencelock/redlock, ${redlockUrls.length} masters, handoff: 'barging'`, waits: true, contentionOnly: true,
       open: async () => fencelockSession(redlock('barging')),
     },
+    redlockProtocolTwin(redlockUrls, LOCK_TTL_MS),
     { id: 'redlock/node-redlock', backend: 'redlock', kind: 'peer', label: `node-redlock, ${redlockUrls.length} masters`, waits: true, package: 'redlock', open: async () => nodeRedlockSession(redlockUrls) },
     {
       id: 'redlock/redis-semaphore-redlock-mutex', backend: 'redlock', kind: 'peer', label: `redis-semaphore RedlockMutex, ${redlockUrls.length} masters`, waits: true, package: 'redis-semaphore',

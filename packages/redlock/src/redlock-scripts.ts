@@ -29,7 +29,7 @@ const KEY_COUNT = 3;
  *   TTL; lock values are unique per acquisition, so this never makes a lock reentrant.
  * - When nobody waits (no registry key) the script costs one `EXISTS` more than a bare `SET NX`.
  */
-const ACQUIRE_LUA = `
+export const ACQUIRE_LUA = `
 -- Redis 3.2-4.x need effects replication before a write that follows TIME; no-op since Redis 5.
 if redis.replicate_commands then redis.replicate_commands() end
 local register = tonumber(ARGV[3]) or 0
@@ -82,7 +82,7 @@ return 1
  * tag, so that only its process even receives it. With it, the free key is reserved for the waiters for ARGV[4] ms (see
  * {@link ACQUIRE_LUA}).
  */
-const RELEASE_LUA = `
+export const RELEASE_LUA = `
 if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
 redis.call('DEL', KEYS[1])
 if ARGV[3] == '' or redis.call('EXISTS', KEYS[2]) == 0 then return 1 end
