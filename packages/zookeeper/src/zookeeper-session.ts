@@ -20,6 +20,7 @@ import {
   type GrantObserver,
   LockError,
   LockErrorCode,
+  RequestDeadlines,
   RequestTimeoutError,
   SessionKeeper,
   backendUnavailableError,
@@ -32,6 +33,7 @@ import {
 import { type ACL, type Client, Exception, State, createClient } from 'node-zookeeper-client';
 import type { ResolvedAccess } from './access.js';
 import { NodeWatches } from './node-watches.js';
+import { PendingRequest, type RequestHost } from './pending-request.js';
 import type { SessionTiming } from './options.js';
 import { restoreWatchesInParts } from './set-watches.js';
 
@@ -87,6 +89,12 @@ function refusal(code: number | undefined, what: string, error: unknown): LockEr
 // Error codes that are not an answer from the server (so they prove nothing about the session).
 const NOT_AN_ANSWER = new Set<number>([Exception.CONNECTION_LOSS, Exception.SESSION_EXPIRED, Exception.AUTH_FAILED]);
 
+// How the deadline rings treat requests: one handler object for all of them.
+const PENDING_DEADLINES = {
+  settled: (request: PendingRequest<unknown>): boolean => request.settled,
+  expire: (request: PendingRequest<unknown>): void => request.expire(),
+};
+
 // The Java client's read timeout: no answer for this share of the session timeout means the server
 // went silent (paused, partitioned), and the socket is dropped so the client moves to another server
 // while the session can still be saved.
@@ -108,24 +116,6 @@ interface ConnectionManagerInternals {
 
 // node-zookeeper-client's ConnectionManager states that can send requests (CONNECTED, CONNECTED_READ_ONLY).
 const MANAGER_CONNECTED = new Set([2, 3]);
-
-/** Resolves or rejects as `work` does, or rejects with the signal's reason as soon as it aborts. */
-async function untilAborted<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
-  const outcome = await waitFor<PromiseSettledResult<T>>({
-    deadline: Number.POSITIVE_INFINITY,
-    signal,
-    until: (wake) => {
-      work.then(
-        (value) => wake({ status: 'fulfilled', value }),
-        (reason: unknown) => wake({ status: 'rejected', reason }),
-      );
-      return () => undefined;
-    },
-  });
-  if (!outcome.woken) throw new Error('unreachable: a wait without a deadline ended');
-  if (outcome.value.status === 'rejected') throw outcome.value.reason;
-  return outcome.value.value;
-}
 
 /**
  * One node-zookeeper-client session as fencelock tracks it. Internal; one per provider at a time (a
@@ -165,6 +155,19 @@ export class ZooKeeperSession {
   #closing: Promise<void> = Promise.resolve();
   // The socket corked for the current turn of the event loop (see #coalesceWrites).
   #corked: { uncork(): void } | undefined;
+  // Requests in flight bounded by the request timeout, behind one timer (see #deadlinesFor).
+  #deadlines: { readonly timeoutMs: number; readonly ring: RequestDeadlines<PendingRequest<unknown>> } | undefined;
+  // What the requests tell the session: an answer proves it alive at the send time.
+  readonly #requestHost: RequestHost = {
+    answered: (sent, error) => {
+      if (error === null) this.#contact(sent);
+      else {
+        const code = zooKeeperCode(error);
+        if (code !== undefined && !NOT_AN_ANSWER.has(code)) this.#contact(sent);
+      }
+    },
+    failure: (error, what) => refusal(zooKeeperCode(error), what, error) ?? error,
+  };
   readonly #onState = (state: State): void => this.#stateChanged(state);
 
   constructor(client: Client, owned: boolean, settings: SessionSettings) {
@@ -273,7 +276,7 @@ export class ZooKeeperSession {
   }
 
   /**
-   * Runs one client request with a reply bound (core's `withRequestTimeout`). An answer from the
+   * Runs one client request with a reply bound (the session's shared deadline ring, see `PendingRequest`). An answer from the
    * server (success or a ZooKeeper error other than connection loss / expiry) tells the keeper the
    * session was alive at the send time. Rejects with `RequestTimeoutError` when no reply arrives in
    * time, with the signal's reason when `options.signal` aborts first (in both cases the request may
@@ -285,26 +288,30 @@ export class ZooKeeperSession {
     if (signal?.aborted) return Promise.reject(signal.reason);
     const sent = monotonicNow();
     this.#coalesceWrites();
-    let gaveUp = false;
+    const timeoutMs = options.timeoutMs ?? this.#timing.requestTimeoutMs;
+    const deadlines = this.#deadlinesFor(timeoutMs);
     const answered = new Promise<T>((resolve, reject) => {
-      run((error, value) => {
-        const code = zooKeeperCode(error);
-        if (error === null || (code !== undefined && !NOT_AN_ANSWER.has(code))) this.#contact(sent);
-        if (gaveUp) {
-          // Answered after we gave up on it: let the caller undo what it did (a late create).
-          if (error === null) late?.(value);
-          return;
-        }
-        if (error === null) resolve(value);
-        else reject(refusal(code, what, error) ?? error);
-      });
+      const pending = new PendingRequest<T>(this.#requestHost, what, sent, timeoutMs, { resolve, reject }, late, signal);
+      deadlines?.add(pending as PendingRequest<unknown>);
+      try {
+        run(pending.done);
+      } catch (error) {
+        pending.failedToSend(error);
+      }
     });
-    const bounded = withRequestTimeout(answered, options.timeoutMs ?? this.#timing.requestTimeoutMs, what);
-    return (signal === undefined ? bounded : untilAborted(bounded, signal)).catch((error: unknown) => {
-      // Set before any later reply can run (replies come in later turns of the event loop).
-      gaveUp = true;
-      throw error;
-    });
+    // A bound other than the request timeout (a keepalive's): a timer of its own.
+    return deadlines !== undefined || !Number.isFinite(timeoutMs) ? answered : withRequestTimeout(answered, timeoutMs, what);
+  }
+
+  // The shared deadline ring of requests bounded by the request timeout, made anew when a connection
+  // brings another timeout (requests in flight keep the ring they were sent with); undefined for any
+  // other bound.
+  #deadlinesFor(timeoutMs: number): RequestDeadlines<PendingRequest<unknown>> | undefined {
+    if (timeoutMs !== this.#timing.requestTimeoutMs || !Number.isFinite(timeoutMs)) return undefined;
+    if (this.#deadlines?.timeoutMs !== timeoutMs) {
+      this.#deadlines = { timeoutMs, ring: new RequestDeadlines<PendingRequest<unknown>>(timeoutMs, PENDING_DEADLINES) };
+    }
+    return this.#deadlines.ring;
   }
 
   /** Sends a keepalive now (sharing one in flight); resolves the new deadline, rejects `LOCK_LOST` when the session is gone. */
