@@ -8,7 +8,7 @@ function pending(options: { late?: (value: string) => void; signal?: AbortSignal
   const answers: { sent: number; error: Error | null }[] = [];
   const host: RequestHost = {
     answered: (sent, error) => answers.push({ sent, error: error as Error | null }),
-    failure: (error, what) => new Error(`${what}: ${error.message}`),
+    failure: (error, what) => new Error(`${what}: ${(error as Error).message}`),
   };
   let request!: PendingRequest<string>;
   const outcome = new Promise<string>((resolve, reject) => {
