@@ -13,10 +13,11 @@
  * checks them against what the providers send, through `MONITOR`).
  */
 import { randomUUID } from 'node:crypto';
-import { hashSlot, hashTagForSlot, redisLockScripts, scriptSha } from '@fencelock/redis-shared';
+import { lengthPrefixed, newLineTag, redisLockScripts, scriptSha } from '@fencelock/redis-shared';
 import { Redis } from 'ioredis';
-// The Redlock scripts are internal to @fencelock/redlock: read from its source, so that they are the
-// very text the provider runs (the bench lives in the same repository).
+// The key naming of both adapters and the Redlock scripts are internal to them: read from their
+// source, so that they are the very code the providers run (the bench lives in the same repository).
+import { redisLockKeys, type RedisLockKeys } from '../../redis/src/redis-keys.js';
 import { redlockKeys, RELEASE_CHANNEL as REDLOCK_CHANNEL } from '../../redlock/src/lock-keys.js';
 import { ACQUIRE_LUA as REDLOCK_ACQUIRE_LUA, RELEASE_LUA as REDLOCK_RELEASE_LUA } from '../../redlock/src/redlock-scripts.js';
 import type { LockSession, Subject } from './subjects.js';
@@ -33,22 +34,8 @@ const FIRST_ASK = '1:1000';
 const RELEASE_CHANNEL = 'fencelock:released';
 const RESERVATION_MS = '1000';
 
-interface SideKeys {
-  readonly fence: string;
-  readonly meta: string;
-  readonly waiters: string;
-  readonly reserved: string;
-  readonly grants: string;
-}
-
-/** The side keys of `lock`, named as `@fencelock/redis` names them. */
-function sideKeys(lock: string): SideKeys {
-  const header = `{${hashTagForSlot(hashSlot(lock))}}fencelock:`;
-  return { fence: `${header}fence:${lock}`, meta: `${header}meta:${lock}`, waiters: `${header}waiters:${lock}`, reserved: `${header}handoff:${lock}`, grants: `${header}grants:${lock}` };
-}
-
-/** A session of the twin: `ttlMs` per lock, `lineTag` as a provider's (any 12 characters). */
-export async function redisProtocolTwinSession(redisUrl: string, ttlMs: number, lineTag = randomUUID().replaceAll('-', '').slice(0, 12)): Promise<LockSession> {
+/** A session of the twin: `ttlMs` per lock, `lineTag` as a provider's. */
+export async function redisProtocolTwinSession(redisUrl: string, ttlMs: number, lineTag = newLineTag()): Promise<LockSession> {
   const client = new Redis(redisUrl);
   const { acquire, release } = redisLockScripts;
   // Loaded once up front, so that every call of the loop is an EVALSHA (the provider's steady state).
@@ -59,12 +46,12 @@ export async function redisProtocolTwinSession(redisUrl: string, ttlMs: number, 
   const ttl = String(ttlMs);
   // Naming the side keys is the library's work (it does it per call): the twin does it once per key,
   // during a loop's warm-up, so that no fencelock code runs in its measured cycles.
-  const named = new Map<string, SideKeys>();
+  const named = new Map<string, RedisLockKeys>();
   return {
     async lock(key) {
-      const lock = BENCH_KEY_PREFIX + key;
-      let keys = named.get(lock);
-      if (keys === undefined) named.set(lock, (keys = sideKeys(lock)));
+      let keys = named.get(key);
+      if (keys === undefined) named.set(key, (keys = redisLockKeys(BENCH_KEY_PREFIX, key)));
+      const { lock } = keys;
       const owner = randomUUID();
       const token = await client.evalsha(
         acquireSha, 6, lock, keys.fence, keys.meta, keys.waiters, keys.reserved, keys.grants,
@@ -105,7 +92,7 @@ function majority(replies: readonly Promise<unknown>[], quorum: number): Promise
 }
 
 /** A session of the Redlock twin on `urls`: `ttlMs` per lock. */
-export async function redlockProtocolTwinSession(urls: readonly string[], ttlMs: number, lineTag = randomUUID().replaceAll('-', '').slice(0, 12)): Promise<LockSession> {
+export async function redlockProtocolTwinSession(urls: readonly string[], ttlMs: number, lineTag = newLineTag()): Promise<LockSession> {
   const clients = urls.map((url) => new Redis(url));
   for (const client of clients) {
     await client.script('LOAD', REDLOCK_ACQUIRE_LUA);
@@ -124,7 +111,7 @@ export async function redlockProtocolTwinSession(urls: readonly string[], ttlMs:
       const value = randomUUID();
       const granted = await majority(clients.map((client) => client.evalsha(acquireSha, 3, keys.lock, keys.waiters, keys.reserved, value, ttl, REDLOCK_REGISTRATION_MS, lineTag, '')), quorum);
       if (!granted) throw new Error(`Redlock protocol twin: lock ${key} not granted by a majority`);
-      const head = `${Buffer.byteLength(value)}:${value}`;
+      const head = lengthPrefixed(value);
       return async () => {
         await majority(clients.map((client) => client.evalsha(releaseSha, 3, keys.lock, keys.waiters, keys.reserved, value, REDLOCK_CHANNEL, head, RESERVATION_MS)), quorum);
       };
