@@ -236,7 +236,7 @@ export class ZooKeeperBackend implements LockBackend {
     this.#cancelParentRemoval(parent);
     const released = (session: ZooKeeperSession) => () => this.#removeParentLater(session, parent, emptied);
     for (let restart = 0; ; restart += 1) {
-      const session = await this.#ready(request.signal, request.key);
+      const session = await this.#ready(request.signal, request.key, request.deadline);
       try {
         const running = attempt(session);
         this.#attempts.add(running);
@@ -386,13 +386,13 @@ export class ZooKeeperBackend implements LockBackend {
     return `${this.#options.root}/${encodeKeySegment(key)}`;
   }
 
-  async #ready(signal: AbortSignal, key: string): Promise<ZooKeeperSession> {
+  async #ready(signal: AbortSignal, key: string, waitUntil?: number): Promise<ZooKeeperSession> {
     // A session of our own that ends while we wait for it (expired on reconnection, past its deadline)
     // is replaced by a new one, a bounded number of times.
     for (let restart = 0; ; restart += 1) {
       const session = this.#currentSession(key);
       try {
-        await session.ready(signal);
+        await session.ready(signal, waitUntil);
         return session;
       } catch (error) {
         if (signal.aborted) throw signal.reason;

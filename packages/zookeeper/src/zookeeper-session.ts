@@ -244,8 +244,13 @@ export class ZooKeeperSession {
     return this.#keeper?.validUntil ?? Number.NEGATIVE_INFINITY;
   }
 
-  /** Resolves once connected with a confirmed session; rejects after the request timeout or on abort. */
-  async ready(signal: AbortSignal): Promise<void> {
+  /**
+   * Resolves once connected with a confirmed session; rejects on abort, or when no connection came by
+   * `waitUntil` (monotonic ms) or within the request timeout, whichever is later: an acquire that may
+   * wait 30 s waits for a slow (re)connection as it would for the lock, a try fails after one request
+   * timeout.
+   */
+  async ready(signal: AbortSignal, waitUntil = Number.NEGATIVE_INFINITY): Promise<void> {
     if (!this.alive) throw this.#deadError();
     if (this.#state === 'connected') {
       if (this.#keeper?.alive === true) return;
@@ -253,9 +258,10 @@ export class ZooKeeperSession {
       await this.request('checking the ZooKeeper session', (done) => this.client.exists('/', done));
       return;
     }
-    const { requestTimeoutMs } = this.#timing;
+    const start = monotonicNow();
+    const deadline = Math.max(start + this.#timing.requestTimeoutMs, waitUntil);
     const outcome = await waitFor<'connected' | 'dead'>({
-      deadline: monotonicNow() + requestTimeoutMs,
+      deadline,
       signal,
       until: (wake) => {
         // Not one client listener per waiter: the session's one state listener wakes them all (64
@@ -271,7 +277,7 @@ export class ZooKeeperSession {
         };
       },
     });
-    if (!outcome.woken) throw new RequestTimeoutError('connecting to ZooKeeper', requestTimeoutMs);
+    if (!outcome.woken) throw new RequestTimeoutError('connecting to ZooKeeper', Math.round(deadline - start));
     if (outcome.value === 'dead') throw this.#deadError();
   }
 
