@@ -292,7 +292,10 @@ export class EtcdBackend implements LockBackend {
     let lastError: unknown;
     let lateRequeues = 0;
     for (let round = 0; round < MAX_ROUNDS; round += 1) {
-      if (request.signal.aborted) throw request.signal.reason;
+      // Not before the first round: core refused an aborted signal before calling, and checks the call
+      // after the attempt. Reading `request.signal` makes core build the call's AbortController, which
+      // an uncontended acquire never needs.
+      if (round > 0 && request.signal.aborted) throw request.signal.reason;
       let requeue = false;
       try {
         const outcome = await this.#attempt(request, queue);

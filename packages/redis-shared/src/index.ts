@@ -7,6 +7,7 @@
  * @packageDocumentation
  */
 export { RESERVED_KEY_PATTERN } from './reserved-keys.js';
+export { KeyCache } from './key-cache.js';
 export type {
   KnownRedisClusterOptions,
   KnownRedisConnectionOptions,

@@ -26,6 +26,7 @@ import {
   ExtendBatcher,
   MutexElections,
   HANDOFF_RESERVATION_MS,
+  KeyCache,
   evictionPolicyWarning,
   extendManyScript,
   lineMember,
@@ -78,9 +79,6 @@ const EXPIRY_SLACK_MS = DRIFT_FIXED_MS;
 // its next attempt takes the lock over instead).
 const RECENT_SENDS = 8;
 
-// Lock keys whose side keys are remembered (see #keysOf); the cache is emptied when it is full.
-const KEY_CACHE_SIZE = 1_024;
-
 /**
  * The `LockBackend` over one Redis client (standalone or cluster, through its family's `LockClient`
  * seam): one script call per acquire / extend /
@@ -103,7 +101,7 @@ export class RedisLockBackend implements LockBackend, GrantingBackend {
   readonly #extendManyScript: ScriptRunner;
   readonly #inspectScript: ScriptRunner;
   readonly #extends: ExtendBatcher;
-  readonly #keyCache = new Map<string, RedisLockKeys>();
+  readonly #keyCache: KeyCache<RedisLockKeys>;
   readonly #semaphores: RedisSemaphores;
   readonly #elections: MutexElections<RedisLockKeys>;
   // Whether the client bounds requests by requestTimeoutMs itself (a client we opened): then
@@ -123,6 +121,7 @@ export class RedisLockBackend implements LockBackend, GrantingBackend {
   constructor(connection: RedisConnection, options: ResolvedRedisLockOptions) {
     this.#connection = connection;
     this.#options = options;
+    this.#keyCache = new KeyCache((key) => redisLockKeys(options.keyPrefix, key));
     // A waiter tries again within its longest backoff delay (or at a notification), and each try takes
     // at most one request timeout: its registration outlives the gap between two of its attempts.
     this.#registrationMs = Math.ceil(options.retry.maxDelayMs + 2 * options.requestTimeoutMs);
@@ -153,7 +152,7 @@ export class RedisLockBackend implements LockBackend, GrantingBackend {
   }
 
   acquire(request: BackendAcquireRequest): Promise<BackendGrant | undefined> {
-    return this.#acquireAt(request, this.#keysOf(request.key));
+    return this.#acquireAt(request, this.#keyCache.get(request.key));
   }
 
   // The lock protocol at `keys`: a lock's own keys, or an election's (see MutexElections).
@@ -261,7 +260,7 @@ export class RedisLockBackend implements LockBackend, GrantingBackend {
   }
 
   inspect(key: string): Promise<LockInfo | undefined> {
-    return this.#inspectAt(key, this.#keysOf(key));
+    return this.#inspectAt(key, this.#keyCache.get(key));
   }
 
   async #inspectAt(key: string, keys: RedisLockKeys): Promise<LockInfo | undefined> {
@@ -503,20 +502,6 @@ export class RedisLockBackend implements LockBackend, GrantingBackend {
     } catch {
       // Still unreachable: the handle stays uncertain and its deadline decides.
     }
-  }
-
-  /**
-   * The side keys of `key`, remembered for the next acquisitions of the same key: building them (a
-   * CRC over the key's bytes, four strings) is a noticeable share of an uncontended acquire.
-   */
-  #keysOf(key: string): RedisLockKeys {
-    let keys = this.#keyCache.get(key);
-    if (keys === undefined) {
-      keys = redisLockKeys(this.#options.keyPrefix, key);
-      if (this.#keyCache.size >= KEY_CACHE_SIZE) this.#keyCache.clear();
-      this.#keyCache.set(key, keys);
-    }
-    return keys;
   }
 
   #closed<T>(request: Promise<T>, action: string, key: string | undefined): Promise<T> {

@@ -72,7 +72,7 @@ export async function acquireRound(
   const quorum = quorumOf(masters.length);
   const { keys, value, ttlMs, registerMs, lineTag, barging } = input;
   const start = monotonicNow();
-  const replies = await voteRound(masters, (master) => master.acquire(keys, value, ttlMs, registerMs, lineTag, barging), {
+  const replies = await voteRound(masters, (master, sink, index) => master.acquire(keys, value, ttlMs, registerMs, lineTag, barging, sink, index), {
     timeoutMs: input.requestTimeoutMs,
     enoughYes: quorum,
     stragglers,

@@ -17,6 +17,18 @@ export type NodeReply<T> =
     };
 
 /**
+ * Where a master's answer to a vote goes (the round that asked): called once, with whether it did
+ * what was asked, or with the request's failure. A callback, not a promise per master: a round asks
+ * every master, twice per acquire/release cycle.
+ */
+export interface VoteSink {
+  /** Master `index` of the round answered `yes` (granted, released, removed) or no. */
+  answered(index: number, yes: boolean): void;
+  /** The request to master `index` failed (an error reply, a dropped connection). */
+  failed(index: number, error: unknown): void;
+}
+
+/**
  * In `LockError.nodes[i].error`, a master that did not answer within the per-request timeout (slow,
  * paused, partitioned) is reported with core's `RequestTimeoutError`; the request may still be
  * applied later, and the provider releases after it.
@@ -129,25 +141,28 @@ export class MasterNode {
 
   /**
    * The Redlock acquire step on this master: `SET lock value NX PX ttl` with the line of waiters
-   * (see `redlock-scripts.ts`); resolves whether this master granted it. Unbounded: the caller's
-   * round bounds it.
+   * (see `redlock-scripts.ts`); tells `sink` whether this master granted it, as answer `index`.
+   * Unbounded: the caller's round bounds it.
    */
-  acquire(keys: RedlockKeys, value: string, ttlMs: number, registerMs: number, lineTag: string, barging: boolean): Promise<boolean> {
-    return this.#scripts.acquire(keys, value, ttlMs, registerMs, lineTag, barging);
+  acquire(keys: RedlockKeys, value: string, ttlMs: number, registerMs: number, lineTag: string, barging: boolean, sink: VoteSink, index: number): void {
+    this.#scripts.acquire(keys, value, ttlMs, registerMs, lineTag, barging, sink, index);
   }
 
   /**
    * Deletes `keys.lock` only if it holds `value`, announcing the release on `channel` and reserving
    * the free key for the waiters while someone waits (`head` empty: neither). Unbounded: the
-   * caller's round bounds it.
+   * caller's round bounds it. Tells `sink` whether it deleted, as answer `index`.
    */
-  release(keys: RedlockKeys, value: string, channel: string, head: string): Promise<boolean> {
-    return this.#scripts.release(keys, value, channel, head);
+  release(keys: RedlockKeys, value: string, channel: string, head: string, sink: VoteSink, index: number): void {
+    this.#scripts.release(keys, value, channel, head, sink, index);
   }
 
-  /** Takes `value` out of the line of waiters of a lock. Unbounded: the caller's round bounds it. */
-  leaveLine(waitersKey: string, value: string): Promise<boolean> {
-    return this.client.command(['ZREM', waitersKey, value], waitersKey).then((removed) => Number(removed) > 0);
+  /** Takes `value` out of the line of waiters of a lock; tells `sink` whether it was there. Unbounded: the caller's round bounds it. */
+  leaveLine(waitersKey: string, value: string, sink: VoteSink, index: number): void {
+    this.client.command(['ZREM', waitersKey, value], waitersKey).then(
+      (removed) => sink.answered(index, Number(removed) > 0),
+      (error: unknown) => sink.failed(index, error),
+    );
   }
 
   /**

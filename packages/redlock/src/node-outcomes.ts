@@ -1,6 +1,7 @@
 import type { NodeOutcome } from '@fencelock/core/adapter';
 import { redisRefusal, refusalCause } from '@fencelock/redis-shared';
 import type { MasterNode, NodeReply } from './master-node.js';
+import { NOT_AWAITED } from './vote-round.js';
 
 /** A round's replies, counted the ways the Redlock decisions need them. */
 export interface RoundTally {
@@ -30,6 +31,8 @@ export function tally(masters: readonly MasterNode[], replies: readonly NodeRepl
     if (!reply.ok) {
       failed += 1;
       if (reply.unreachable) unreachable += 1;
+      // Not an answer at all (the round was decided without it): nothing of a server's in it.
+      if (reply === NOT_AWAITED) return { node, outcome: 'error', error: reply.error };
       // A refusal keeps the server's words only: a client's reply error to AUTH carries the password.
       return { node, outcome: 'error', error: redisRefusal(reply.error) === undefined ? reply.error : refusalCause(reply.error) };
     }

@@ -14,7 +14,7 @@ import {
   DEFAULT_RETRY,
   waitForGrant,
 } from '@fencelock/core/adapter';
-import { MutexElections, lineMember, mergeEvictionWarnings } from '@fencelock/redis-shared';
+import { KeyCache, MutexElections, lineMember, mergeEvictionWarnings } from '@fencelock/redis-shared';
 import { redlockElectionKeys } from './election-keys.js';
 import { type AcquireRound, type MasterCopy, acquireRound } from './acquire-round.js';
 import { ExtendRounds } from './extend-round.js';
@@ -89,6 +89,7 @@ export class RedlockBackend implements LockBackend {
   readonly #stragglers = new Stragglers();
   readonly #extends: ExtendRounds;
   readonly #elections: MutexElections<RedlockKeys>;
+  readonly #keyCache: KeyCache<RedlockKeys>;
   // How long a refused attempt stays in line: a waiter asks again within its longest backoff delay
   // (or at an announcement), and each round takes at most the per-node timeout.
   readonly #maxDelayMs: number;
@@ -98,6 +99,7 @@ export class RedlockBackend implements LockBackend {
     this.#masters = masters;
     this.#options = options;
     this.#quorum = quorumOf(masters.length);
+    this.#keyCache = new KeyCache((key) => redlockKeys(options.keyPrefix, key));
     this.#listener = new ReleaseListener(masters);
     this.#extends = new ExtendRounds(masters, options.clockDriftFactor);
     this.#maxDelayMs = options.retry?.maxDelayMs ?? DEFAULT_RETRY.maxDelayMs;
@@ -147,7 +149,7 @@ export class RedlockBackend implements LockBackend {
    * - validity exhausted: retried up to 3 rounds in a row, then LOCK_QUORUM_NOT_REACHED.
    */
   acquire(request: BackendAcquireRequest): Promise<BackendGrant | undefined> {
-    return this.#acquireAt(request, redlockKeys(this.#options.keyPrefix, request.key));
+    return this.#acquireAt(request, this.#keyCache.get(request.key));
   }
 
   // The Redlock protocol at `keys`: a lock's own keys, or an election's (see election-keys.ts).
@@ -175,41 +177,46 @@ export class RedlockBackend implements LockBackend {
     const exhausted = (round: Extract<AcquireRound, { kind: 'validity-exhausted' }>) =>
       validityExhaustedError(request.key, round.tally, { ttlMs: request.ttlMs, elapsedMs: round.elapsedMs, validityMs: round.validityMs, rounds: exhaustedInARow });
     let granted: Extract<AcquireRound, { kind: 'acquired' }> | undefined;
+    // Counted before the first round is sent: a release announced between its replies and the wait
+    // registered after it is still seen (see LocalWaiters.wakeup).
+    const since = this.#listener.announcements;
     try {
-      granted = await waitForGrant(
-        request,
-        async () => {
-          const round = await acquireRound(this.#masters, input, this.#stragglers);
-          last = round;
-          if (waits && round.tally.refused > 0) inLine = true;
-          if (round.kind === 'acquired') return round;
-          round.copies.forEach((copy, i) => {
-            if (copy !== 'untouched') copies[i] = copy;
-          });
-          if (round.kind === 'contended') request.contended();
-          if (round.kind === 'failing' || round.kind === 'unreachable') {
-            const refused = refusedQuorumError(request.key, 'acquiring', this.#quorum, round.tally, this.#masters);
-            if (refused !== undefined) throw refused;
+      const attempt = async (): Promise<Extract<AcquireRound, { kind: 'acquired' }> | undefined> => {
+        const round = await acquireRound(this.#masters, input, this.#stragglers);
+        last = round;
+        if (waits && round.tally.refused > 0) inLine = true;
+        if (round.kind === 'acquired') return round;
+        round.copies.forEach((copy, i) => {
+          if (copy !== 'untouched') copies[i] = copy;
+        });
+        if (round.kind === 'contended') request.contended();
+        if (round.kind === 'failing' || round.kind === 'unreachable') {
+          const refused = refusedQuorumError(request.key, 'acquiring', this.#quorum, round.tally, this.#masters);
+          if (refused !== undefined) throw refused;
+        }
+        if (round.kind === 'unreachable') {
+          unreachableSince ??= monotonicNow();
+          if (monotonicNow() - unreachableSince >= this.#options.unreachableGraceMs) {
+            throw quorumNotReachedError(request.key, 'acquiring', this.#quorum, round.tally);
           }
-          if (round.kind === 'unreachable') {
-            unreachableSince ??= monotonicNow();
-            if (monotonicNow() - unreachableSince >= this.#options.unreachableGraceMs) {
-              throw quorumNotReachedError(request.key, 'acquiring', this.#quorum, round.tally);
-            }
-          } else {
-            unreachableSince = undefined;
-          }
-          exhaustedInARow = round.kind === 'validity-exhausted' ? exhaustedInARow + 1 : 0;
-          if (round.kind === 'validity-exhausted' && exhaustedInARow >= MAX_EXHAUSTED_ROUNDS) throw exhausted(round);
-          return undefined;
-        },
-        {
+        } else {
+          unreachableSince = undefined;
+        }
+        exhaustedInARow = round.kind === 'validity-exhausted' ? exhaustedInARow + 1 : 0;
+        if (round.kind === 'validity-exhausted' && exhaustedInARow >= MAX_EXHAUSTED_ROUNDS) throw exhausted(round);
+        return undefined;
+      };
+      // The first round without the waiting loop and its wake-up source: most acquisitions end with it.
+      granted = await attempt();
+      if (granted === undefined && request.deadline > monotonicNow()) {
+        granted = await waitForGrant(request, attempt, {
           retry: this.#options.retry,
-          wakeup: () => this.#listener.wakeup(keys.lock, value),
+          wakeup: () => this.#listener.wakeup(keys.lock, value, since),
           // Contention is reported by the round above, never for rounds that failed on errors.
           reportContention: false,
-        },
-      );
+          afterFirstAttempt: true,
+        });
+      }
     } finally {
       // A waiter that stops waiting leaves the line at once, so a free lock is not held back for it
       // (an entry it cannot remove lapses by itself); one that got the lock leaves the lines of the
@@ -222,7 +229,7 @@ export class RedlockBackend implements LockBackend {
         const member = lineMember(value, this.#listener.lineTag);
         this.#stragglers.begin();
         setImmediate(() => {
-          void voteRound(lines, (master) => master.leaveLine(keys.waiters, member), { timeoutMs: requestTimeoutMs }).then(() => this.#stragglers.end());
+          void voteRound(lines, (master, sink, index) => master.leaveLine(keys.waiters, member, sink, index), { timeoutMs: requestTimeoutMs }).then(() => this.#stragglers.end());
         });
       }
       // A copy a failed round could not confirm gone (its master timed out, or dropped the
@@ -268,7 +275,7 @@ export class RedlockBackend implements LockBackend {
    * hold it); one present on a majority under differing values shows the most frequent value.
    */
   inspect(userKey: string): Promise<LockInfo | undefined> {
-    return this.#inspectAt(userKey, redlockKeys(this.#options.keyPrefix, userKey));
+    return this.#inspectAt(userKey, this.#keyCache.get(userKey));
   }
 
   async #inspectAt(userKey: string, keys: RedlockKeys): Promise<LockInfo | undefined> {

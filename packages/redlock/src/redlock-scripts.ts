@@ -1,5 +1,6 @@
-import { HANDOFF_RESERVATION_MS, ScriptRunner, headOfLineLua, lengthPrefixed, scriptSha, splitLengthPrefixed, type LockClient } from '@fencelock/redis-shared';
+import { HANDOFF_RESERVATION_MS, ScriptRunner, headOfLineLua, lengthPrefixed, scriptSha, splitLengthPrefixed, type LockClient, type ScriptArgument } from '@fencelock/redis-shared';
 import type { RedlockKeys } from './lock-keys.js';
+import type { VoteSink } from './master-node.js';
 
 // Both scripts take the lock key, its waiter registry and its hand-off reservation.
 const KEY_COUNT = 3;
@@ -98,12 +99,15 @@ redis.call('SET', KEYS[3], '1', 'PX', ARGV[4])
 return 1
 `;
 
-/** The Redlock scripts on one client (EVALSHA once the connection has the script; see {@link defineRedlockScripts}). */
+/**
+ * The Redlock scripts on one client (EVALSHA once the connection has the script; see
+ * {@link defineRedlockScripts}). Each call tells its answer to a round's {@link VoteSink}.
+ */
 export interface RedlockScripts {
-  /** See {@link ACQUIRE_LUA}; resolves whether this master granted the key (1), not why it refused (0 or -2). */
-  acquire(keys: RedlockKeys, value: string, ttlMs: number, registerMs: number, lineTag: string, barging: boolean): Promise<boolean>;
-  /** See {@link RELEASE_LUA}; resolves whether the key held `value` and was deleted. */
-  release(keys: RedlockKeys, value: string, channel: string, head: string): Promise<boolean>;
+  /** See {@link ACQUIRE_LUA}; answers whether this master granted the key (1), not why it refused (0 or -2). */
+  acquire(keys: RedlockKeys, value: string, ttlMs: number, registerMs: number, lineTag: string, barging: boolean, sink: VoteSink, index: number): void;
+  /** See {@link RELEASE_LUA}; answers whether the key held `value` and was deleted. */
+  release(keys: RedlockKeys, value: string, channel: string, head: string, sink: VoteSink, index: number): void;
 }
 
 /** The SHAs of the acquire and release scripts (to look them up in a master's script cache). */
@@ -119,26 +123,25 @@ export const REDLOCK_SCRIPT_SHAS: readonly string[] = [scriptSha(ACQUIRE_LUA), s
 export function defineRedlockScripts(client: LockClient): RedlockScripts {
   const acquire = new ScriptRunner(client, { lua: ACQUIRE_LUA });
   const release = new ScriptRunner(client, { lua: RELEASE_LUA });
-  // One failure handler per runner, not a closure and a promise more per call.
-  const acquireFailed = rethrowAfter(acquire);
-  const releaseFailed = rethrowAfter(release);
   return {
-    acquire: (keys, value, ttlMs, registerMs, lineTag, barging) =>
-      acquire.run([KEY_COUNT, keys.lock, keys.waiters, keys.reserved, value, ttlMs, registerMs, lineTag, barging ? '1' : '']).then(isOne, acquireFailed),
-    release: (keys, value, channel, head) =>
-      release.run([KEY_COUNT, keys.lock, keys.waiters, keys.reserved, value, channel, head, HANDOFF_RESERVATION_MS]).then(isOne, releaseFailed),
+    acquire: (keys, value, ttlMs, registerMs, lineTag, barging, sink, index) =>
+      vote(acquire, [KEY_COUNT, keys.lock, keys.waiters, keys.reserved, value, ttlMs, registerMs, lineTag, barging ? '1' : ''], sink, index),
+    release: (keys, value, channel, head, sink, index) =>
+      vote(release, [KEY_COUNT, keys.lock, keys.waiters, keys.reserved, value, channel, head, HANDOFF_RESERVATION_MS], sink, index),
   };
 }
 
-const isOne = (reply: unknown): boolean => Number(reply) === 1;
-
-// Tells the runner its call failed (a NOSCRIPT makes the next call send the script), then rejects with the failure.
-const rethrowAfter =
-  (runner: ScriptRunner) =>
-  (error: unknown): never => {
-    runner.failed(error);
-    throw error;
-  };
+// One script call as a vote: a reply of 1 is a yes. A failure tells the runner first (a NOSCRIPT
+// makes its next call send the script).
+function vote(runner: ScriptRunner, args: readonly ScriptArgument[], sink: VoteSink, index: number): void {
+  runner.run(args).then(
+    (reply) => sink.answered(index, Number(reply) === 1),
+    (error: unknown) => {
+      runner.failed(error);
+      sink.failed(index, error);
+    },
+  );
+}
 
 /** The start of a release announcement: `<length>:<release id>`, the id being the releasing acquisition's owner id. */
 export function announcementHead(releaseId: string): string {

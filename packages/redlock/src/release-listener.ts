@@ -47,9 +47,17 @@ export class ReleaseListener {
     });
   }
 
-  /** A wake-up source for `lockKey` in core's `waitForGrant`, for the attempts registering `value` (see `LocalWaiters.wakeup`). */
-  wakeup(lockKey: string, value: string): Wakeup {
-    return this.#waiters.wakeup(lockKey, value);
+  /** How many releases were announced so far (see `LocalWaiters.announcements`). */
+  get announcements(): number {
+    return this.#waiters.announcements;
+  }
+
+  /**
+   * A wake-up source for `lockKey` in core's `waitForGrant`, for the attempts registering `value`;
+   * with `since` (read before the first attempt), announcements since then count (see `LocalWaiters.wakeup`).
+   */
+  wakeup(lockKey: string, value: string, since?: number): Wakeup {
+    return this.#waiters.wakeup(lockKey, value, since);
   }
 
   /** Closes the subscriber connections, if they were opened. */

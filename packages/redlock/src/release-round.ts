@@ -26,7 +26,7 @@ export interface ReleaseInput {
  */
 export function releaseOnAll(masters: readonly MasterNode[], input: ReleaseInput): Promise<NodeReply<boolean>[]> {
   const { keys, value, head } = input;
-  return voteRound(masters, (master) => master.release(keys, value, RELEASE_CHANNEL, head), {
+  return voteRound(masters, (master, sink, index) => master.release(keys, value, RELEASE_CHANNEL, head, sink, index), {
     timeoutMs: input.timeoutMs,
     askDown: true,
     enoughYes: input.enoughYes,

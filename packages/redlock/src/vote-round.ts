@@ -1,9 +1,9 @@
-import { RequestTimeoutError, monotonicNow, waitFor } from '@fencelock/core/adapter';
-import { type MasterNode, type NodeReply, NodeNotConnectedError } from './master-node.js';
+import { RequestDeadlines, RequestTimeoutError } from '@fencelock/core/adapter';
+import { type MasterNode, type NodeReply, type VoteSink, NodeNotConnectedError } from './master-node.js';
 
 // A round that stopped at a majority reports the masters it did not wait for with this one error:
 // building an Error per master per round (its stack trace) cost more than the round's own work.
-const NOT_AWAITED: NodeReply<boolean> = Object.freeze({ ok: false, error: notAwaitedError(), unreachable: false });
+export const NOT_AWAITED: NodeReply<boolean> = Object.freeze({ ok: false, error: notAwaitedError(), unreachable: false });
 
 function notAwaitedError(): RequestTimeoutError {
   const error = new RequestTimeoutError('a master', 0);
@@ -56,97 +56,153 @@ export class Stragglers {
   }
 }
 
+// How the deadline rings treat rounds: one handler object for all of them.
+const ROUND_DEADLINES = {
+  // Every master answered: nothing is left to time out (the ring forgets the round).
+  settled: (round: VoteRound): boolean => round.allAnswered,
+  expire: (round: VoteRound): void => round.expire(),
+};
+
+// One ring per round bound in use (a bound follows from the TTL: a handful of values in practice);
+// past this many, a bound gets a ring of its own per round, which costs what a timer does.
+const MAX_SHARED_RINGS = 32;
+const rings = new Map<number, RequestDeadlines<VoteRound>>();
+
+function ringFor(timeoutMs: number): RequestDeadlines<VoteRound> {
+  let ring = rings.get(timeoutMs);
+  if (ring === undefined) {
+    ring = new RequestDeadlines<VoteRound>(timeoutMs, ROUND_DEADLINES);
+    if (rings.size < MAX_SHARED_RINGS) rings.set(timeoutMs, ring);
+  }
+  return ring;
+}
+
+/**
+ * One round's answers, and the promise of its outcome. The round is its own reply handler and the
+ * entry of its bound in a shared deadline ring (core's `RequestDeadlines`: one timer for every round
+ * in flight with that bound, instead of a timer for the majority and another for the stragglers).
+ */
+class VoteRound implements VoteSink {
+  readonly #masters: readonly MasterNode[];
+  readonly #replies: (NodeReply<boolean> | undefined)[];
+  readonly #options: VoteRoundOptions;
+  #answered = 0;
+  #yes = 0;
+  // Set while the caller waits; cleared once it has its result.
+  #resolve: ((replies: NodeReply<boolean>[]) => void) | undefined;
+  #returned = false;
+  // The stragglers counter this round is counted in, after returning at a majority.
+  #straggling: Stragglers | undefined;
+
+  constructor(masters: readonly MasterNode[], options: VoteRoundOptions) {
+    this.#masters = masters;
+    this.#replies = new Array<NodeReply<boolean> | undefined>(masters.length);
+    this.#options = options;
+  }
+
+  get allAnswered(): boolean {
+    return this.#answered === this.#masters.length;
+  }
+
+  get decided(): boolean {
+    const { enoughYes } = this.#options;
+    return this.allAnswered || (enoughYes !== undefined && this.#yes >= enoughYes);
+  }
+
+  /** Master `index` answered (a later answer for the same master is ignored). */
+  record(index: number, reply: NodeReply<boolean>): void {
+    if (this.#replies[index] !== undefined) return;
+    this.#replies[index] = reply;
+    this.#answered += 1;
+    if (reply.ok && reply.value) this.#yes += 1;
+    if (this.allAnswered && this.#straggling !== undefined) {
+      this.#straggling.end();
+      this.#straggling = undefined;
+    }
+    if (!this.#returned && this.decided) this.#finish(false);
+  }
+
+  answered(index: number, yes: boolean): void {
+    this.record(index, { ok: true, value: yes });
+  }
+
+  failed(index: number, error: unknown): void {
+    this.record(index, { ok: false, error, unreachable: (this.#masters[index] as MasterNode).client.status !== 'ready' });
+  }
+
+  /** The caller's wait for the outcome. */
+  outcome(): Promise<NodeReply<boolean>[]> {
+    return new Promise((resolve) => {
+      this.#resolve = resolve;
+    });
+  }
+
+  /** The bound passed, after the replies already read were recorded (see `RequestDeadlines`). */
+  expire(): void {
+    if (!this.#returned) this.#finish(true);
+    else if (this.#straggling !== undefined) {
+      this.#straggling.end();
+      this.#straggling = undefined;
+    }
+  }
+
+  /** The result now: a copy of the replies, filled where a master did not answer. */
+  result(timedOut: boolean): NodeReply<boolean>[] {
+    const result = this.#replies.slice() as NodeReply<boolean>[];
+    if (this.allAnswered) return result;
+    for (let i = 0; i < result.length; i += 1) {
+      result[i] ??= timedOut
+        ? { ok: false, error: new RequestTimeoutError(`${(this.#masters[i] as MasterNode).name}`, this.#options.timeoutMs), unreachable: false }
+        : NOT_AWAITED;
+    }
+    return result;
+  }
+
+  #finish(timedOut: boolean): void {
+    this.#returned = true;
+    // Returned at a majority with requests still out: counted until the last one answers or the bound passes.
+    if (!timedOut && !this.allAnswered && this.#options.stragglers !== undefined) {
+      this.#straggling = this.#options.stragglers;
+      this.#straggling.begin();
+    }
+    const resolve = this.#resolve;
+    this.#resolve = undefined;
+    resolve?.(this.result(timedOut));
+  }
+}
+
 /**
  * Sends one request to every master at once and collects the answers as {@link NodeReply}s, in the
- * masters' order. One wait (core's `waitFor`) bounds the whole round, not one timer per master: the
- * requests leave together, so their bounds would end together. A master known to be down is not
- * asked unless `askDown`. Never rejects. Replies still outstanding when the round stops early are
- * reported as not awaited; the requests themselves still reach their masters, each connection in
- * order, so a later request on the same connection (a release after an acquire) is applied after them.
+ * masters' order. One bound covers the whole round, not one timer per master: the requests leave
+ * together, so their bounds would end together; and rounds with the same bound share one timer
+ * (see {@link VoteRound}). A master known to be down is not asked unless `askDown`. Never rejects.
+ * Replies still outstanding when the round stops early are reported as not awaited; the requests
+ * themselves still reach their masters, each connection in order, so a later request on the same
+ * connection (a release after an acquire) is applied after them.
  */
 export async function voteRound(
   masters: readonly MasterNode[],
-  send: (master: MasterNode) => Promise<boolean>,
+  send: (master: MasterNode, sink: VoteSink, index: number) => void,
   options: VoteRoundOptions,
 ): Promise<NodeReply<boolean>[]> {
   // A new client's first connection is not part of a master's answer time (see MasterNode.connecting).
   for (const master of masters) if (master.connecting !== undefined) await master.connecting;
-  const count = masters.length;
-  const deadline = monotonicNow() + options.timeoutMs;
-  const replies: (NodeReply<boolean> | undefined)[] = new Array(count);
-  let answered = 0;
-  let yes = 0;
-  // What the waits of this round are woken by: the majority (`decided`), the last reply (`all`).
-  let wakeDecided: ((value: void) => void) | undefined;
-  let wakeAll: ((value: void) => void) | undefined;
-  const record = (index: number, reply: NodeReply<boolean>): void => {
-    if (replies[index] !== undefined) return;
-    replies[index] = reply;
-    answered += 1;
-    if (reply.ok && reply.value) yes += 1;
-    if (answered === count) {
-      wakeDecided?.();
-      wakeAll?.();
-    } else if (options.enoughYes !== undefined && yes >= options.enoughYes) {
-      wakeDecided?.();
-    }
-  };
-  for (let i = 0; i < count; i += 1) {
+  const round = new VoteRound(masters, options);
+  for (let i = 0; i < masters.length; i += 1) {
     const master = masters[i] as MasterNode;
     if (master.down && options.askDown !== true) {
-      record(i, { ok: false, error: new NodeNotConnectedError(`${master.name} is not connected (${master.client.status})`), unreachable: true });
+      round.record(i, { ok: false, error: new NodeNotConnectedError(`${master.name} is not connected (${master.client.status})`), unreachable: true });
       continue;
     }
-    let sent: Promise<boolean>;
     try {
-      sent = send(master);
+      send(master, round, i);
     } catch (error) {
-      record(i, { ok: false, error, unreachable: false });
-      continue;
-    }
-    sent.then(
-      (value) => record(i, { ok: true, value }),
-      (error: unknown) => record(i, { ok: false, error, unreachable: master.client.status !== 'ready' }),
-    );
-  }
-  const decided = (): boolean => answered === count || (options.enoughYes !== undefined && yes >= options.enoughYes);
-  if (!decided()) {
-    const outcome = await waitFor<void>({
-      deadline,
-      until: (wake) => {
-        wakeDecided = wake;
-        return () => {
-          wakeDecided = undefined;
-        };
-      },
-    });
-    // After an event-loop stall the timer phase runs before pending socket reads: give replies that
-    // are already here one poll phase to be read (setImmediate runs after it) before calling them late.
-    if (!outcome.woken) await new Promise((resolve) => setImmediate(resolve));
-  }
-  const timedOut = !decided();
-  // A copy, filled where a master did not answer (a later answer is recorded in `replies` only).
-  const result: NodeReply<boolean>[] = replies.slice() as NodeReply<boolean>[];
-  if (answered < count) {
-    for (let i = 0; i < count; i += 1) {
-      result[i] ??= timedOut
-        ? { ok: false, error: new RequestTimeoutError(`${(masters[i] as MasterNode).name}`, options.timeoutMs), unreachable: false }
-        : NOT_AWAITED;
+      round.record(i, { ok: false, error, unreachable: false });
     }
   }
-  // Returned at a majority with requests still out: counted until the last one answers or the bound passes.
-  if (answered < count && !timedOut && options.stragglers !== undefined) {
-    const stragglers = options.stragglers;
-    stragglers.begin();
-    void waitFor<void>({
-      deadline,
-      until: (wake) => {
-        wakeAll = wake;
-        return () => {
-          wakeAll = undefined;
-        };
-      },
-    }).finally(() => stragglers.end());
-  }
-  return result;
+  // Decided without a request out (every master down, or every send threw): nothing to wait for.
+  if (round.decided) return round.result(false);
+  const outcome = round.outcome();
+  if (Number.isFinite(options.timeoutMs)) ringFor(options.timeoutMs).add(round);
+  return outcome;
 }
