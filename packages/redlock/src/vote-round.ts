@@ -1,4 +1,4 @@
-import { RequestDeadlines, RequestTimeoutError } from '@fencelock/core/adapter';
+import { InFlight as Stragglers, RequestDeadlines, RequestTimeoutError } from '@fencelock/core/adapter';
 import { type MasterNode, type NodeReply, type VoteSink, NodeNotConnectedError } from './master-node.js';
 
 // A round that stopped at a majority reports the masters it did not wait for with this one error:
@@ -32,29 +32,9 @@ export interface VoteRoundOptions {
 
 /**
  * Rounds that returned at a majority and still have requests out (each bounded by its round's
- * timeout). A counter, not a promise per round: most rounds on a healthy cluster return early.
+ * timeout), counted so that closing can wait for them: core's in-flight counter.
  */
-export class Stragglers {
-  #count = 0;
-  #idle: (() => void)[] = [];
-
-  /** A round returned with requests still out. */
-  begin(): void {
-    this.#count += 1;
-  }
-
-  /** That round's last master answered, or its timeout passed. */
-  end(): void {
-    this.#count -= 1;
-    if (this.#count === 0) for (const resolve of this.#idle.splice(0)) resolve();
-  }
-
-  /** Resolves once no round has requests out. */
-  settled(): Promise<void> {
-    if (this.#count === 0) return Promise.resolve();
-    return new Promise((resolve) => this.#idle.push(resolve));
-  }
-}
+export { Stragglers };
 
 // How the deadline rings treat rounds: one handler object for all of them.
 const ROUND_DEADLINES = {

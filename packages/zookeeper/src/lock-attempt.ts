@@ -76,7 +76,11 @@ export function lockRequestFor(
     ownerId: request.ownerId,
     ttlMs: request.ttlMs,
     deadline: request.deadline,
-    signal: request.signal,
+    // Read when used: reading it makes core build the call's AbortController, which an attempt that
+    // does not wait never needs.
+    get signal() {
+      return request.signal;
+    },
     metadata,
     observer: request.observer,
     contended,
@@ -124,12 +128,15 @@ export class LockAttempt {
     return this.#settings.session;
   }
 
+  // The first round reads no signal (the request's signal is made when first read, and an attempt on
+  // a free lock never waits): its requests are bounded by the request timeout, and core checks the
+  // call for an abort once the attempt is over, handing back a node it got meanwhile.
   async #acquire(): Promise<HeldNode | undefined> {
-    const { signal } = this.#request;
     const first = await this.#create();
     let contended = false;
     for (let round = 0; round < MAX_ROUNDS; round += 1) {
-      if (signal.aborted) throw signal.reason;
+      const signal = round === 0 ? undefined : this.#request.signal;
+      if (signal?.aborted) throw signal.reason;
       const ours = this.#node.name;
       if (ours === undefined) throw new Error('unreachable: no contender node');
       // Round 0 needs the node's stat (for the czxid) at once on a free lock: from the guess sent
@@ -196,12 +203,14 @@ export class LockAttempt {
    * the create that succeeded (none when the node was found again after a lost reply).
    */
   async #create(): Promise<FirstReads | undefined> {
-    const { signal, metadata } = this.#request;
+    const { metadata } = this.#request;
     // '' is zero bytes, which ZooKeeper keeps apart from no data at all (what `undefined` writes).
     const data = metadata === undefined ? undefined : Buffer.from(metadata, 'utf8');
     const { hints, lockPath } = this.#settings;
     for (let attempt = 0; attempt < MAX_CREATE_ATTEMPTS; attempt += 1) {
-      if (signal.aborted) throw signal.reason;
+      // Not read for the first create (see #acquire).
+      const signal = attempt === 0 ? undefined : this.#request.signal;
+      if (signal?.aborted) throw signal.reason;
       // The listing and (when the sequence can be guessed) our node's stat go right behind the create,
       // in the same write (the session coalesces one turn's requests): answered after it, in order,
       // they see our node and cost no round trip of their own.
@@ -244,10 +253,10 @@ export class LockAttempt {
           guessedWatch.stop();
           this.#watches.splice(this.#watches.indexOf(guessedWatch), 1);
         }
-        if (signal.aborted) {
+        if (this.#request.signal.aborted) {
           // The create may still be applied: cleanup looks for it, and a late answer deletes it.
           this.#node.createMayHaveApplied();
-          throw signal.reason;
+          throw this.#request.signal.reason;
         }
         const code = zooKeeperCode(error);
         if (code === Exception.NO_NODE) {
@@ -256,7 +265,7 @@ export class LockAttempt {
         }
         if (code !== Exception.CONNECTION_LOSS && !(error instanceof RequestTimeoutError)) throw error;
         // The create may have been applied: look for our node by its unique prefix once connected.
-        if (await this.#node.findAfterLostReply(signal)) return undefined;
+        if (await this.#node.findAfterLostReply(this.#request.signal)) return undefined;
       }
     }
     throw new LockError(LockErrorCode.BACKEND_UNAVAILABLE, `could not create a contender node for lock "${this.#request.key}"`, {

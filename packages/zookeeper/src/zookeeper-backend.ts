@@ -28,6 +28,8 @@ import {
   type SemaphoreInfo,
   LockError,
   LockErrorCode,
+  InFlight,
+  RequestDeadlines,
   backendUnavailableError,
   isLockError,
   lockLostError,
@@ -62,6 +64,14 @@ const MAX_SESSION_RESTARTS = 3;
 // uses the key again first: a hot key does not pay two extra writes per acquisition (Curator's
 // container nodes get the same effect from the server's periodic sweep).
 const PARENT_REMOVAL_DELAY_MS = 1_000;
+
+/** A lock's empty parent znodes, removed a moment after the lock was last used here unless used again. */
+interface ParentRemoval {
+  readonly lockPath: string;
+  readonly session: ZooKeeperSession;
+  readonly paths: readonly string[];
+  cancelled: boolean;
+}
 
 // Everything but the step of validity, which follows the session timeout the server granted.
 function capabilitiesWith(ttlResolutionMs: number): LockCapabilities {
@@ -107,9 +117,15 @@ export class ZooKeeperBackend implements LockBackend {
   #session: ZooKeeperSession | undefined;
   #closed = false;
   readonly #background = new Set<Promise<void>>();
-  readonly #attempts = new Set<Promise<unknown>>();
+  readonly #attempts = new InFlight();
   // Keyed by the lock's (or semaphore's) znode; `paths` are the empty znodes to remove, children first.
-  readonly #parentRemovals = new Map<string, { timer: NodeJS.Timeout; session: ZooKeeperSession; paths: readonly string[] }>();
+  readonly #parentRemovals = new Map<string, ParentRemoval>();
+  // The removals' delays, behind one timer: every release schedules one and the next acquire of the
+  // key cancels it, so a timer armed and cleared per cycle would cost more than the bookkeeping.
+  readonly #parentRemovalDelays = new RequestDeadlines<ParentRemoval>(PARENT_REMOVAL_DELAY_MS, {
+    settled: (removal) => removal.cancelled,
+    expire: (removal) => this.#removeParentNow(removal),
+  });
   readonly #hints = new SequenceHints();
   // The watches of `watchLeader`: each follows the current session (handed every new one).
   readonly #leaderWatches = new Set<LeaderWatch>();
@@ -236,12 +252,17 @@ export class ZooKeeperBackend implements LockBackend {
     this.#cancelParentRemoval(parent);
     const released = (session: ZooKeeperSession) => () => this.#removeParentLater(session, parent, emptied);
     for (let restart = 0; ; restart += 1) {
-      const session = await this.#ready(request.signal, request.key, request.deadline);
+      // Connected (the common case): no wait, and no read of the request's signal (see LockAttempt).
+      const current = this.#session;
+      const session = current?.isReady === true && !this.#closed ? current : await this.#ready(request.signal, request.key, request.deadline);
       try {
-        const running = attempt(session);
-        this.#attempts.add(running);
-        void running.catch(() => undefined).finally(() => this.#attempts.delete(running));
-        const held = await running;
+        let held: HeldNode | undefined;
+        this.#attempts.begin();
+        try {
+          held = await attempt(session);
+        } finally {
+          this.#attempts.end();
+        }
         if (held === undefined) {
           released(session)();
           return undefined;
@@ -327,7 +348,7 @@ export class ZooKeeperBackend implements LockBackend {
     this.#closed = true;
     // Core has aborted every attempt in progress: let them delete their nodes while the session is
     // open (a given client's session outlives the provider), within one request timeout.
-    const attempts = Promise.allSettled([...this.#attempts]);
+    const attempts = this.#attempts.settled();
     await waitFor({
       deadline: monotonicNow() + this.#timing.requestTimeoutMs,
       until: (wake) => {
@@ -335,10 +356,8 @@ export class ZooKeeperBackend implements LockBackend {
         return () => undefined;
       },
     });
-    for (const { timer, session, paths } of this.#parentRemovals.values()) {
-      clearTimeout(timer);
-      this.#track(removeEmptyChain(session, paths));
-    }
+    this.#parentRemovalDelays.clear();
+    for (const { session, paths } of this.#parentRemovals.values()) this.#track(removeEmptyChain(session, paths));
     this.#parentRemovals.clear();
     await Promise.allSettled([...this.#background]);
     await this.#session?.close();
@@ -527,20 +546,23 @@ export class ZooKeeperBackend implements LockBackend {
       this.#track(removeEmptyChain(session, paths));
       return;
     }
-    const timer = setTimeout(() => {
-      this.#parentRemovals.delete(lockPath);
-      // If a znode goes, its sequence counter restarts at 0.
-      for (const path of paths) this.#hints.forget(path);
-      this.#track(removeEmptyChain(session, paths));
-    }, PARENT_REMOVAL_DELAY_MS);
-    timer.unref();
-    this.#parentRemovals.set(lockPath, { timer, session, paths });
+    const removal: ParentRemoval = { lockPath, session, paths, cancelled: false };
+    this.#parentRemovals.set(lockPath, removal);
+    this.#parentRemovalDelays.add(removal);
+  }
+
+  #removeParentNow(removal: ParentRemoval): void {
+    if (this.#parentRemovals.get(removal.lockPath) !== removal) return;
+    this.#parentRemovals.delete(removal.lockPath);
+    // If a znode goes, its sequence counter restarts at 0.
+    for (const path of removal.paths) this.#hints.forget(path);
+    this.#track(removeEmptyChain(removal.session, removal.paths));
   }
 
   #cancelParentRemoval(lockPath: string): void {
     const pending = this.#parentRemovals.get(lockPath);
     if (pending === undefined) return;
-    clearTimeout(pending.timer);
+    pending.cancelled = true;
     this.#parentRemovals.delete(lockPath);
   }
 

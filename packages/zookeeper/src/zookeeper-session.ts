@@ -244,6 +244,11 @@ export class ZooKeeperSession {
     return this.#keeper?.validUntil ?? Number.NEGATIVE_INFINITY;
   }
 
+  /** True when {@link ready} would resolve at once: connected, with a session the keeper counts alive. */
+  get isReady(): boolean {
+    return this.#state === 'connected' && this.#keeper?.alive === true;
+  }
+
   /**
    * Resolves once connected with a confirmed session; rejects on abort, or when no connection came by
    * `waitUntil` (monotonic ms) or within the request timeout, whichever is later: an acquire that may
