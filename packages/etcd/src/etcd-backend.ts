@@ -26,7 +26,7 @@ import {
 } from '@fencelock/core/adapter';
 import { EtcdLeaseInvalidError, type IKeyValue, type Watcher } from 'etcd3';
 import { type EtcdCalls, createRevision } from './etcd-calls.js';
-import { HolderWatch, type HolderWatchEvents } from './holder-watch.js';
+import { HolderWatch, HolderWatchOpenings, type HolderWatchEvents } from './holder-watch.js';
 import { type KeyEncoding, electionName, lockName, semaphoreName, tombstoneRoot } from './key-encoding.js';
 import { watchElectionRange } from './leader-watch.js';
 import { asRefusal } from './refusals.js';
@@ -140,6 +140,7 @@ export class EtcdBackend implements LockBackend {
   readonly #sessions = new Set<LeaseSession>();
   // The watches of held keys, so that close() leaves none on a client it does not own.
   readonly #watches = new Set<HolderWatch>();
+  readonly #watchOpenings = new HolderWatchOpenings(HOLDER_WATCH_DELAY_MS);
   #streamAnchor: Watcher | undefined;
   #session: LeaseSession | undefined;
   #opening: Promise<LeaseSession> | undefined;
@@ -373,6 +374,7 @@ export class EtcdBackend implements LockBackend {
     if (opening !== undefined) await opening.catch(() => undefined);
     for (const watch of this.#watches) watch.stop();
     this.#watches.clear();
+    this.#watchOpenings.clear();
     for (const stop of this.#leaderWatches) stop();
     this.#leaderWatches.clear();
     const anchor = this.#streamAnchor;
@@ -656,7 +658,7 @@ export class EtcdBackend implements LockBackend {
         alive: () => session.alive && !this.#closed,
       },
       events,
-      HOLDER_WATCH_DELAY_MS,
+      this.#watchOpenings,
     );
     this.#watches.add(watch);
     return watch;

@@ -1,4 +1,4 @@
-import { retryCall } from '@fencelock/core/adapter';
+import { RequestDeadlines, retryCall } from '@fencelock/core/adapter';
 import type { IKeyValue, IWatchResponse } from 'etcd3';
 
 /**
@@ -68,35 +68,44 @@ export class HolderWatch {
   #rewatches = 0;
   #reading: { rewatch: boolean } | undefined;
   #readAbort: AbortController | undefined;
-  #opening: NodeJS.Timeout | undefined;
+  #awaitingOpen = false;
 
   /**
-   * @param delayMs how long after the grant the watch is opened. It starts from the key's creation
-   * whenever it is opened, so a delay never loses a change; it only spares a hold that ends sooner
-   * the cost of a watch (a create and a cancel on the stream: about one read's worth of client CPU).
+   * @param openings where the watch waits to be opened, a moment after the grant; `undefined`: it is
+   * opened at once. It starts from the key's creation whenever it is opened, so a delay never loses a
+   * change; it only spares a hold that ends sooner the cost of a watch (a create and a cancel on the
+   * stream: about one read's worth of client CPU).
    */
-  constructor(key: Buffer, createRevision: bigint, deps: HolderWatchDeps, events: HolderWatchEvents, delayMs: number) {
+  constructor(key: Buffer, createRevision: bigint, deps: HolderWatchDeps, events: HolderWatchEvents, openings: HolderWatchOpenings | undefined) {
     this.#key = key;
     this.#createRevision = createRevision;
     this.#deps = deps;
     this.#events = events;
-    if (delayMs <= 0) {
+    if (openings === undefined) {
       this.#open(createRevision + 1n);
       return;
     }
-    this.#opening = setTimeout(() => {
-      this.#opening = undefined;
-      if (!this.#stopped) this.#open(createRevision + 1n);
-    }, delayMs);
-    // A held lock alone does not keep a process alive.
-    this.#opening.unref();
+    this.#awaitingOpen = true;
+    openings.schedule(this);
+  }
+
+  /** True while the watch waits for its delayed opening (not stopped, not opened yet). */
+  get awaitingOpen(): boolean {
+    return this.#awaitingOpen;
+  }
+
+  /** Its delay passed: opens the watch, unless it was stopped meanwhile. */
+  openNow(): void {
+    if (!this.#awaitingOpen) return;
+    this.#awaitingOpen = false;
+    this.#open(this.#createRevision + 1n);
   }
 
   /** Stops reporting at once and cancels the watch. Idempotent. */
   stop(): void {
     if (this.#stopped) return;
     this.#stopped = true;
-    clearTimeout(this.#opening);
+    this.#awaitingOpen = false;
     this.#readAbort?.abort();
     const watcher = this.#watcher;
     this.#watcher = undefined;
@@ -194,5 +203,32 @@ export class HolderWatch {
     } finally {
       this.#reading = undefined;
     }
+  }
+}
+
+/**
+ * The delayed openings of a provider's holder watches, behind one timer (core's `RequestDeadlines`):
+ * a watch waits `delayMs` after its grant, and a lock released sooner never opens one. A timer armed
+ * and cleared per grant would cost more than that bookkeeping. The timer is unref'd: a held lock alone
+ * does not keep a process alive.
+ */
+export class HolderWatchOpenings {
+  readonly #ring: RequestDeadlines<HolderWatch>;
+
+  constructor(delayMs: number) {
+    this.#ring = new RequestDeadlines<HolderWatch>(delayMs, {
+      settled: (watch) => !watch.awaitingOpen,
+      expire: (watch) => watch.openNow(),
+    });
+  }
+
+  /** Opens `watch` once the delay has passed (unless it was stopped by then). */
+  schedule(watch: HolderWatch): void {
+    this.#ring.add(watch);
+  }
+
+  /** Forgets every pending opening (the provider closed). */
+  clear(): void {
+    this.#ring.clear();
   }
 }

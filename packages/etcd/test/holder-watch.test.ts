@@ -2,7 +2,7 @@ import { within } from '@fencelock/conformance';
 import type { IKeyValue, IWatchResponse } from 'etcd3';
 import { EventEmitter } from 'node:events';
 import { describe, expect, it } from 'vitest';
-import { HolderWatch, type HolderWatchDeps, type KeyTaken } from '../src/holder-watch.js';
+import { HolderWatch, HolderWatchOpenings, type HolderWatchDeps, type KeyTaken } from '../src/holder-watch.js';
 
 // The holder watch's own logic, on a stand-in for etcd3's watcher: which revisions it asks for, and
 // when it must read the key back because the watch cannot vouch for every revision.
@@ -68,7 +68,7 @@ function watched(delayMs = 0) {
       uncertain: () => log.push('uncertain'),
       recovered: () => log.push('recovered'),
     },
-    delayMs,
+    delayMs > 0 ? new HolderWatchOpenings(delayMs) : undefined,
   );
   // Resolves once `count` reads were asked for (a read after a failed one waits for a backoff).
   const readsAsked = (count: number): Promise<void> =>
