@@ -1,4 +1,4 @@
-import { RequestTimeoutError, monotonicNow, waitFor, withRequestTimeout, type BackendWarning } from '@fencelock/core/adapter';
+import { RequestTimeoutError, monotonicNow, waitFor, withRequestTimeout, type BackendWarning, type NodeOutcome } from '@fencelock/core/adapter';
 import { ScriptRunner, evictionPolicyWarning, extendManyScript, extendReplyFlags, type ClientStatus, type LockClient } from '@fencelock/redis-shared';
 import type { RedlockKeys } from './lock-keys.js';
 import { type RedlockScripts, defineRedlockScripts } from './redlock-scripts.js';
@@ -98,6 +98,8 @@ export class MasterNode {
   readonly client: LockClient;
   /** True when the provider created the client and must close it. */
   readonly owned: boolean;
+  /** This master's plain outcomes as `LockError.nodes` reports them, made once: every round reports one. */
+  readonly outcomes: { readonly granted: NodeOutcome; readonly held: NodeOutcome };
   readonly #scripts: RedlockScripts;
   readonly #extendMany: ScriptRunner;
   #firstConnection: Promise<void> | undefined;
@@ -106,6 +108,7 @@ export class MasterNode {
     this.name = name;
     this.client = client;
     this.owned = owned;
+    this.outcomes = { granted: Object.freeze({ node: name, outcome: 'granted' }), held: Object.freeze({ node: name, outcome: 'held' }) };
     this.#scripts = defineRedlockScripts(client);
     this.#extendMany = new ScriptRunner(client, extendManyScript);
     if (CONNECTING_STATES.has(client.status)) {

@@ -38,10 +38,10 @@ export function tally(masters: readonly MasterNode[], replies: readonly NodeRepl
     }
     if (reply.value) {
       succeeded += 1;
-      return { node, outcome: 'granted' };
+      return masters[index]?.outcomes.granted ?? { node, outcome: 'granted' };
     }
     refused += 1;
-    return { node, outcome: 'held' };
+    return masters[index]?.outcomes.held ?? { node, outcome: 'held' };
   });
   return { succeeded, refused, failed, unreachable, nodes };
 }

@@ -173,7 +173,8 @@ export class RedlockBackend implements LockBackend {
     // Whether a refused attempt may have put this acquisition in a master's line of waiters.
     let inLine = false;
     // What the failed rounds may have left on each master (a later round's answered release clears it).
-    const copies: MasterCopy[] = this.#masters.map(() => 'untouched');
+    // Made by the first failed round: an acquisition that gets the lock at once never needs it.
+    let copies: MasterCopy[] | undefined;
     const exhausted = (round: Extract<AcquireRound, { kind: 'validity-exhausted' }>) =>
       validityExhaustedError(request.key, round.tally, { ttlMs: request.ttlMs, elapsedMs: round.elapsedMs, validityMs: round.validityMs, rounds: exhaustedInARow });
     let granted: Extract<AcquireRound, { kind: 'acquired' }> | undefined;
@@ -186,8 +187,9 @@ export class RedlockBackend implements LockBackend {
         last = round;
         if (waits && round.tally.refused > 0) inLine = true;
         if (round.kind === 'acquired') return round;
+        const left = (copies ??= this.#masters.map(() => 'untouched'));
         round.copies.forEach((copy, i) => {
-          if (copy !== 'untouched') copies[i] = copy;
+          if (copy !== 'untouched') left[i] = copy;
         });
         if (round.kind === 'contended') request.contended();
         if (round.kind === 'failing' || round.kind === 'unreachable') {
@@ -236,7 +238,7 @@ export class RedlockBackend implements LockBackend {
       // connection) may sit there until its TTL. Once this acquisition is over without a grant its
       // value is never used again, so core's retried release can only delete that copy; the SETs
       // were sent before now, so they expire a TTL from now at the latest.
-      if (granted === undefined && copies.includes('maybe')) {
+      if (granted === undefined && copies?.includes('maybe') === true) {
         const cleanup = new MastersRelease(
           this.#masters,
           { keys, value, timeoutMs: requestTimeoutMs, head: '' },

@@ -5,6 +5,10 @@ import { type MasterNode, type NodeReply, type VoteSink, NodeNotConnectedError }
 // building an Error per master per round (its stack trace) cost more than the round's own work.
 export const NOT_AWAITED: NodeReply<boolean> = Object.freeze({ ok: false, error: notAwaitedError(), unreachable: false });
 
+// A plain yes or no is the same reply every time: not an object per master per round.
+const YES: NodeReply<boolean> = Object.freeze({ ok: true, value: true });
+const NO: NodeReply<boolean> = Object.freeze({ ok: true, value: false });
+
 function notAwaitedError(): RequestTimeoutError {
   const error = new RequestTimeoutError('a master', 0);
   error.message = 'had not answered when a majority had (not awaited)';
@@ -103,7 +107,7 @@ class VoteRound implements VoteSink {
   }
 
   answered(index: number, yes: boolean): void {
-    this.record(index, { ok: true, value: yes });
+    this.record(index, yes ? YES : NO);
   }
 
   failed(index: number, error: unknown): void {
