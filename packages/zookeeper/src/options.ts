@@ -55,8 +55,10 @@ export interface ZooKeeperLockProviderOptions extends Omit<LockProviderOptions, 
    */
   readonly naming?: ContenderNaming;
   /**
-   * How long one ZooKeeper request may wait for its reply, and how long an operation waits for a
-   * connection, before it fails with `LOCK_BACKEND_UNAVAILABLE`, in ms. At most the session timeout
+   * How long one ZooKeeper request may wait for its reply, and how long a read or a try waits for a
+   * connection, before it fails with `LOCK_BACKEND_UNAVAILABLE`, in ms (an acquire, semaphore acquire
+   * or campaign that may wait longer waits for the connection until its own deadline, as it waits
+   * for the lock). At most the session timeout
    * (refused with a RangeError otherwise); a server that grants a shorter session than was asked
    * shortens it to that. Keepalives are bounded by core's session keeper (at most a sixth of the
    * granted timeout) whatever this is. (Was `operationTimeoutMs`, which is now refused.)
