@@ -10,6 +10,7 @@ import {
   withRequestTimeout,
 } from '@fencelock/core/adapter';
 import type pg from 'pg';
+import { isCreateRace, sqlState } from './sql-state.js';
 import { isTableName, quoteIdentifier } from './sql.js';
 
 /** The default name of the table in which {@link guardedWrite} records each resource's highest token. */
@@ -60,12 +61,6 @@ const KNOWN_OPTIONS: readonly (keyof GuardedWriteOptions & string)[] = ['resourc
 const DEFAULT_TIMEOUT_MS = 5_000;
 const UNDEFINED_TABLE = '42P01';
 const LOCK_NOT_AVAILABLE = '55P03';
-const RACE_CODES = ['42P07', '23505']; // two sessions creating the table at once
-
-function sqlState(error: unknown): string | undefined {
-  const code = (error as { code?: unknown } | null)?.code;
-  return typeof code === 'string' ? code : undefined;
-}
 
 function isPool(db: object): db is pg.Pool {
   return typeof (db as { totalCount?: unknown }).totalCount === 'number' && typeof (db as { connect?: unknown }).connect === 'function';
@@ -246,7 +241,6 @@ async function createTable(bounded: <R extends pg.QueryResultRow>(text: string, 
   try {
     await bounded(settings.create, [], 'creating the fence table');
   } catch (error) {
-    const code = sqlState(error);
-    if (code === undefined || !RACE_CODES.includes(code)) throw backendUnavailableError(`creating the fence table ${settings.table} failed`, error, settings.resource);
+    if (!isCreateRace(error)) throw backendUnavailableError(`creating the fence table ${settings.table} failed`, error, settings.resource);
   }
 }

@@ -9,6 +9,7 @@ import {
 import type pg from 'pg';
 import type { DedicatedConnection } from './connection-source.js';
 import { postgresFailure } from './refusals.js';
+import { ensureTables, sqlState } from './sql-state.js';
 import type { SemaphoreLockIds } from './semaphore-id.js';
 import { type SemaphoreStatements, semaphoreHoldersTableName, semaphoreTableName } from './semaphore-sql.js';
 import { type AdvisoryMode, type Statements, holdersTableName, quoteIdentifier, sessionIdentity } from './sql.js';
@@ -30,13 +31,6 @@ export interface PgSessionSettings {
 
 // SQLSTATEs met while opening a session.
 const UNDEFINED_OBJECT = '42704'; // unrecognized configuration parameter (a server before 14)
-const DUPLICATE_TABLE = '42P07';
-const UNIQUE_VIOLATION = '23505'; // two sessions creating the table at once
-
-function sqlState(error: unknown): string | undefined {
-  const code = (error as { code?: unknown } | null)?.code;
-  return typeof code === 'string' ? code : undefined;
-}
 
 /**
  * True when `error` says the connection under a statement is gone (reset by a peer or a middlebox,
@@ -162,16 +156,12 @@ export class PgSession {
         serverExpiry = false;
       }
       await bounded(`LISTEN ${quoteIdentifier(settings.channel)}`, [], 'LISTEN for release notifications');
-      const [tables] = await bounded<{ present: boolean }>(settings.statements.tablesExist, [settings.table, holdersTableName(settings.table)], 'looking for the token tables');
-      if (tables?.present !== true) {
-        for (const create of settings.statements.createTables) {
-          try {
-            await bounded(create, [], 'creating the token tables');
-          } catch (error) {
-            if (sqlState(error) !== DUPLICATE_TABLE && sqlState(error) !== UNIQUE_VIOLATION) throw error;
-          }
-        }
-      }
+      await ensureTables(bounded, {
+        exists: settings.statements.tablesExist,
+        names: [settings.table, holdersTableName(settings.table)],
+        creates: settings.statements.createTables,
+        what: 'the token tables',
+      });
       if (early !== undefined) throw early;
       session = new PgSession(connection, settings, { pid: who.pid, started: who.started, serverExpiry, openedAt }, detach, onEnd);
       return session;
@@ -234,17 +224,12 @@ export class PgSession {
   prepareSemaphores(): Promise<void> {
     this.#semaphoresReady ??= (async () => {
       const { table, semaphoreStatements } = this.#settings;
-      const names = [semaphoreTableName(table), semaphoreHoldersTableName(table)];
-      const [tables] = await this.query<{ present: boolean }>(semaphoreStatements.tablesExist, names, 'looking for the semaphore tables');
-      if (tables?.present !== true) {
-        for (const create of semaphoreStatements.createTables) {
-          try {
-            await this.query(create, [], 'creating the semaphore tables');
-          } catch (error) {
-            if (sqlState(error) !== DUPLICATE_TABLE && sqlState(error) !== UNIQUE_VIOLATION) throw error;
-          }
-        }
-      }
+      await ensureTables((text, values, what) => this.query(text, values, what), {
+        exists: semaphoreStatements.tablesExist,
+        names: [semaphoreTableName(table), semaphoreHoldersTableName(table)],
+        creates: semaphoreStatements.createTables,
+        what: 'the semaphore tables',
+      });
       await this.query(semaphoreStatements.createFunction, [], 'defining the semaphore function');
     })().catch((error: unknown) => {
       this.#semaphoresReady = undefined;

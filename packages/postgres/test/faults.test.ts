@@ -382,3 +382,25 @@ describe('bad options', () => {
     expect(b.backendPid).toBeUndefined();
   });
 });
+
+describe('the tables created on first use by many sessions at once', () => {
+  it('every session gets its lock and permits, whichever of them wins the creation race', async () => {
+    const client = await operator;
+    // A fresh table name a round, so that the creations race; a catalog race shows in some rounds only.
+    for (let round = 0; round < 20; round += 1) {
+      const table = `fl_race_${crypto.randomUUID().replaceAll('-', '')}`;
+      try {
+        const racers = Array.from({ length: 6 }, () => provider({ table }));
+        const key = `race:${crypto.randomUUID()}`;
+        const permits = await Promise.all(racers.map((racer) => racer.tryAcquireSemaphore(key, { limit: racers.length })));
+        expect(permits.every((held) => held !== null)).toBe(true);
+        const locks = await Promise.all(racers.map((racer, i) => racer.tryAcquire(`${key}:${i}`)));
+        expect(locks.map((lock) => lock?.fencingToken)).toEqual(racers.map(() => 1n));
+        await Promise.all([...permits, ...locks].map((held) => held?.release()));
+      } finally {
+        await Promise.allSettled(made.splice(0).map((made) => made.close()));
+        await client.query(`DROP TABLE IF EXISTS ${table}_sem, ${table}_semhold, ${table}, ${table}_holders`);
+      }
+    }
+  });
+});
