@@ -110,6 +110,14 @@ describe('redis: refused credentials and certificates are LOCK_FORBIDDEN within 
     expectForbidden(await reports.rejection(make().acquire('refused', { waitMs: 600_000 })), message);
   }, 20_000);
 
+  it('a client certificate from another CA, on several connections at once: each one is refused, whichever way its socket ends', async () => {
+    // A TLS 1.3 client finishes its handshake before the server has checked its certificate: the
+    // server's alert or a bare reset (of the AUTH written meanwhile) ends the connection, at random.
+    const made = Array.from({ length: 6 }, () => provider({ ...user('locker'), tls: { ca, cert: readFileSync(foreign.cert), key: readFileSync(foreign.key) } }));
+    const rejections = await Promise.all(made.map((one) => reports.rejection(one.acquire('refused', { waitMs: 600_000 }))));
+    for (const rejection of rejections) expectForbidden(rejection, /the server refused our client certificate/);
+  }, 20_000);
+
   it('through node-redis (with an error listener of its owner): an untrusted server certificate', async () => {
     const client = createClient({ url: secure.url, username: 'locker', password: user('locker').password, socket: { tls: true, ca: readFileSync(secure.certificates.foreignCa) } });
     client.on('error', () => undefined);

@@ -1,6 +1,7 @@
 import { monotonicNow, waitFor, withRequestTimeout } from '@fencelock/core/adapter';
 import { redisRefusal } from '../refusals.js';
 import type { ScriptArgument } from '../scripts/script-runner.js';
+import { repairReadyOnClosedSocket } from './ioredis-dead-ready.js';
 import { IoredisTimedCommands, type IoredisCommand, type IoredisCommandClass } from './ioredis-timed-commands.js';
 import type {
   ClientEndpoint,
@@ -83,6 +84,7 @@ export class IoredisLockClient implements LockClient {
     this.boundsScripts = this.#timed !== undefined;
     // A Cluster's own queue is not bounded by commandTimeout (commands wait there for the slot map).
     this.boundsCommands = requestTimeoutMs !== undefined && !client.isCluster && client.options.commandTimeout === requestTimeoutMs;
+    if (!client.isCluster) repairReadyOnClosedSocket(client);
     // ioredis retries a refused connection forever and queues the requests meanwhile: the reason is
     // only in its 'error' events. Listening also keeps its "Unhandled error event" lines quiet.
     // ioredis may still emit 'ready' on a connection whose AUTH was refused: only a connection that
@@ -228,6 +230,7 @@ export function timeReplyMicros(reply: unknown): bigint {
 // reconnect leaves a rejected promise unhandled when the connection closes again.
 function serverSubscriber(client: IoredisInternals, to: Subscriptions, handlers: SubscriberHandlers): SubscriberConnection {
   const connection = client.duplicate({ autoResubscribe: false, lazyConnect: false });
+  repairReadyOnClosedSocket(connection);
   let closed = false;
   listen(connection, handlers);
   connection.on('ready', () => {
