@@ -167,7 +167,7 @@ try {
       const result = await runHeldLocks(subject, servers.probe(subject.backend), { locks: heldLockCount, ttlMs: heldTtlMs, windowMs: holdSeconds * 1000 });
       heldLocks.push(result);
       console.log(
-        `${elapsed()} ${result.locksRequested} held locks ${subject.id}: ${result.locksHeld} held, ${result.locksLost} lost, CPU ${result.cpuSecondsPerSecond} s/s, ` +
+        `${elapsed()} ${result.locksRequested} held locks ${subject.id}: ${result.locksHeld} held, ${result.locksLost} lost, CPU ${result.cpuSecondsPerSecond.toFixed(3)} s/s, ` +
           `${result.serverRequestsPerSec} server requests/s (${result.requestsPerLockPerRenewal} per lock per renewal)`,
       );
     } catch (cause) {

@@ -191,7 +191,8 @@ export async function runHeldLocks(subject: Subject, probe: CounterProbe, option
       locksHeldAtEnd,
       acquireSeconds: round(acquireSeconds, 2),
       windowSeconds: round(windowSeconds, 2),
-      cpuSecondsPerSecond: round((cpu.user + cpu.system) / 1e6 / windowSeconds, 3),
+      // Not rounded: a short quiet window (the smoke run's) uses well under a thousandth of a second per second.
+      cpuSecondsPerSecond: (cpu.user + cpu.system) / 1e6 / windowSeconds,
       serverRequestsPerSec: round(requestsPerSec, 1),
       requestsPerLockPerRenewal: locksHeld > 0 ? round((requestsPerSec * (ttlMs / 3 / 1000)) / locksHeld, 4) : 0,
       roundTripsCounted: ROUND_TRIP_DEFINITIONS[subject.backend],

@@ -148,7 +148,7 @@ export async function runStress(options: StressOptions): Promise<StressResults> 
           heldLocks.push({ ...result, load });
           options.log(
             `${run}: ${result.locksHeld} / ${result.locksRequested} held, ${result.locksLost} lost, ${result.locksHeldAtEnd} held at the end, ` +
-              `${result.requestsPerLockPerRenewal} requests per lock per renewal, CPU ${result.cpuSecondsPerSecond} s/s`,
+              `${result.requestsPerLockPerRenewal} requests per lock per renewal, CPU ${result.cpuSecondsPerSecond.toFixed(3)} s/s`,
           );
         } catch (cause) {
           options.fail(run, cause);
