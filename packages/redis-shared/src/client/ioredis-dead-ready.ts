@@ -10,7 +10,6 @@
 
 /** The parts of an ioredis `Redis` this repair reads and sets (present in ioredis 5 and 6). */
 interface RepairableClient {
-  readonly status: string;
   readonly stream?: { readonly destroyed?: boolean } | null;
   readonly reconnectTimeout?: unknown;
   setStatus?(status: string, arg?: unknown): void;
