@@ -1,5 +1,6 @@
 import type { BackendAcquireRequest } from './backend.js';
 import { monotonicNow } from './clock.js';
+import { LockErrorCode, isLockError } from './errors.js';
 import { DEFAULT_RETRY, backoffDelayMs, type RetryOptions } from './lifecycle/backoff.js';
 import { sleep } from './lifecycle/wait.js';
 
@@ -33,6 +34,22 @@ export interface WaitForGrantOptions {
    * came since it was sent. @default false
    */
   readonly afterFirstAttempt?: boolean;
+  /**
+   * Which failures of an attempt are retried like a held key while the deadline lasts (a timed-out
+   * request, a lost connection): the loop goes on, and only when the last attempt before the
+   * deadline failed is its failure thrown. Without it, an attempt's failure ends the wait at once.
+   * A single try (a deadline already passed) always reports its failure.
+   */
+  readonly retryFailed?: (error: unknown) => boolean;
+}
+
+/**
+ * Whether a failed attempt is worth retrying while a call waits: anything but a {@link LockError}
+ * other than `LOCK_BACKEND_UNAVAILABLE` (a refusal, a bad argument or a closed provider fails the
+ * same way again).
+ */
+export function retryableFailure(error: unknown): boolean {
+  return !isLockError(error) || error.code === LockErrorCode.BACKEND_UNAVAILABLE;
 }
 
 /**
@@ -52,16 +69,28 @@ export async function waitForGrant<T>(
   // Made after a failed first attempt: most acquisitions never need it.
   let retry: RetryOptions | undefined;
   const attempted = options.afterFirstAttempt === true;
+  // The failure of the last attempt, while failures are retried.
+  let failed: { readonly error: unknown } | undefined;
   try {
     for (let round = 0; ; round += 1) {
       if (round > 0 || !attempted) {
         if (round > 0 && request.signal.aborted) throw request.signal.reason;
-        const grant = await attempt();
+        let grant: T | undefined;
+        try {
+          grant = await attempt();
+          failed = undefined;
+        } catch (error) {
+          if (options.retryFailed === undefined || request.deadline <= monotonicNow() || !options.retryFailed(error)) throw error;
+          failed = { error };
+        }
         if (grant !== undefined) return grant;
-        if (round === 0 && options.reportContention !== false) request.contended();
+        if (round === 0 && failed === undefined && options.reportContention !== false) request.contended();
       }
       const remaining = request.deadline - monotonicNow();
-      if (remaining <= 0) return undefined;
+      if (remaining <= 0) {
+        if (failed !== undefined) throw failed.error;
+        return undefined;
+      }
       retry ??= { ...DEFAULT_RETRY, ...options.retry };
       const delay = Math.min(backoffDelayMs(round, retry), remaining);
       await (wakeup === undefined ? sleep(delay, request.signal) : wakeup.wait(delay, request.signal));

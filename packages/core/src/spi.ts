@@ -17,7 +17,7 @@ export {
 } from './validation.js';
 export type { ElectionSettings, NormalizedAcquireOptions, SemaphoreSettings } from './validation.js';
 export { BaseLockProvider, DEFAULT_TTL_MS, createLockProvider } from './lock-provider.js';
-export { waitForGrant } from './retry.js';
+export { retryableFailure, waitForGrant } from './retry.js';
 export type { Wakeup, WaitForGrantOptions } from './retry.js';
 export { DEFAULT_RETRY, backoffDelayMs } from './lifecycle/backoff.js';
 export { retryCall } from './lifecycle/retry-call.js';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_RETRY, backoffDelayMs, monotonicNow, waitForGrant, type Wakeup } from '../src/adapter.js';
+import { DEFAULT_RETRY, LockError, backoffDelayMs, monotonicNow, retryableFailure, waitForGrant, type Wakeup } from '../src/adapter.js';
 
 describe('backoffDelayMs', () => {
   it('grows exponentially up to the cap, with jitter in the upper half', () => {
@@ -79,4 +79,61 @@ describe('waitForGrant', () => {
     wake?.();
     expect(await waiting).toBe('free');
   });
+
+  describe('with retryFailed', () => {
+    const failure = new Error('no reply within 1000 ms');
+    const retry = { initialDelayMs: 1, maxDelayMs: 2 };
+
+    it('retries a failed attempt while the deadline lasts, without reporting it as contention', async () => {
+      let attempts = 0;
+      const r = request(monotonicNow() + 5_000);
+      const grant = await waitForGrant(
+        r,
+        async () => {
+          attempts += 1;
+          if (attempts < 3) throw failure;
+          return 'granted';
+        },
+        { retry, retryFailed: () => true },
+      );
+      expect(grant).toBe('granted');
+      expect(attempts).toBe(3);
+      expect(r.count()).toBe(0);
+    });
+
+    it('throws the failure of the last attempt at the deadline, and undefined when the last one found the key held', async () => {
+      const failing = request(monotonicNow() + 30);
+      await expect(waitForGrant(failing, async () => Promise.reject(failure), { retry, retryFailed: () => true })).rejects.toBe(failure);
+      let attempts = 0;
+      const recovered = request(monotonicNow() + 30);
+      const held = waitForGrant(
+        recovered,
+        async () => {
+          attempts += 1;
+          if (attempts === 1) throw failure;
+          return undefined;
+        },
+        { retry, retryFailed: () => true },
+      );
+      expect(await held).toBeUndefined();
+      expect(attempts).toBeGreaterThan(1);
+    });
+
+    it('throws at once a failure it is told not to retry, and any failure of a single try', async () => {
+      const refused = new Error('refused');
+      let attempts = 0;
+      const r = request(monotonicNow() + 5_000);
+      const once = waitForGrant(r, async () => (++attempts, Promise.reject(refused)), { retry, retryFailed: (error) => error !== refused });
+      await expect(once).rejects.toBe(refused);
+      expect(attempts).toBe(1);
+      await expect(waitForGrant(request(monotonicNow()), async () => Promise.reject(failure), { retryFailed: () => true })).rejects.toBe(failure);
+    });
+  });
+
+  it('retryableFailure retries anything but a LockError other than LOCK_BACKEND_UNAVAILABLE', () => {
+    expect(retryableFailure(new Error('socket hang up'))).toBe(true);
+    expect(retryableFailure(new LockError('LOCK_BACKEND_UNAVAILABLE', 'no reply'))).toBe(true);
+    expect(retryableFailure(new LockError('LOCK_FORBIDDEN', 'refused'))).toBe(false);
+  });
 });
+

@@ -14,6 +14,7 @@ import {
   LockErrorCode,
   monotonicNow,
   normalizeCapabilities,
+  retryableFailure,
   waitForGrant,
 } from '@fencelock/core/adapter';
 import { type ConnectionSource, openConnection } from './connection-source.js';
@@ -150,6 +151,9 @@ export class PostgresBackend implements LockBackend {
     return waitForGrant(request, () => this.#mutex.attempt(attempt, since), {
       retry: RETRY,
       wakeup: () => this.#notifier.wakeup(id),
+      // A timed-out try is undone by its real outcome (see SessionMutex), and the id stays reserved
+      // on its session until then: trying again meanwhile cannot hold the lock twice.
+      retryFailed: retryableFailure,
     });
   }
 

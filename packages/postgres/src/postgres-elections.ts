@@ -16,7 +16,7 @@
  *   is heard, but a leader leaving nobody behind is only seen by reading. Hence `election: 'polled'`:
  *   `observe` reads every `pollMs` and is woken sooner by the notices.
  */
-import { type BackendCampaignRequest, type BackendGrant, type LeaderInfo, type RetryOptions, monotonicNow, waitForGrant } from '@fencelock/core/adapter';
+import { type BackendCampaignRequest, type BackendGrant, type LeaderInfo, type RetryOptions, monotonicNow, retryableFailure, waitForGrant } from '@fencelock/core/adapter';
 import { electionLockId, electionPayload } from './election-id.js';
 import { type LockIdFunction, checkedLockId, lockIdParts } from './lock-id.js';
 import type { PgSession } from './pg-session.js';
@@ -68,7 +68,7 @@ export class PostgresElections {
       payload,
       extra: [channel, payload],
     } as const;
-    return waitForGrant(request, () => mutex.attempt(attempt, since), { retry, wakeup: () => notifier.wakeup(payload) });
+    return waitForGrant(request, () => mutex.attempt(attempt, since), { retry, wakeup: () => notifier.wakeup(payload), retryFailed: retryableFailure });
   }
 
   /** `LockBackend.leader`: one query, the holder row whose session holds the election now. */

@@ -40,6 +40,7 @@ import {
   type SemaphoreInfo,
   limitMismatchError,
   monotonicNow,
+  retryableFailure,
   waitForGrant,
 } from '@fencelock/core/adapter';
 import { type LockIdFunction, checkedLockId } from './lock-id.js';
@@ -89,6 +90,9 @@ function noticePayload(ids: SemaphoreLockIds): string {
 /** The counting semaphores of `@fencelock/postgres` (see the module comment). */
 export class PostgresSemaphores {
   readonly #settings: PostgresSemaphoreSettings;
+  // Per session, the semaphore ids with an attempt whose outcome is not known yet (see #undo): a
+  // retry waits until it is, so that undoing that attempt cannot take the retry's permits with it.
+  readonly #uncertain = new WeakMap<PgSession, Set<string>>();
 
   constructor(settings: PostgresSemaphoreSettings) {
     this.#settings = settings;
@@ -102,6 +106,7 @@ export class PostgresSemaphores {
     return waitForGrant(request, () => this.#attempt(request, ids, since), {
       retry: this.#settings.retry,
       wakeup: () => this.#settings.notifier.wakeup(noticePayload(ids)),
+      retryFailed: retryableFailure,
     });
   }
 
@@ -148,6 +153,7 @@ export class PostgresSemaphores {
       if (again !== undefined) return again;
       throw postgresFailure(what, error, request.key);
     }
+    if (this.#uncertain.get(session)?.has(ids.semaphoreId.toString()) === true) return undefined;
     session.touchSemaphore(ids);
     const metadata = request.metadata === undefined ? null : Buffer.from(request.metadata, 'utf8');
     // The row lock is waited for at most a third of the request bound: longer, the key is "busy".
@@ -175,6 +181,10 @@ export class PostgresSemaphores {
    * back what it took before raising). Unanswered: the session is given up, so the server frees them.
    */
   #undo(session: PgSession, ids: SemaphoreLockIds, ownerId: string, outcome: Promise<AcquireRow[]>): void {
+    const id = ids.semaphoreId.toString();
+    let uncertain = this.#uncertain.get(session);
+    if (uncertain === undefined) this.#uncertain.set(session, (uncertain = new Set()));
+    uncertain.add(id);
     outcome
       .then(
         async ([row]) => {
@@ -182,7 +192,8 @@ export class PostgresSemaphores {
         },
         () => undefined,
       )
-      .then(undefined, () => session.lose());
+      .then(undefined, () => session.lose())
+      .finally(() => uncertain.delete(id));
   }
 
   /** Unlocks `slots` and forgets the holder row; notifies waiters when every slot was held. */

@@ -1,9 +1,10 @@
 import { MAX_SEMAPHORE_LIMIT, isLockError } from '@fencelock/core';
+import { sleep } from '@fencelock/test-infra';
 import pg from 'pg';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { type PostgresLockProvider, SEMAPHORE_SLOTS, advisoryLockId, createPostgresLockProvider, semaphoreLockIds } from '../src/index.js';
 import { checkedSemaphoreLimit } from '../src/semaphore-id.js';
-import { holderPids, postgresUrl, rawClient, semaphoreSlots, terminateHolders } from './pg.js';
+import { holderPids, postgresUrl, proxyToPostgres, rawClient, semaphoreSlots, terminateHolders, urlThrough } from './pg.js';
 
 const operator = rawClient();
 afterAll(async () => (await operator).end());
@@ -64,6 +65,62 @@ describe('the holder connection killed (pg_terminate_backend)', () => {
     expect(a.backendPid).not.toBe(pid);
     await again.release();
   });
+});
+
+describe('a waiting acquire whose request times out', () => {
+  const REQUEST_TIMEOUT_MS = 300;
+  type Free = { readonly beforeHealing?: () => Promise<unknown>; readonly afterHealing?: () => Promise<unknown> };
+  type Silenced = <T>(call: () => Promise<T>, free: Free) => Promise<T>;
+
+  /**
+   * Provider A, and B behind a proxy with a short request bound. `silenced` starts B's waiting call
+   * with B's link silent and heals it later: the fault, not a wait for the outcome — long enough for
+   * B's first try to time out (timers of this process fire in order). `free` frees the key before or
+   * after the link heals.
+   */
+  async function withSilencedWaiter(work: (a: PostgresLockProvider, b: PostgresLockProvider, silenced: Silenced) => Promise<void>): Promise<void> {
+    const proxy = await proxyToPostgres();
+    try {
+      const [a, b] = [provider(), provider({ connection: urlThrough(proxy), requestTimeoutMs: REQUEST_TIMEOUT_MS })];
+      // B's session is open before its link goes silent: its try is sent and never answered.
+      await (await b.acquire(`warm:${crypto.randomUUID()}`)).release();
+      await work(a, b, async (call, free) => {
+        proxy.setMode('blackhole');
+        const waiter = call();
+        waiter.catch(() => undefined);
+        await sleep(REQUEST_TIMEOUT_MS * 3);
+        await free.beforeHealing?.();
+        proxy.setMode('pass');
+        await free.afterHealing?.();
+        return waiter;
+      });
+    } finally {
+      await proxy.close();
+    }
+  }
+
+  it('tries again until its deadline instead of failing, and gets the lock once it is freed', () =>
+    withSilencedWaiter(async (a, b, silenced) => {
+      const key = `faults:${crypto.randomUUID()}`;
+      const lock = await a.acquire(key);
+      const next = await silenced(() => b.acquire(key, { waitMs: 20_000 }), { afterHealing: () => lock.release() });
+      expect(next.fencingToken! > lock.fencingToken!).toBe(true);
+      expect((await a.inspect(key))?.holders.map((h) => h.ownerId)).toEqual([next.ownerId]);
+      await next.release();
+    }));
+
+  it('a semaphore too; its timed-out try, granted late, is undone and the permits are held once', () =>
+    withSilencedWaiter(async (a, b, silenced) => {
+      const key = `faults-sem:${crypto.randomUUID()}`;
+      const held = await a.acquireSemaphore(key, { limit: 2, permits: 2 });
+      // Freed before the link heals: the held-back try is granted when it arrives, after its timeout.
+      const next = await silenced(() => b.acquireSemaphore(key, { limit: 2, permits: 2, waitMs: 20_000 }), { beforeHealing: () => held.release() });
+      expect(next.fencingToken! > held.fencingToken!).toBe(true);
+      expect((await a.inspectSemaphore(key))?.holders.map((h) => [h.ownerId, h.permits])).toEqual([[next.ownerId, 2]]);
+      await expect(a.acquireSemaphore(key, { limit: 2, waitMs: 0 })).rejects.toMatchObject({ code: 'LOCK_TIMEOUT' });
+      expect(await next.release()).toBe(true);
+      expect(await a.inspectSemaphore(key)).toBeUndefined();
+    }));
 });
 
 describe("a semaphore holder's connection killed (pg_terminate_backend)", () => {

@@ -8,6 +8,7 @@ import {
   lockLostError,
   monotonicNow,
   validityDeadline,
+  retryableFailure,
   waitForGrant,
   withRequestTimeout,
   type BackendAcquireRequest,
@@ -182,7 +183,7 @@ export class RedisLockBackend implements LockBackend, GrantingBackend {
         grant = this.#outcome(reply, request, keys, attempts);
       } catch (error) {
         // A single try reports its failure; a waiting one retries a failed request like a held key.
-        if (request.deadline <= attempts.sent || !retryable(error)) throw error;
+        if (request.deadline <= attempts.sent || !retryableFailure(error)) throw error;
         failure = error;
       }
       if (grant === undefined && request.deadline > monotonicNow()) grant = await this.#waitForGrant(request, keys, attempts, since, failure);
@@ -231,7 +232,7 @@ export class RedisLockBackend implements LockBackend, GrantingBackend {
           // An attempt that found the lock ours (granted while it was on its way) took it over.
           return granted ?? this.#directGrant(request, keys, attempts);
         } catch (error) {
-          if (!retryable(error)) throw error;
+          if (!retryableFailure(error)) throw error;
           lastError = error;
           return this.#directGrant(request, keys, attempts);
         }
@@ -547,7 +548,3 @@ function describeRequest(action: string, key: string | undefined): string {
   return key === undefined ? action : `${action} "${key}"`;
 }
 
-/** Whether a failed attempt is retried while waiting: anything but a LockError other than "backend unavailable". */
-function retryable(error: unknown): boolean {
-  return !isLockError(error) || error.code === LockErrorCode.BACKEND_UNAVAILABLE;
-}

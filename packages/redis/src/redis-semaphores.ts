@@ -6,6 +6,7 @@ import {
   lockLostError,
   monotonicNow,
   validityDeadline,
+  retryableFailure,
   waitForGrant,
   SlotList,
   type BackendGrant,
@@ -65,7 +66,6 @@ export class RedisSemaphores {
     const since = this.#subscriber.announcements;
     let indeterminate = false;
     let heldUntil: number | undefined;
-    let lastError: unknown;
     const attempt = async (): Promise<BackendGrant | undefined> => {
       const sent = monotonicNow();
       let reply: unknown;
@@ -76,11 +76,8 @@ export class RedisSemaphores {
         if (isLockError(error, LockErrorCode.FORBIDDEN)) throw error;
         // The script may have run: a later attempt takes it over (same owner id), or clean-up frees it.
         indeterminate = true;
-        lastError = backendUnavailableError(`acquiring semaphore "${request.key}" failed`, error, request.key);
-        if (request.deadline <= sent) throw lastError;
-        return undefined;
+        throw backendUnavailableError(`acquiring semaphore "${request.key}" failed`, error, request.key);
       }
-      lastError = undefined;
       if (Array.isArray(reply)) {
         const [kind, value] = reply as unknown[];
         if (kind === 'limit') throw limitMismatchError(request.key, Number(value), request.limit);
@@ -99,6 +96,8 @@ export class RedisSemaphores {
       grant = await waitForGrant(request, attempt, {
         retry: this.#settings.retry,
         reportContention: false,
+        // A failed request is retried like a full semaphore until the deadline (see the catch above).
+        retryFailed: retryableFailure,
         wakeup: () => {
           const notified = this.#subscriber.wakeup(keys.holders, request.ownerId, since);
           return {
@@ -108,7 +107,6 @@ export class RedisSemaphores {
           };
         },
       });
-      if (grant === undefined && lastError !== undefined) throw lastError;
       return grant;
     } finally {
       if (grant === undefined && indeterminate) {
