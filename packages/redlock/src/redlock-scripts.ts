@@ -1,4 +1,4 @@
-import { HANDOFF_RESERVATION_MS, ScriptRunner, headOfLineLua, lengthPrefixed, scriptSha, splitLengthPrefixed, type LockClient, type ScriptArgument } from '@fencelock/redis-shared';
+import { HANDOFF_RESERVATION_MS, ScriptRunner, headOfLineLua, isNoScriptError, lengthPrefixed, scriptSha, splitLengthPrefixed, type LockClient, type ScriptArgument } from '@fencelock/redis-shared';
 import type { RedlockKeys } from './lock-keys.js';
 import type { VoteSink } from './master-node.js';
 
@@ -116,9 +116,10 @@ export const REDLOCK_SCRIPT_SHAS: readonly string[] = [scriptSha(ACQUIRE_LUA), s
 /**
  * The Redlock scripts as calls on `client`, each a plain EVAL/EVALSHA (redis-shared's `ScriptRunner`:
  * ioredis's `defineCommand` costs more client time per call than the rest of a round). A NOSCRIPT
- * reply (the server's cache was flushed under a live connection) is an error for that call — never
- * a resend: a resent acquire could land after this round's release on the same connection and leave
- * a lock no one owns — and the next call sends the whole script again.
+ * reply (the server's cache was flushed under a live connection) to an acquire is an error for that
+ * call — never a resend: a resent acquire could land after this round's release on the same
+ * connection and leave a lock no one owns — and the next call sends the whole script again. A
+ * release is resent whole at once (see below).
  */
 export function defineRedlockScripts(client: LockClient): RedlockScripts {
   const acquire = new ScriptRunner(client, { lua: ACQUIRE_LUA });
@@ -126,21 +127,26 @@ export function defineRedlockScripts(client: LockClient): RedlockScripts {
   return {
     acquire: (keys, value, ttlMs, registerMs, lineTag, barging, sink, index) =>
       vote(acquire, [KEY_COUNT, keys.lock, keys.waiters, keys.reserved, value, ttlMs, registerMs, lineTag, barging ? '1' : ''], sink, index),
+    // A release is sent whole again at once on NOSCRIPT: it deletes only this acquisition's value,
+    // so it is harmless whenever it lands, and the master may hold a copy (its acquire went out
+    // whole, or before a flush that came between the two).
     release: (keys, value, channel, head, sink, index) =>
-      vote(release, [KEY_COUNT, keys.lock, keys.waiters, keys.reserved, value, channel, head, HANDOFF_RESERVATION_MS], sink, index),
+      vote(release, [KEY_COUNT, keys.lock, keys.waiters, keys.reserved, value, channel, head, HANDOFF_RESERVATION_MS], sink, index, true),
   };
 }
 
 // One script call as a vote: a reply of 1 is a yes. A failure tells the runner first (a NOSCRIPT
-// makes its next call send the script).
-function vote(runner: ScriptRunner, args: readonly ScriptArgument[], sink: VoteSink, index: number): void {
-  runner.run(args).then(
-    (reply) => sink.answered(index, Number(reply) === 1),
-    (error: unknown) => {
-      runner.failed(error);
-      sink.failed(index, error);
-    },
-  );
+// makes its next call send the script); with `resend`, a NOSCRIPT is answered by sending it whole now.
+function vote(runner: ScriptRunner, args: readonly ScriptArgument[], sink: VoteSink, index: number, resend = false): void {
+  const answered = (reply: unknown): void => sink.answered(index, Number(reply) === 1);
+  runner.run(args).then(answered, (error: unknown) => {
+    if (resend && isNoScriptError(error)) {
+      runner.runAgain(error, args).then(answered, (again: unknown) => sink.failed(index, again));
+      return;
+    }
+    runner.failed(error);
+    sink.failed(index, error);
+  });
 }
 
 /** The start of a release announcement: `<length>:<release id>`, the id being the releasing acquisition's owner id. */
