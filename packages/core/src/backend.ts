@@ -38,6 +38,12 @@ export interface BackendAcquireRequest {
    */
   readonly signal: AbortSignal;
   readonly metadata: string | undefined;
+  /**
+   * Whether core renews this lock by itself (the caller's `autoExtend`, on a backend that can extend):
+   * then core's first renewal comes within a third of the grant's validity, however short, and a
+   * backend may grant a short first validity without extending it at once.
+   */
+  readonly autoExtend: boolean;
   /** Where to report what happens to the grant later. */
   readonly observer: GrantObserver;
   /** Call once when an attempt finds the key held by another owner (for the `contended` event). */

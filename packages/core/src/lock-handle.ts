@@ -350,7 +350,10 @@ export class ManagedLockHandle implements LockHandle {
     // is armed or replaced, so renewing ten thousand locks costs no timers at all.
     if (Number.isFinite(validUntil)) this.#context.deadlines.set(this.#link, validUntil);
     else this.#context.deadlines.delete(this.#link);
-    this.#scheduleAutoExtend(this.#ttlMs * AUTO_EXTEND_FRACTION, this.#ttlMs * AUTO_EXTEND_SLACK_FRACTION);
+    // Counted from what is left of the validity when that is less than the TTL (a hand-off's grant
+    // starts short, and its backend leaves the extension to the first renewal).
+    const windowMs = Math.min(this.#ttlMs, validUntil - monotonicNow());
+    this.#scheduleAutoExtend(windowMs * AUTO_EXTEND_FRACTION, windowMs * AUTO_EXTEND_SLACK_FRACTION);
   }
 
   #scheduleAutoExtend(delayMs: number, slackMs: number): void {

@@ -385,7 +385,9 @@ export class RedisLockBackend implements LockBackend, GrantingBackend {
    * grant that names an attempt we no longer know, or whose validity has run out by now, is not
    * taken here: the next attempt finds the lock ours and takes it over with a validity of its own.
    * The grant TTL is short (a waiter that died in line holds the lock back no longer than a
-   * reservation would): the lock is extended to its TTL at once, in the background.
+   * reservation would). With auto-extension on, core's first renewal comes within a third of that
+   * validity and extends it to the lock's TTL: a lock released before then (most hand-offs) costs no
+   * extension. Without it, the lock is extended to its TTL at once, in the background.
    */
   #directGrant(request: BackendAcquireRequest, keys: RedisLockKeys, attempts: AttemptState): BackendGrant | undefined {
     const direct = attempts.wakeup?.takeGrant();
@@ -398,7 +400,7 @@ export class RedisLockBackend implements LockBackend, GrantingBackend {
     if (validUntil <= monotonicNow()) return undefined;
     const grant = new RedisGrant(this, request, keys, BigInt(direct.token), validUntil);
     this.#active.add(grant);
-    extendDirectGrant(grant, request.ttlMs, request.observer);
+    if (!request.autoExtend) extendDirectGrant(grant, request.ttlMs, request.observer);
     return grant;
   }
 

@@ -182,4 +182,37 @@ describe('a contended hand-off', () => {
       await b.close();
     }
   });
+
+  it('sends no extension of its own for a lock held briefly: core renews it within its grant TTL if it is kept', async () => {
+    const a = createRedisLockProvider({ connection: server.url });
+    const b = createRedisLockProvider({ connection: server.url, retry: { initialDelayMs: 60_000, maxDelayMs: 60_000 } });
+    const monitor = await monitorRedisCommands(server.port);
+    try {
+      const handOff = async (key: string, autoExtend: boolean): Promise<number> => {
+        const holder = await a.acquire(key);
+        const contended = nextEvent(b, 'contended', (e) => e.key === key, 5_000);
+        const waiting = b.acquire(key, { waitMs: 30_000, ttlMs: 30_000, autoExtend });
+        await contended;
+        const beforeRelease = await monitor.seenSoFar();
+        await holder.release();
+        const lock = await within(waiting, 10_000, 'the waiter');
+        // Held a moment, well within the grant TTL (1 s) and before core's first renewal of it.
+        await new Promise((resolve) => setTimeout(resolve, 50));
+        expect(await lock.release()).toBe(true);
+        const afterRelease = await monitor.seenSoFar();
+        // The waiter's script calls from the hand-off on: its release, and any extension.
+        const scripts = monitor.commands.slice(beforeRelease, afterRelease).filter((args) => ['eval', 'evalsha'].includes(args[0]?.toLowerCase() ?? ''));
+        return scripts.filter((args) => args.includes(lock.ownerId)).length;
+      };
+      // The first wait opens b's subscription; the hand-offs below are then granted by the release.
+      expect(await handOff(`brief-warm:${randomUUID()}`, true)).toBeGreaterThanOrEqual(1);
+      expect(await handOff(`brief:${randomUUID()}`, true)).toBe(1);
+      // Without auto-extension nobody would renew it: it is extended to its TTL at once.
+      expect(await handOff(`brief-manual:${randomUUID()}`, false)).toBe(2);
+    } finally {
+      monitor.close();
+      await a.close();
+      await b.close();
+    }
+  });
 });
