@@ -92,7 +92,6 @@ export class AcquireRequest implements BackendAcquireRequest {
   readonly ttlMs: number;
   readonly deadline: number;
   readonly metadata: string | undefined;
-  readonly autoExtend: boolean;
   readonly observer: GrantObserver;
   readonly #call: AcquireCall;
   readonly #releases: BackgroundReleases;
@@ -109,7 +108,6 @@ export class AcquireRequest implements BackendAcquireRequest {
     this.ttlMs = settings.ttlMs;
     this.deadline = deadline;
     this.metadata = settings.metadata;
-    this.autoExtend = settings.autoExtend;
     this.observer = observer;
   }
 

@@ -38,12 +38,6 @@ export interface BackendAcquireRequest {
    */
   readonly signal: AbortSignal;
   readonly metadata: string | undefined;
-  /**
-   * Whether core renews this lock by itself (the caller's `autoExtend`, on a backend that can extend):
-   * then core's first renewal comes within a third of the grant's validity, however short, and a
-   * backend may grant a short first validity without extending it at once.
-   */
-  readonly autoExtend: boolean;
   /** Where to report what happens to the grant later. */
   readonly observer: GrantObserver;
   /** Call once when an attempt finds the key held by another owner (for the `contended` event). */
@@ -95,6 +89,13 @@ export interface BackendGrant {
    * (minus any drift margin the backend needs). `Infinity` only if it truly cannot expire.
    */
   readonly validUntil: number;
+  /**
+   * Set when `validUntil` is shorter than the TTL asked for by design (a hand-off's grant, made by a
+   * release for a short grant TTL so that a waiter that died in line holds the lock back no longer):
+   * core extends the lock to its TTL a third of the way through that validity, with or without
+   * auto-extension, and a lock released before then costs no extension.
+   */
+  readonly provisional?: boolean;
   /**
    * Prolongs the lock to `ttlMs` from the send time of the extend request and resolves the new
    * deadline. Rejects with a `LOCK_LOST` LockError when the backend no longer holds it for this owner

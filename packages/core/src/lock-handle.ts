@@ -125,6 +125,9 @@ export class ManagedLockHandle implements LockHandle {
   #extendTicket: RenewalTicket | undefined;
   // When the scheduled automatic extension is due, and its task (made once, for every renewal).
   #extendDueAt = 0;
+  // The validity the scheduled extension was timed against (the TTL, or a shorter first validity):
+  // its lateness and its retries are measured against it.
+  #extendWindowMs = 0;
   #extendTask: (() => void) | undefined;
   #maxHoldTimer: NodeJS.Timeout | undefined;
   // Extensions run one at a time, so a late reply can never overwrite a newer deadline (made by the first).
@@ -152,7 +155,7 @@ export class ManagedLockHandle implements LockHandle {
     this.#grant = grant;
     this.#acquiredAt = acquiredAt;
     this.#context.held.add(this.#link);
-    this.#setValidUntil(grant.validUntil);
+    this.#setValidUntil(grant.validUntil, grant.provisional === true);
     if (this.#maxHoldMs !== undefined) {
       this.#maxHoldTimer = setTimeout(() => this.#markLost(lockLostError(this.key, 'max-hold')), this.#maxHoldMs);
       this.#maxHoldTimer.unref();
@@ -344,23 +347,26 @@ export class ManagedLockHandle implements LockHandle {
     }
   }
 
-  #setValidUntil(validUntil: number): void {
+  // `provisional`: a grant whose first validity is short by design (see BackendGrant.provisional),
+  // extended to the TTL whether or not auto-extension is on: the caller asked for the TTL.
+  #setValidUntil(validUntil: number, provisional = false): void {
     this.#validUntil = validUntil;
     // A renewal moves the deadline later within the provider's one deadline queue: no timer per lock
     // is armed or replaced, so renewing ten thousand locks costs no timers at all.
     if (Number.isFinite(validUntil)) this.#context.deadlines.set(this.#link, validUntil);
     else this.#context.deadlines.delete(this.#link);
-    // Counted from what is left of the validity when that is less than the TTL (a hand-off's grant
-    // starts short, and its backend leaves the extension to the first renewal).
+    // Timed against what is left of the validity when that is less than the TTL (a short first
+    // validity, or a shorter TTL the caller gave extend()), so that it comes before the lock runs out.
     const windowMs = Math.min(this.#ttlMs, validUntil - monotonicNow());
-    this.#scheduleAutoExtend(windowMs * AUTO_EXTEND_FRACTION, windowMs * AUTO_EXTEND_SLACK_FRACTION);
+    this.#scheduleAutoExtend(windowMs, AUTO_EXTEND_FRACTION, AUTO_EXTEND_SLACK_FRACTION, provisional);
   }
 
-  #scheduleAutoExtend(delayMs: number, slackMs: number): void {
+  #scheduleAutoExtend(windowMs: number, fraction: number, slackFraction: number, provisional = false): void {
     this.#extendTicket?.cancel();
-    if (!this.#autoExtend || this.#context.capabilities.expiry !== 'per-lock') return;
-    this.#extendDueAt = monotonicNow() + Math.max(1, delayMs);
-    this.#extendTicket = this.#context.renewals.schedule(this.#extendDueAt, slackMs, (this.#extendTask ??= () => this.#autoExtendNow()));
+    if ((!this.#autoExtend && !provisional) || this.#context.capabilities.expiry !== 'per-lock') return;
+    this.#extendWindowMs = windowMs;
+    this.#extendDueAt = monotonicNow() + Math.max(1, windowMs * fraction);
+    this.#extendTicket = this.#context.renewals.schedule(this.#extendDueAt, windowMs * slackFraction, (this.#extendTask ??= () => this.#autoExtendNow()));
   }
 
   #autoExtendNow(): void {
@@ -369,12 +375,13 @@ export class ManagedLockHandle implements LockHandle {
     // A busy event loop or a slow backend eats into the margin left for retries: say so while
     // the lock is still valid, so that an operator sees it before the lock is lost.
     const lateMs = monotonicNow() - dueAt;
-    if (lateMs > this.#ttlMs * RENEWAL_LATE_FRACTION) this.#reportLate(lateMs, undefined);
+    const windowMs = this.#extendWindowMs;
+    if (lateMs > windowMs * RENEWAL_LATE_FRACTION) this.#reportLate(lateMs, undefined);
     this.#serialExtend(this.#ttlMs, true).catch((error: unknown) => {
       // A lost lock was already reported by #serialExtend; anything else is transient until the deadline.
       if (this.#isActive() && !isLockError(error, LockErrorCode.LOST)) {
         this.#reportLate(monotonicNow() - dueAt, asLockError(error, `extending lock "${this.key}" failed`, this.key));
-        this.#scheduleAutoExtend(Math.max(1, this.#ttlMs * AUTO_EXTEND_RETRY_FRACTION), 0);
+        this.#scheduleAutoExtend(windowMs, AUTO_EXTEND_RETRY_FRACTION, 0, true);
       }
     });
   }

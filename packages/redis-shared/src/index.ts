@@ -24,7 +24,7 @@ export { headOfLineLua } from './scripts/head-of-line-lua.js';
 export { nextTokenLua } from './scripts/next-token-lua.js';
 export { grantToHeadLua } from './scripts/grant-to-head-lua.js';
 export { DEFAULT_HANDOFF, HANDOFF_RESERVATION_MS, resolveHandoff, type HandoffPolicy } from './handoff.js';
-export { directGrantTtlMs, extendDirectGrant } from './direct-grant.js';
+export { directGrantTtlMs } from './direct-grant.js';
 export type { RedisLockScript } from './scripts/redis-lock-script.js';
 export {
   defineRedisLockCommands,

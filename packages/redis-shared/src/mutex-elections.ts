@@ -40,7 +40,6 @@ export class MutexElections<Keys> {
         deadline: request.deadline,
         signal: request.signal,
         metadata: request.value,
-        autoExtend: request.autoExtend,
         observer: request.observer,
         contended: () => request.contended(),
         releaseLater: (release, until) => request.releaseLater(release, until),

@@ -23,6 +23,7 @@ export class RedisGrant implements BackendGrant, Slotted {
   readonly observer: GrantObserver;
   readonly fencingToken: bigint;
   readonly validUntil: number;
+  readonly provisional: boolean;
   readonly #backend: GrantingBackend;
 
   constructor(
@@ -31,6 +32,7 @@ export class RedisGrant implements BackendGrant, Slotted {
     keys: RedisLockKeys,
     fencingToken: bigint,
     validUntil: number,
+    provisional = false,
   ) {
     this.#backend = backend;
     this.key = request.key;
@@ -39,6 +41,7 @@ export class RedisGrant implements BackendGrant, Slotted {
     this.observer = request.observer;
     this.fencingToken = fencingToken;
     this.validUntil = validUntil;
+    this.provisional = provisional;
   }
 
   extend(ttlMs: number): Promise<number> {

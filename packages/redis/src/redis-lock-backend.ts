@@ -38,7 +38,6 @@ import {
   refusalCause,
   ScriptRunner,
   directGrantTtlMs,
-  extendDirectGrant,
   type ClientStatus,
   type GrantWakeup,
   type LockClient,
@@ -385,9 +384,8 @@ export class RedisLockBackend implements LockBackend, GrantingBackend {
    * grant that names an attempt we no longer know, or whose validity has run out by now, is not
    * taken here: the next attempt finds the lock ours and takes it over with a validity of its own.
    * The grant TTL is short (a waiter that died in line holds the lock back no longer than a
-   * reservation would). With auto-extension on, core's first renewal comes within a third of that
-   * validity and extends it to the lock's TTL: a lock released before then (most hand-offs) costs no
-   * extension. Without it, the lock is extended to its TTL at once, in the background.
+   * reservation would): core extends a grant whose first validity is that short to the lock's TTL a
+   * third of the way through it, so a lock released before then (most hand-offs) costs no extension.
    */
   #directGrant(request: BackendAcquireRequest, keys: RedisLockKeys, attempts: AttemptState): BackendGrant | undefined {
     const direct = attempts.wakeup?.takeGrant();
@@ -398,9 +396,8 @@ export class RedisLockBackend implements LockBackend, GrantingBackend {
     const sent = attempts.sends[number % RECENT_SENDS] ?? Number.NEGATIVE_INFINITY;
     const validUntil = validityDeadline(sent, grantTtlMs, this.#options.clockDriftFactor);
     if (validUntil <= monotonicNow()) return undefined;
-    const grant = new RedisGrant(this, request, keys, BigInt(direct.token), validUntil);
+    const grant = new RedisGrant(this, request, keys, BigInt(direct.token), validUntil, grantTtlMs < request.ttlMs);
     this.#active.add(grant);
-    if (!request.autoExtend) extendDirectGrant(grant, request.ttlMs, request.observer);
     return grant;
   }
 

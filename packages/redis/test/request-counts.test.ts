@@ -183,7 +183,7 @@ describe('a contended hand-off', () => {
     }
   });
 
-  it('sends no extension of its own for a lock held briefly: core renews it within its grant TTL if it is kept', async () => {
+  it('sends no extension for a lock held briefly, with or without auto-extension: core extends it to its TTL within its grant TTL if it is kept', async () => {
     const a = createRedisLockProvider({ connection: server.url });
     const b = createRedisLockProvider({ connection: server.url, retry: { initialDelayMs: 60_000, maxDelayMs: 60_000 } });
     const monitor = await monitorRedisCommands(server.port);
@@ -207,8 +207,21 @@ describe('a contended hand-off', () => {
       // The first wait opens b's subscription; the hand-offs below are then granted by the release.
       expect(await handOff(`brief-warm:${randomUUID()}`, true)).toBeGreaterThanOrEqual(1);
       expect(await handOff(`brief:${randomUUID()}`, true)).toBe(1);
-      // Without auto-extension nobody would renew it: it is extended to its TTL at once.
-      expect(await handOff(`brief-manual:${randomUUID()}`, false)).toBe(2);
+      expect(await handOff(`brief-manual:${randomUUID()}`, false)).toBe(1);
+      // Kept, it is extended from its grant TTL (1 s) to its own 30 s, auto-extension or not.
+      const key = `kept-manual:${randomUUID()}`;
+      const holder = await a.acquire(key);
+      const contended = nextEvent(b, 'contended', (e) => e.key === key, 5_000);
+      const waiting = b.acquire(key, { waitMs: 30_000, ttlMs: 30_000, autoExtend: false });
+      await contended;
+      await holder.release();
+      const kept = await within(waiting, 10_000, 'the waiter');
+      await waitFor(async () => (Number(await redisCommand(server.port, ['PTTL', key])) > 10_000 ? true : undefined), {
+        timeoutMs: 5_000,
+        what: 'the kept lock extended to its TTL',
+      });
+      expect(kept.validUntil - performance.now()).toBeGreaterThan(10_000);
+      expect(await kept.release()).toBe(true);
     } finally {
       monitor.close();
       await a.close();

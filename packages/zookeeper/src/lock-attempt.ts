@@ -82,7 +82,6 @@ export function lockRequestFor(
       return request.signal;
     },
     metadata,
-    autoExtend: request.autoExtend,
     observer: request.observer,
     contended,
     releaseLater: (release, until) => request.releaseLater(release, until),
