@@ -27,7 +27,10 @@ export function checkLinearizable(model: HistoryModel, context: CheckContext): V
     for (const hold of fenced) {
       for (; next < byEnd.length; next += 1) {
         const candidate = byEnd[next];
-        if (candidate === undefined || candidate.end - context.slackNs > hold.start) break;
+        // Only a hold that ended more than the slack before this grant fenced it: the slack absorbs
+        // timing error in the holder's favour, as S1 and the election checks do (a hold that began
+        // after this grant and was shorter than the slack must not count as ended before it).
+        if (candidate === undefined || candidate.end + context.slackNs > hold.start) break;
         if (highest === undefined || candidate.token > highest.token) highest = candidate;
       }
       if (highest === undefined || highest.lockId === hold.lockId || highest.token <= hold.token) continue;

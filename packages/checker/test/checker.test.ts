@@ -174,6 +174,19 @@ describe('S2 and S4: tokens', () => {
     expect(properties(checkHistory(h.events))).toEqual(['S2']);
   });
 
+  it('does not count a later hold, shorter than the slack, as ended before a grant it followed (S2)', () => {
+    // A chaos history: p3's grant (token 3) and release come first; p1, waiting since before p3's
+    // grant, gets token 4 just after and releases 0.05 ms later, within the 2 ms slack of p3's grant.
+    const h = new HistoryBuilder();
+    h.event({ proc: 'p3', key: 'k', f: 'acquire', type: 'invoke', atMs: 0 });
+    h.event({ proc: 'p1', key: 'k', f: 'acquire', type: 'invoke', atMs: 1.5 });
+    h.event({ proc: 'p3', key: 'k', f: 'acquire', type: 'ok', atMs: 2.44, token: 3n, lockId: 'c', validUntilMs: 2000 });
+    h.release('p3', 'k', 'c', 2.49, 3.7);
+    h.event({ proc: 'p1', key: 'k', f: 'acquire', type: 'ok', atMs: 4.02, token: 4n, lockId: 'd', validUntilMs: 2000 });
+    h.release('p1', 'k', 'd', 4.07, 4.9);
+    expect(checkHistory(h.events).violations).toEqual([]);
+  });
+
   it('skips token checks for holds without tokens (fencing none)', () => {
     const h = new HistoryBuilder();
     h.acquire('p1', 'k', 'a', null, 0, 1, 1000);
