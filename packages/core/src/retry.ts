@@ -41,6 +41,13 @@ export interface WaitForGrantOptions {
    * A single try (a deadline already passed) always reports its failure.
    */
   readonly retryFailed?: (error: unknown) => boolean;
+  /**
+   * With {@link afterFirstAttempt} and {@link retryFailed}: the caller's own first attempt failed
+   * with this error (one `retryFailed` accepts). It is thrown if the deadline has passed before the
+   * loop makes an attempt of its own (it makes one after every wait, so: when the deadline passed
+   * while the caller's attempt was on its way), as the failure of a last attempt would be.
+   */
+  readonly firstAttemptFailure?: { readonly error: unknown };
 }
 
 /**
@@ -70,7 +77,7 @@ export async function waitForGrant<T>(
   let retry: RetryOptions | undefined;
   const attempted = options.afterFirstAttempt === true;
   // The failure of the last attempt, while failures are retried.
-  let failed: { readonly error: unknown } | undefined;
+  let failed = attempted && options.retryFailed !== undefined ? options.firstAttemptFailure : undefined;
   try {
     for (let round = 0; ; round += 1) {
       if (round > 0 || !attempted) {

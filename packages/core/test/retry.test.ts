@@ -119,6 +119,21 @@ describe('waitForGrant', () => {
       expect(attempts).toBeGreaterThan(1);
     });
 
+    it("throws the caller's failed first attempt when the deadline passed before the loop could try again", async () => {
+      // The caller tried once itself (afterFirstAttempt) and its try failed; the deadline passed meanwhile.
+      const options = { retry, afterFirstAttempt: true, retryFailed: () => true };
+      let attempts = 0;
+      const seeded = waitForGrant(request(monotonicNow() - 1), async () => void (attempts += 1), { ...options, firstAttemptFailure: { error: failure } });
+      await expect(seeded).rejects.toBe(failure);
+      // Without it, that ending reads as a key found held.
+      expect(await waitForGrant(request(monotonicNow() - 1), async () => void (attempts += 1), options)).toBeUndefined();
+      expect(attempts).toBe(0);
+      // A later attempt that finds the key held replaces it: the wait ends with undefined.
+      const answered = waitForGrant(request(monotonicNow() + 20), async () => void (attempts += 1), { ...options, firstAttemptFailure: { error: failure } });
+      expect(await answered).toBeUndefined();
+      expect(attempts).toBeGreaterThan(0);
+    });
+
     it('throws at once a failure it is told not to retry, and any failure of a single try', async () => {
       const refused = new Error('refused');
       let attempts = 0;

@@ -210,30 +210,28 @@ export class RedisLockBackend implements LockBackend, GrantingBackend {
 
   // After a first attempt that found the key held (or failed while the caller waits): until the
   // deadline, a failed attempt (a reconnect, a timed-out request) is retried like a held key; only if
-  // the last attempt failed is the failure reported.
-  async #waitForGrant(
+  // the last attempt failed is the failure reported (core's retryFailed).
+  #waitForGrant(
     request: BackendAcquireRequest,
     keys: RedisLockKeys,
     attempts: AttemptState,
     since: number,
     failure: unknown,
   ): Promise<BackendGrant | undefined> {
-    let lastError = failure;
-    const grant = await waitForGrant(
+    return waitForGrant(
       request,
       async () => {
         // A release may have granted the lock to us already: then no attempt is needed.
         const direct = this.#directGrant(request, keys, attempts);
         if (direct !== undefined) return direct;
         try {
-          const granted = await this.#attempt(request, keys, attempts);
-          lastError = undefined;
           // An attempt that found the lock ours (granted while it was on its way) took it over.
-          return granted ?? this.#directGrant(request, keys, attempts);
+          return (await this.#attempt(request, keys, attempts)) ?? this.#directGrant(request, keys, attempts);
         } catch (error) {
-          if (!retryableFailure(error)) throw error;
-          lastError = error;
-          return this.#directGrant(request, keys, attempts);
+          // A grant announced while the attempt failed is ours all the same.
+          const granted = retryableFailure(error) ? this.#directGrant(request, keys, attempts) : undefined;
+          if (granted === undefined) throw error;
+          return granted;
         }
       },
       // #attempt reports contention itself: it tells a held key from a failed request.
@@ -242,10 +240,10 @@ export class RedisLockBackend implements LockBackend, GrantingBackend {
         wakeup: () => this.#wakeup(keys, request.ownerId, attempts, since),
         reportContention: false,
         afterFirstAttempt: true,
+        retryFailed: retryableFailure,
+        firstAttemptFailure: failure === undefined ? undefined : { error: failure },
       },
     );
-    if (grant === undefined && lastError !== undefined) throw lastError;
-    return grant;
   }
 
   async checkConfiguration(): Promise<readonly BackendWarning[]> {
