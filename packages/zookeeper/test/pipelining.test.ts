@@ -113,18 +113,24 @@ describe('the first round of an acquire', () => {
       const first = `pipelining:${randomUUID()}`;
       used.push(`${ROOT}/${encodeKeySegment(first)}`);
       await (await locks.acquire(first)).release();
-      for (let cycle = 0; cycle < 3; cycle += 1) {
+      let measured = 0;
+      // Three cycles without a keepalive in them: a keepalive is a socket write of its own.
+      for (let cycle = 0; cycle < 20 && measured < 3; cycle += 1) {
         const key = `pipelining:${randomUUID()}`;
         used.push(`${ROOT}/${encodeKeySegment(key)}`);
         const before = counts();
         const lock = await locks.acquire(key);
         const sent = delta(counts(), before);
-        // The guess of the first child's sequence (0) was right: no second read of our stat.
-        expect({ ...sent, HEARTBEAT: undefined }).toEqual({ CREATE: 2, GET_CHILDREN2: 1, GET_DATA: 1, 'socket writes': 1, HEARTBEAT: undefined });
+        if (sent['HEARTBEAT'] === undefined) {
+          // The guess of the first child's sequence (0) was right: no second read of our stat.
+          expect(sent).toEqual({ CREATE: 2, GET_CHILDREN2: 1, GET_DATA: 1, 'socket writes': 1 });
+          measured += 1;
+        }
         const info = await locks.inspect(key);
         expect(info?.holders[0]?.fencingToken).toBe(lock.fencingToken);
         await lock.release();
       }
+      expect(measured).toBe(3);
     } finally {
       await locks.close();
       for (const path of used) await new Promise<void>((resolve) => client.remove(path, -1, () => resolve()));
