@@ -355,15 +355,23 @@ export class ManagedLockHandle implements LockHandle {
     // is armed or replaced, so renewing ten thousand locks costs no timers at all.
     if (Number.isFinite(validUntil)) this.#context.deadlines.set(this.#link, validUntil);
     else this.#context.deadlines.delete(this.#link);
+    if (!this.#renewsItself(provisional)) {
+      this.#extendTicket?.cancel();
+      return;
+    }
     // Timed against what is left of the validity when that is less than the TTL (a short first
     // validity, or a shorter TTL the caller gave extend()), so that it comes before the lock runs out.
-    const windowMs = Math.min(this.#ttlMs, validUntil - monotonicNow());
-    this.#scheduleAutoExtend(windowMs, AUTO_EXTEND_FRACTION, AUTO_EXTEND_SLACK_FRACTION, provisional);
+    this.#scheduleAutoExtend(Math.min(this.#ttlMs, validUntil - monotonicNow()), AUTO_EXTEND_FRACTION, AUTO_EXTEND_SLACK_FRACTION);
   }
 
-  #scheduleAutoExtend(windowMs: number, fraction: number, slackFraction: number, provisional = false): void {
+  // Whether core extends this lock before its validity ends: with auto-extension, or once for a
+  // provisional grant; only per-lock expiry has anything to extend (sessions renew themselves).
+  #renewsItself(provisional: boolean): boolean {
+    return (this.#autoExtend || provisional) && this.#context.capabilities.expiry === 'per-lock';
+  }
+
+  #scheduleAutoExtend(windowMs: number, fraction: number, slackFraction: number): void {
     this.#extendTicket?.cancel();
-    if ((!this.#autoExtend && !provisional) || this.#context.capabilities.expiry !== 'per-lock') return;
     this.#extendWindowMs = windowMs;
     this.#extendDueAt = monotonicNow() + Math.max(1, windowMs * fraction);
     this.#extendTicket = this.#context.renewals.schedule(this.#extendDueAt, windowMs * slackFraction, (this.#extendTask ??= () => this.#autoExtendNow()));
@@ -381,7 +389,7 @@ export class ManagedLockHandle implements LockHandle {
       // A lost lock was already reported by #serialExtend; anything else is transient until the deadline.
       if (this.#isActive() && !isLockError(error, LockErrorCode.LOST)) {
         this.#reportLate(monotonicNow() - dueAt, asLockError(error, `extending lock "${this.key}" failed`, this.key));
-        this.#scheduleAutoExtend(windowMs, AUTO_EXTEND_RETRY_FRACTION, 0, true);
+        this.#scheduleAutoExtend(windowMs, AUTO_EXTEND_RETRY_FRACTION, 0);
       }
     });
   }

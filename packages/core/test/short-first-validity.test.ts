@@ -34,7 +34,7 @@ function shortFirstValidity(firstValidityMs: number) {
 
 describe('a provisional grant (first validity shorter than its TTL by design)', () => {
   it('is renewed automatically before that validity runs out, not a third of the TTL later', async () => {
-    const { provider, extensions, firstExtension } = shortFirstValidity(600);
+    const { provider, extensions, firstExtension } = shortFirstValidity(1_500);
     const lock = await provider.acquire('k', { ttlMs: 60_000 });
     let timer: NodeJS.Timeout | undefined;
     await Promise.race([firstExtension, new Promise((_, reject) => (timer = setTimeout(() => reject(new Error('no extension within 5 s')), 5_000)))]);
@@ -48,7 +48,7 @@ describe('a provisional grant (first validity shorter than its TTL by design)', 
   });
 
   it('is extended to its TTL without auto-extension too, once, and not at all when released first', async () => {
-    const { provider, extensions, firstExtension } = shortFirstValidity(600);
+    const { provider, extensions, firstExtension } = shortFirstValidity(1_500);
     const brief = await provider.acquire('brief', { ttlMs: 60_000, autoExtend: false });
     expect(await brief.release()).toBe(true);
     const kept = await provider.acquire('kept', { ttlMs: 60_000, autoExtend: false });

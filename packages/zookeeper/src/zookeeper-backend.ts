@@ -63,7 +63,7 @@ const MAX_SESSION_RESTARTS = 3;
 // An emptied lock znode is removed this long after its last contender left, unless this provider
 // uses the key again first: a hot key does not pay two extra writes per acquisition (Curator's
 // container nodes get the same effect from the server's periodic sweep).
-export const PARENT_REMOVAL_DELAY_MS = 1_000;
+const PARENT_REMOVAL_DELAY_MS = 1_000;
 
 /** A lock's empty parent znodes, removed a moment after the lock was last used here unless used again. */
 interface ParentRemoval {

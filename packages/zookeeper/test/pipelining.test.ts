@@ -14,7 +14,6 @@ import { type Client, CreateMode, type Stat } from 'node-zookeeper-client';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createZooKeeperLockProvider, encodeKeySegment } from '../src/index.js';
 import { SequenceHints } from '../src/sequence-hints.js';
-import { PARENT_REMOVAL_DELAY_MS } from '../src/zookeeper-backend.js';
 import { rawClient } from './znodes.js';
 
 const ROOT = '/fencelock-pipelining';
@@ -23,8 +22,11 @@ afterAll(() => {
   for (const client of clients) client.close();
 });
 
-/** A connected client whose queued requests (by opcode) and socket flushes are counted. */
-async function countingClient(): Promise<{ client: Client; counts: () => Record<string, number> }> {
+/**
+ * A connected client whose queued requests (by opcode) and socket flushes are counted; `deleted`
+ * lists the paths of its DELETE requests, in order.
+ */
+async function countingClient(): Promise<{ client: Client; counts: () => Record<string, number>; deleted: string[] }> {
   const client = await rawClient(topology().zkConnectionString);
   clients.push(client);
   const require = createRequire(import.meta.url);
@@ -33,12 +35,14 @@ async function countingClient(): Promise<{ client: Client; counts: () => Record<
   const manager = (client as unknown as { connectionManager: { queue: (request: unknown, callback: unknown) => void; socket: object } })
     .connectionManager;
   const counts: Record<string, number> = {};
+  const deleted: string[] = [];
   const queue = manager.queue.bind(manager);
   manager.queue = (request, callback) => {
     const { header, payload } = request as { header: { type: number }; payload?: { path?: string } };
     // The session keepalive is an exists of "/": counted apart.
     const name = payload?.path === '/' ? 'HEARTBEAT' : (names.get(header.type) ?? 'OTHER');
     counts[name] = (counts[name] ?? 0) + 1;
+    if (name === 'DELETE' && payload?.path !== undefined) deleted.push(payload.path);
     queue(request, callback);
   };
   const socket = manager.socket as { _write: (...args: unknown[]) => void; _writev: (...args: unknown[]) => void };
@@ -49,7 +53,7 @@ async function countingClient(): Promise<{ client: Client; counts: () => Record<
       original(...args);
     };
   }
-  return { client, counts: () => ({ ...counts }) };
+  return { client, counts: () => ({ ...counts }), deleted };
 }
 
 function delta(after: Record<string, number>, before: Record<string, number>): Record<string, number> {
@@ -76,23 +80,25 @@ function statOf(client: Client, path: string): Promise<Stat> {
 
 describe('the first round of an acquire', () => {
   it('uncontended, once the sequence is known: 4 requests in 2 writes per acquire + release', async () => {
-    const { client, counts } = await countingClient();
+    const { client, counts, deleted } = await countingClient();
     const locks = createZooKeeperLockProvider({ client, root: ROOT });
     const key = `pipelining:${randomUUID()}`;
+    const lockPath = `${ROOT}/${encodeKeySegment(key)}`;
     try {
       // The first acquire creates the lock znode and learns the sequence number.
       await (await locks.acquire(key)).release();
       let measured = 0;
       // Five cycles without a keepalive in them (core's keeper sends one a third of the session timeout
-      // after the last answer), each short enough that the lock znode's delayed removal, which the
-      // next acquire cancels, cannot have fired inside it (a loaded machine can stall a cycle that long).
+      // after the last answer), and without the lock znode's delayed removal, which the next acquire
+      // cancels unless the cycle stalled past its delay (a loaded machine can): if every cycle removed
+      // it, none would be measured and the test fails.
       for (let cycle = 0; cycle < 50 && measured < 5; cycle += 1) {
         const before = counts();
-        const started = performance.now();
+        const deletes = deleted.length;
         const lock = await locks.acquire(key);
         await lock.release();
         const sent = delta(counts(), before);
-        if (sent['HEARTBEAT'] !== undefined || performance.now() - started >= PARENT_REMOVAL_DELAY_MS) continue;
+        if (sent['HEARTBEAT'] !== undefined || deleted.slice(deletes).includes(lockPath)) continue;
         expect(sent).toEqual({ CREATE: 1, GET_CHILDREN2: 1, GET_DATA: 1, DELETE: 1, 'socket writes': 2 });
         measured += 1;
       }
