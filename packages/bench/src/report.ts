@@ -417,14 +417,20 @@ export function fifoFloorMarkdown(contention: readonly StressContentionResult[])
   for (const load of LOADS) {
     const rows = contention.filter((r) => r.backend === 'redis' && r.load === load);
     const floor = rows.find((r) => r.subject === 'redis/fifo-floor');
+    const fair = rows.find((r) => r.subject === 'redis/fair-floor');
     const ours = rows.find((r) => r.subject === 'redis/fencelock');
     const peers = rows.filter((r) => r.kind === 'peer');
     if (floor === undefined || ours === undefined || peers.length === 0) continue;
     const best = peers.reduce((a, b) => (b.acquisitionsPerSec > a.acquisitionsPerSec ? b : a));
+    const fairSentence =
+      fair === undefined
+        ? ''
+        : ` The fair-lock floor made ${fmt(fair.acquisitionsPerSec, 0)} acq/s with ${pct(fair.waiterWinShare)} to waiters, ` +
+          `${fmt(fair.acquisitionsPerSec / best.acquisitionsPerSec, 2)} × the better peer; @fencelock/redis made ${fmt(ours.acquisitionsPerSec / fair.acquisitionsPerSec, 2)} × it.`;
     sentences.push(
       `${load === 'quiet' ? 'Quiet' : 'Loaded'}: the FIFO floor made ${fmt(floor.acquisitionsPerSec, 0)} acq/s with ${pct(floor.waiterWinShare)} to waiters, ` +
         `${fmt(floor.acquisitionsPerSec / best.acquisitionsPerSec, 2)} × ${best.label} (${fmt(best.acquisitionsPerSec, 0)} acq/s, ${pct(best.waiterWinShare)} to waiters); ` +
-        `@fencelock/redis made ${fmt(ours.acquisitionsPerSec / floor.acquisitionsPerSec, 2)} × the floor.`,
+        `@fencelock/redis made ${fmt(ours.acquisitionsPerSec / floor.acquisitionsPerSec, 2)} × the floor.${fairSentence}`,
     );
   }
   if (sentences.length === 0) return [];
@@ -433,6 +439,10 @@ export function fifoFloorMarkdown(contention: readonly StressContentionResult[])
     'client first) and given back with `LPUSH`, with no TTL, owner check or fencing token. It is the bare hand-off',
     'between processes that any lock pays when every release goes to a client already waiting, so it bounds what',
     'such a lock can do here; the peers go faster where the releasing process takes the lock straight back.',
+    'The fair-lock floor is the least a lock that serves waiters first does, as raw ioredis: a TTL, an owner check and',
+    'a fencing token, a release that grants the lock to the head of a Redis list of waiters, each waiter blocked in',
+    '`BLPOP` on its own grant list (no lapsing registrations, no holder record, no time floor for tokens; see',
+    '`src/subjects-fair-floor.ts`). Between it and @fencelock/redis is what fencelock\'s protocol and code add.',
     '',
     ...sentences.flatMap((sentence) => [sentence, '']),
   ];

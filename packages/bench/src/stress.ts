@@ -30,12 +30,14 @@ export interface HogRun {
   readonly hogs: readonly CpuHogReport[];
 }
 
-/** Subjects of the contention part: fencelock on Redis and Redlock, the peers they are compared with, and the FIFO floor. */
+/** Subjects of the contention part: fencelock on Redis and Redlock, the peers they are compared with, the FIFO floor and the fair-lock floor. */
 export const STRESS_CONTENTION_SUBJECTS: readonly string[] = [
   'redis/fencelock',
   'redis/fencelock-barging',
   // Not a lock: the bare hand-off between processes that serving waiters first costs (see report.ts).
   'redis/fifo-floor',
+  // The least a lock that serves waiters first does (TTL, owner check, token; see subjects-fair-floor.ts).
+  'redis/fair-floor',
   'redis/node-redlock',
   'redis/redis-semaphore-mutex',
   'redlock/fencelock',

@@ -20,6 +20,7 @@ import type RedlockTyped from '../node_modules/redlock/dist/index.js';
 import { sharedAddresses, type BenchAddresses } from './bench-servers.js';
 import { benchMemoryStore } from './memory-subject.js';
 import { postgresSubjects } from './subjects-postgres.js';
+import { redisFairFloor } from './subjects-fair-floor.js';
 import { BENCH_KEY_PREFIX, redisProtocolTwin, redlockProtocolTwin } from './subjects-protocol.js';
 
 // The per-client subjects (fencelock and the raw loop on each Redis client library): their own section.
@@ -263,6 +264,7 @@ export function subjects(addresses: BenchAddresses = sharedAddresses()): readonl
         };
       },
     },
+    redisFairFloor(redisUrl, LOCK_TTL_MS),
     { id: 'redis/node-redlock', backend: 'redis', kind: 'peer', label: 'node-redlock, 1 Redis', waits: true, package: 'redlock', open: async () => nodeRedlockSession([redisUrl]) },
     {
       id: 'redis/redis-semaphore-mutex', backend: 'redis', kind: 'peer', label: 'redis-semaphore Mutex', waits: true, package: 'redis-semaphore',

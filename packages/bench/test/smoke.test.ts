@@ -77,8 +77,9 @@ describe('bench smoke', () => {
     });
   }
 
-  // The FIFO floor of the stress section's contention part (a bare BLPOP/LPUSH hand-off) runs here too.
-  for (const subject of subjects().filter((s) => (s.kind === 'fencelock' || s.id === 'redis/fifo-floor') && s.inProcess !== true)) {
+  // The floors of the stress section's contention part (a bare BLPOP/LPUSH hand-off, a minimal fair lock) run here too.
+  const floors = new Set(['redis/fifo-floor', 'redis/fair-floor']);
+  for (const subject of subjects().filter((s) => (s.kind === 'fencelock' || floors.has(s.id)) && s.inProcess !== true)) {
     it(`contention (2 processes): ${subject.id}`, async () => {
       const result = await runContention(subject, { clients: 2, maxMs: 1_500, maxAcquisitionsPerClient: 5, waitMs: 1_500 });
       expect(result).toMatchObject({ subject: subject.id, clients: 2 });

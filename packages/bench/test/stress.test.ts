@@ -174,5 +174,18 @@ describe('the FIFO floor beside the contention targets', () => {
     // No floor measured loaded: no sentence for it.
     expect(text).not.toContain('Loaded:');
     expect(fifoFloorMarkdown(contention.filter((r) => r.subject !== 'redis/fifo-floor'))).toEqual([]);
+    // No fair-lock floor measured: nothing said of it.
+    expect(text).not.toContain('The fair-lock floor made');
+  });
+
+  it('adds the fair-lock floor where it was measured: against the better peer, and fencelock against it', () => {
+    const contention = [
+      fight('redis', 'fencelock', 'fencelock', 'quiet', 450, 0.99),
+      fight('redis', 'fifo-floor', 'raw', 'quiet', 500, 1),
+      fight('redis', 'fair-floor', 'raw', 'quiet', 600, 1),
+      fight('redis', 'redis-semaphore', 'peer', 'quiet', 625, 0.05),
+    ];
+    const text = fifoFloorMarkdown(contention).join('\n');
+    expect(text).toContain('@fencelock/redis made 0.90 × the floor. The fair-lock floor made 600 acq/s with 100 % to waiters, 0.96 × the better peer; @fencelock/redis made 0.75 × it.');
   });
 });
