@@ -25,7 +25,7 @@ import { fileURLToPath } from 'node:url';
 import { ALLOCATION_BACKENDS, runAllocationGroup, type AllocationResult } from './allocation.js';
 import { sharedAddresses, sharedServers, startDedicatedServers, type BenchServers } from './bench-servers.js';
 import { buildCharts } from './charts.js';
-import { runContention, type ContentionResult } from './contention.js';
+import { CONTENTION_WARMUP_MS, runContention, type ContentionResult } from './contention.js';
 import { runHeldLocks, type HeldLocksResult } from './held-locks.js';
 import { runMemory, type MemoryResult } from './memory.js';
 import { runParallelKeysGroup, type ParallelKeysResult } from './parallel-keys.js';
@@ -132,7 +132,7 @@ const contention: ContentionResult[] = [];
 for (const subject of everything.filter((s) => s.waits && s.inProcess !== true)) {
   running = `contention ${subject.id}`;
   try {
-    const result = await runContention(subject, { clients, maxMs: seconds * 1000, maxAcquisitionsPerClient: maxCycles });
+    const result = await runContention(subject, { clients, maxMs: seconds * 1000, maxAcquisitionsPerClient: maxCycles, warmupMs: CONTENTION_WARMUP_MS });
     contention.push(result);
     console.log(
       `${elapsed()} contention ${subject.id}: ${result.acquisitionsPerSec} acq/s, hand-off p50 ${result.handoffP50Ms} ms p99 ${result.handoffP99Ms} ms, ` +
@@ -229,6 +229,7 @@ if (stressOn) {
     holdWindowMs: holdSeconds * 1000,
     contentionClients: clients,
     contentionMs: seconds * 1000,
+    contentionWarmupMs: CONTENTION_WARMUP_MS,
     maxAcquisitionsPerClient: maxCycles,
     countOnShared,
     pick,

@@ -13,6 +13,13 @@ import type { AcquisitionEvent, GoMessage, WorkerMessage } from './contention-wo
 import { round, summarize } from './stats.js';
 import { subjectFields, type Subject, type SubjectFields } from './subjects.js';
 
+/**
+ * How long the bench's contention runs contend before they are measured, ms: long enough for the
+ * paths of a contended acquire to be compiled (a 3 s window measured from a cold start spent about a
+ * fifth of its CPU on that) and short beside the window.
+ */
+export const CONTENTION_WARMUP_MS = 1_000;
+
 /** Bounds of one contention measurement. */
 export interface ContentionOptions {
   /** Client processes (default 4). */
@@ -25,6 +32,11 @@ export interface ContentionOptions {
   readonly waitMs?: number;
   /** How long each holder keeps the lock, ms (default 1). */
   readonly holdMs?: number;
+  /**
+   * How long the processes contend before the measured window opens, ms (default 0): what they do
+   * then is not counted (see contention-worker.ts).
+   */
+  readonly warmupMs?: number;
 }
 
 /** One subject's contention figures. */
@@ -52,6 +64,13 @@ export interface ContentionResult extends SubjectFields {
   readonly perClient: readonly number[];
   /** Acquires that timed out or failed. */
   readonly failures: number;
+  /**
+   * CPU time (user + system) the client processes used in their loops, per acquisition, µs: on a
+   * machine with fewer cores than processes, what each hand-off costs the others.
+   */
+  readonly clientCpuPerAcquisitionUs: number;
+  /** Acquisitions before the measured window (see {@link ContentionOptions.warmupMs}), not counted above. */
+  readonly warmupAcquisitions: number;
   readonly lastError?: string;
 }
 
@@ -70,21 +89,25 @@ export async function runContention(subject: Subject, options: ContentionOptions
     fork(WORKER, [subject.id, key, String(index)], {
       cwd: PACKAGE_DIR,
       // Workers load fencelock the way the parent does: built packages under `pnpm bench`, sources in tests.
-      execArgv: process.env['FENCELOCK_BENCH_BUILT'] === '1' ? ['--import', 'tsx'] : ['--conditions=@fencelock/source', '--import', 'tsx'],
+      execArgv: [...(process.env['XARGV'] ? process.env['XARGV'].split(' ') : []), ...(process.env['FENCELOCK_BENCH_BUILT'] === '1' ? ['--import', 'tsx'] : ['--conditions=@fencelock/source', '--import', 'tsx'])],
       stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
     }),
   );
   try {
     await Promise.all(children.map((child) => nextChildMessage<WorkerMessage>(child, (m) => m.type === 'ready', 30_000, "a contention worker's 'ready'")));
-    const startNs = process.hrtime.bigint();
+    const warmupNs = BigInt(Math.round((options.warmupMs ?? 0) * 1e6));
+    const startNs = process.hrtime.bigint() + warmupNs;
     const go: GoMessage = {
       type: 'go',
+      fromNs: String(startNs),
       untilNs: String(startNs + BigInt(Math.round(options.maxMs * 1e6))),
       maxAcquisitions: options.maxAcquisitionsPerClient,
       waitMs,
       holdMs: options.holdMs ?? 1,
     };
-    const done = children.map((child) => nextChildMessage<WorkerMessage>(child, (m) => m.type === 'done', options.maxMs + waitMs + 30_000, "a contention worker's 'done'"));
+    const done = children.map((child) =>
+      nextChildMessage<WorkerMessage>(child, (m) => m.type === 'done', (options.warmupMs ?? 0) + options.maxMs + waitMs + 30_000, "a contention worker's 'done'"),
+    );
     for (const child of children) child.send(go);
     const reports = (await Promise.all(done)) as Extract<WorkerMessage, { type: 'done' }>[];
     const events = reports.flatMap((report) => report.events).sort((a, b) => compare(a.acquiredNs, b.acquiredNs));
@@ -168,6 +191,8 @@ function analyse(
     maxWaitMs: round(waits.max),
     perClient,
     failures: reports.reduce((sum, report) => sum + report.failures, 0),
+    warmupAcquisitions: reports.reduce((sum, report) => sum + report.warmupAcquisitions, 0),
+    clientCpuPerAcquisitionUs: events.length > 0 ? round(reports.reduce((sum, report) => sum + report.cpuMicros, 0) / events.length, 1) : Number.NaN,
     ...(lastError === undefined ? {} : { lastError }),
   };
 }

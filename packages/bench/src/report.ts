@@ -4,7 +4,7 @@
  */
 import { cpus, totalmem, platform, release } from 'node:os';
 import type { AllocationResult } from './allocation.js';
-import type { ContentionResult } from './contention.js';
+import { CONTENTION_WARMUP_MS, type ContentionResult } from './contention.js';
 import { ROUND_TRIP_DEFINITIONS, type HeldLocksResult } from './held-locks.js';
 import type { MemoryResult } from './memory.js';
 import type { HerdResult } from './herd.js';
@@ -381,16 +381,17 @@ function stressMarkdown(stress: StressResults, targets: readonly TargetCheck[]):
         `| ${r.backend} | ${r.label} | ${r.load} | ${r.locksHeld} / ${r.locksRequested} | ${r.locksLost === 0 ? '0' : `${r.locksLost} (${tally(r.lostReasons)})`} | ${r.locksHeldAtEnd} | ${fmt(r.serverRequestsPerSec, 1)} | ${fmt(r.requestsPerLockPerRenewal, 4)} | ${fmt(r.cpuSecondsPerSecond, 3)} |`,
     ),
     '',
-    `### Contention, quiet and loaded (\`src/contention.ts\`, as in 2): ${s['contendingProcesses'] ?? '—'} processes, ${fmt((s['contentionMs'] ?? Number.NaN) / 1000, 0)} s each`,
+    `### Contention, quiet and loaded (\`src/contention.ts\`, as in 2): ${s['contendingProcesses'] ?? '—'} processes, ${fmt((s['contentionMs'] ?? Number.NaN) / 1000, 0)} s each, measured after ${fmt((s['contentionWarmupMs'] ?? 0) / 1000, 1)} s of contending`,
     '',
     'Every implementation quiet, then every one loaded, so the figures a target compares ran side by side.',
-    '"Waiter next" as in 2; "least served" = the acquisitions of the client that got the fewest.',
+    '"Waiter next" as in 2; "least served" = the acquisitions of the client that got the fewest; "client CPU" = the',
+    'CPU time of the client processes in their loops per acquisition (4 processes and the server share 2 cores here).',
     '',
-    '| backend | implementation | kind | load | acq/s | hand-off p50 ms | hand-off p99 ms | waiter next | least served | per client | failed waits |',
-    '|---|---|---|---|---:|---:|---:|---:|---:|---|---:|',
+    '| backend | implementation | kind | load | acq/s | hand-off p50 ms | hand-off p99 ms | waiter next | least served | per client | failed waits | client CPU µs/acq |',
+    '|---|---|---|---|---:|---:|---:|---:|---:|---|---:|---:|',
     ...stress.contention.map(
       (r) =>
-        `| ${r.backend} | ${r.label} | ${r.kind} | ${r.load} | ${fmt(r.acquisitionsPerSec, 1)} | ${fmt(r.handoffP50Ms, 2)} | ${fmt(r.handoffP99Ms, 2)} | ${pct(r.waiterWinShare)} | ${fmt(leastServed(r), 0)} | ${r.perClient.join(' / ')} | ${r.failures} |`,
+        `| ${r.backend} | ${r.label} | ${r.kind} | ${r.load} | ${fmt(r.acquisitionsPerSec, 1)} | ${fmt(r.handoffP50Ms, 2)} | ${fmt(r.handoffP99Ms, 2)} | ${pct(r.waiterWinShare)} | ${fmt(leastServed(r), 0)} | ${r.perClient.join(' / ')} | ${r.failures} | ${fmt(r.clientCpuPerAcquisitionUs, 0)} |`,
     ),
     '',
     ...fifoFloorMarkdown(stress.contention),
@@ -422,15 +423,21 @@ export function fifoFloorMarkdown(contention: readonly StressContentionResult[])
     const peers = rows.filter((r) => r.kind === 'peer');
     if (floor === undefined || ours === undefined || peers.length === 0) continue;
     const best = peers.reduce((a, b) => (b.acquisitionsPerSec > a.acquisitionsPerSec ? b : a));
+    const twin = rows.find((r) => r.subject === 'redis/handoff-twin');
     const fairSentence =
       fair === undefined
         ? ''
         : ` The fair-lock floor made ${fmt(fair.acquisitionsPerSec, 0)} acq/s with ${pct(fair.waiterWinShare)} to waiters, ` +
           `${fmt(fair.acquisitionsPerSec / best.acquisitionsPerSec, 2)} × the better peer; @fencelock/redis made ${fmt(ours.acquisitionsPerSec / fair.acquisitionsPerSec, 2)} × it.`;
+    const twinSentence =
+      twin === undefined
+        ? ''
+        : ` Its requests without its code (the hand-off twin) made ${fmt(twin.acquisitionsPerSec, 0)} acq/s, ${fmt(twin.acquisitionsPerSec / best.acquisitionsPerSec, 2)} × the better peer, ` +
+          `with ${fmt(twin.clientCpuPerAcquisitionUs, 0)} µs of client CPU per acquisition against fencelock's ${fmt(ours.clientCpuPerAcquisitionUs, 0)}.`;
     sentences.push(
       `${load === 'quiet' ? 'Quiet' : 'Loaded'}: the FIFO floor made ${fmt(floor.acquisitionsPerSec, 0)} acq/s with ${pct(floor.waiterWinShare)} to waiters, ` +
         `${fmt(floor.acquisitionsPerSec / best.acquisitionsPerSec, 2)} × ${best.label} (${fmt(best.acquisitionsPerSec, 0)} acq/s, ${pct(best.waiterWinShare)} to waiters); ` +
-        `@fencelock/redis made ${fmt(ours.acquisitionsPerSec / floor.acquisitionsPerSec, 2)} × the floor.${fairSentence}`,
+        `@fencelock/redis made ${fmt(ours.acquisitionsPerSec / floor.acquisitionsPerSec, 2)} × the floor.${fairSentence}${twinSentence}`,
     );
   }
   if (sentences.length === 0) return [];
@@ -442,7 +449,9 @@ export function fifoFloorMarkdown(contention: readonly StressContentionResult[])
     'The fair-lock floor is the least a lock that serves waiters first does, as raw ioredis: a TTL, an owner check and',
     'a fencing token, a release that grants the lock to the head of a Redis list of waiters, each waiter blocked in',
     '`BLPOP` on its own grant list (no lapsing registrations, no holder record, no time floor for tokens; see',
-    '`src/subjects-fair-floor.ts`). Between it and @fencelock/redis is what fencelock\'s protocol and code add.',
+    '`src/subjects-fair-floor.ts`). Between it and @fencelock/redis is what fencelock\'s protocol and code add; the',
+    'hand-off twin (raw ioredis sending @fencelock/redis\'s contended requests: the registering acquire with its',
+    'direct-grant ask, the release that grants, the grant read from pub/sub) splits that in two.',
     '',
     ...sentences.flatMap((sentence) => [sentence, '']),
   ];
@@ -652,7 +661,7 @@ export function renderMarkdown(results: BenchResults): string {
     'barges back in first, the hand-off includes its next hold). "Other client" = share of consecutive',
     'acquisitions that went to a different client than the last holder; "waiter next" = of the releases',
     'with another client waiting, the share where a waiting client got the lock next. One run per',
-    'implementation (not interleaved: the processes are forked per run). The raw FIFO floor is not a lock but the bare',
+    `implementation (not interleaved: the processes are forked per run); each run contends ${fmt(CONTENTION_WARMUP_MS / 1000, 1)} s before its measured window opens. The raw FIFO floor is not a lock but the bare`,
     'hand-off between processes that serving waiters first costs (see the stress section).',
     '',
     '| backend | implementation | kind | clients | acquisitions | acq/s | hand-off p50 ms | hand-off p90 ms | hand-off p99 ms | other client | waiter next | max wait ms | per client | failed waits |',

@@ -38,6 +38,8 @@ export const STRESS_CONTENTION_SUBJECTS: readonly string[] = [
   'redis/fifo-floor',
   // The least a lock that serves waiters first does (TTL, owner check, token; see subjects-fair-floor.ts).
   'redis/fair-floor',
+  // fencelock's contended requests without fencelock's code (see subjects-protocol.ts).
+  'redis/handoff-twin',
   'redis/node-redlock',
   'redis/redis-semaphore-mutex',
   'redlock/fencelock',
@@ -73,6 +75,8 @@ export interface StressOptions {
   readonly holdWindowMs: number;
   readonly contentionClients: number;
   readonly contentionMs: number;
+  /** How long each contention run contends before it is measured, ms (default 0; see contention.ts). */
+  readonly contentionWarmupMs?: number;
   readonly maxAcquisitionsPerClient: number;
   /** Count on the shared servers instead of dedicated ones. */
   readonly countOnShared: boolean;
@@ -165,14 +169,14 @@ export async function runStress(options: StressOptions): Promise<StressResults> 
   }
 
   const fighters = options.pick(subjects()).filter((s) => STRESS_CONTENTION_SUBJECTS.includes(s.id));
-  const window = { clients: options.contentionClients, maxMs: options.contentionMs, maxAcquisitionsPerClient: options.maxAcquisitionsPerClient };
+  const window = { clients: options.contentionClients, maxMs: options.contentionMs, maxAcquisitionsPerClient: options.maxAcquisitionsPerClient, warmupMs: options.contentionWarmupMs };
   // Every subject quiet, then every subject loaded: the figures compared in a target ran side by side.
   for (const load of loads) {
     for (const subject of fighters) {
       const run = `contention ${load} ${subject.id}`;
       options.starting(run);
       try {
-        const result = await measure(load, run, CONTENTION_OVERHEAD_MS + 2 * options.contentionMs, () => runContention(subject, window));
+        const result = await measure(load, run, CONTENTION_OVERHEAD_MS + (options.contentionWarmupMs ?? 0) + 2 * options.contentionMs, () => runContention(subject, window));
         contention.push({ ...result, load });
         options.log(
           `${run}: ${result.acquisitionsPerSec} acq/s, hand-off p50 ${result.handoffP50Ms} ms p99 ${result.handoffP99Ms} ms, ` +
@@ -195,6 +199,7 @@ export async function runStress(options: StressOptions): Promise<StressResults> 
       holdWindowMs: options.holdWindowMs,
       contendingProcesses: options.contentionClients,
       contentionMs: options.contentionMs,
+      contentionWarmupMs: options.contentionWarmupMs ?? 0,
     },
     command: benchCommand(),
     herd,

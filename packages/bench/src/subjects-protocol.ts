@@ -13,7 +13,7 @@
  * checks them against what the providers send, through `MONITOR`).
  */
 import { randomUUID } from 'node:crypto';
-import { lengthPrefixed, newLineTag, redisLockScripts, scriptSha } from '@fencelock/redis-shared';
+import { lengthPrefixed, lineMember, newLineTag, redisLockScripts, scriptSha, splitDirectGrant } from '@fencelock/redis-shared';
 import { Redis } from 'ioredis';
 // The key naming of both adapters and the Redlock scripts are internal to them: read from their
 // source, so that they are the very code the providers run (the bench lives in the same repository).
@@ -66,6 +66,89 @@ export async function redisProtocolTwinSession(redisUrl: string, ttlMs: number, 
       };
     },
     close: async () => client.disconnect(),
+  };
+}
+
+/**
+ * The hand-off twin: the requests `@fencelock/redis` sends under contention, as raw ioredis. An
+ * acquire that finds the key held registers in the line with the provider's direct-grant ask; the
+ * release grants the lock to the head of the line and announces it on the head's own pub/sub
+ * channel, and the waiter holds the lock when it reads that message (the provider's steady state:
+ * one script per acquisition and one per release). A waiter that gives up leaves the line with the
+ * release script, as the provider does. Beside the provider in the contention part it splits the
+ * gap to the fair-lock floor in two: the protocol (scripts and pub/sub) and fencelock's code.
+ */
+export async function redisHandoffTwinSession(redisUrl: string, ttlMs: number, lineTag = newLineTag()): Promise<LockSession> {
+  const client = new Redis(redisUrl);
+  const subscriber = new Redis(redisUrl);
+  const ownChannel = `${RELEASE_CHANNEL}:${lineTag}`;
+  await subscriber.subscribe(ownChannel);
+  const { acquire, release } = redisLockScripts;
+  await client.script('LOAD', acquire.lua);
+  await client.script('LOAD', release.lua);
+  const acquireSha = scriptSha(acquire.lua);
+  const releaseSha = scriptSha(release.lua);
+  const ttl = String(ttlMs);
+  // Grants announced for this session's waiters: resolved when the waiter is there, kept otherwise
+  // (the message can come before the reply of the acquire that registered).
+  const waiting = new Map<string, () => void>();
+  const early = new Set<string>();
+  subscriber.on('message', (_channel: string, message: string) => {
+    const grant = splitDirectGrant(message);
+    if (grant === undefined) return;
+    const wake = waiting.get(grant.ownerId);
+    if (wake === undefined) early.add(grant.ownerId);
+    else wake();
+  });
+  const named = new Map<string, RedisLockKeys>();
+  return {
+    async lock(key, waitMs) {
+      let keys = named.get(key);
+      if (keys === undefined) named.set(key, (keys = redisLockKeys(BENCH_KEY_PREFIX, key)));
+      const held = keys;
+      const owner = randomUUID();
+      // With `leave` (our registration), the release also takes us out of the line.
+      const releaseScript = (leave: string): Promise<unknown> =>
+        client.evalsha(
+          releaseSha, 6, held.lock, held.waiters, held.reserved, held.grants, held.fence, held.meta,
+          owner, RELEASE_CHANNEL, RESERVATION_MS, FENCE_COUNTER_TTL_MS, leave,
+        );
+      const token = await client.evalsha(
+        acquireSha, 6, held.lock, held.fence, held.meta, held.waiters, held.reserved, held.grants,
+        owner, ttl, '1', REGISTRATION_MS, FENCE_COUNTER_TTL_MS, lineTag, FIRST_ASK,
+      );
+      if (typeof token !== 'string' && !early.delete(owner)) {
+        const granted = await new Promise<boolean>((resolve) => {
+          const timer = setTimeout(() => resolve(false), waitMs);
+          waiting.set(owner, () => {
+            clearTimeout(timer);
+            resolve(true);
+          });
+        });
+        waiting.delete(owner);
+        if (!granted) {
+          // Leave the line, and release a grant that may have come meanwhile, in one call.
+          await releaseScript(lineMember(owner, lineTag));
+          early.delete(owner);
+          throw new Error(`hand-off twin: lock ${key} not granted within ${waitMs} ms`);
+        }
+      }
+      return async () => {
+        await releaseScript('');
+      };
+    },
+    close: async () => {
+      client.disconnect();
+      subscriber.disconnect();
+    },
+  };
+}
+
+/** The hand-off twin as a bench subject (`redis/handoff-twin`): contention only. */
+export function redisHandoffTwin(redisUrl: string, ttlMs: number): Subject {
+  return {
+    id: 'redis/handoff-twin', backend: 'redis', kind: 'raw', label: "raw ioredis sending @fencelock/redis's contended requests (direct grants over pub/sub)", waits: true, contentionOnly: true,
+    open: () => redisHandoffTwinSession(redisUrl, ttlMs),
   };
 }
 

@@ -21,7 +21,7 @@ import { sharedAddresses, type BenchAddresses } from './bench-servers.js';
 import { benchMemoryStore } from './memory-subject.js';
 import { postgresSubjects } from './subjects-postgres.js';
 import { redisFairFloor } from './subjects-fair-floor.js';
-import { BENCH_KEY_PREFIX, redisProtocolTwin, redlockProtocolTwin } from './subjects-protocol.js';
+import { BENCH_KEY_PREFIX, redisHandoffTwin, redisProtocolTwin, redlockProtocolTwin } from './subjects-protocol.js';
 
 // The per-client subjects (fencelock and the raw loop on each Redis client library): their own section.
 export { redisClientPairs, type RedisClientPair } from './subjects-redis-clients.js';
@@ -265,6 +265,7 @@ export function subjects(addresses: BenchAddresses = sharedAddresses()): readonl
       },
     },
     redisFairFloor(redisUrl, LOCK_TTL_MS),
+    redisHandoffTwin(redisUrl, LOCK_TTL_MS),
     { id: 'redis/node-redlock', backend: 'redis', kind: 'peer', label: 'node-redlock, 1 Redis', waits: true, package: 'redlock', open: async () => nodeRedlockSession([redisUrl]) },
     {
       id: 'redis/redis-semaphore-mutex', backend: 'redis', kind: 'peer', label: 'redis-semaphore Mutex', waits: true, package: 'redis-semaphore',

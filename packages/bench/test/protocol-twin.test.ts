@@ -6,12 +6,14 @@
  */
 import { randomUUID } from 'node:crypto';
 import { createRedisLockProvider } from '@fencelock/redis';
+import type { Release } from '../src/subjects.js';
+import { redisLockKeys } from '../../redis/src/redis-keys.js';
 import { createRedlockLockProvider } from '@fencelock/redlock';
 import { scriptSha } from '@fencelock/redis-shared';
 import { Redis } from 'ioredis';
 import { describe, expect, it } from 'vitest';
 import { sharedAddresses } from '../src/bench-servers.js';
-import { BENCH_KEY_PREFIX, redisProtocolTwinSession, redlockProtocolTwinSession } from '../src/subjects-protocol.js';
+import { BENCH_KEY_PREFIX, redisHandoffTwinSession, redisProtocolTwinSession, redlockProtocolTwinSession } from '../src/subjects-protocol.js';
 import { LOCK_TTL_MS } from '../src/subjects.js';
 
 type Sent = readonly string[];
@@ -86,6 +88,51 @@ describe('the protocol twins', () => {
       expect(sent.provider[1]).toContain('OWNER');
     } finally {
       await Promise.all([provider.close(), twin.close()]);
+    }
+  });
+
+  it('of @fencelock/redis hand-offs sends what the provider sends when a release grants the lock to a waiter', async () => {
+    const { redisUrl } = sharedAddresses();
+    const admin = new Redis(redisUrl);
+    const monitor = await admin.monitor();
+    const [holder, waiter] = [createRedisLockProvider({ connection: redisUrl, keyPrefix: BENCH_KEY_PREFIX }), createRedisLockProvider({ connection: redisUrl, keyPrefix: BENCH_KEY_PREFIX })];
+    const [twinHolder, twinWaiter] = [await redisHandoffTwinSession(redisUrl, LOCK_TTL_MS), await redisHandoffTwinSession(redisUrl, LOCK_TTL_MS)];
+    // How many are registered in the line of `key`.
+    const lineLength = (key: string): Promise<number> => admin.zcard(redisLockKeys(BENCH_KEY_PREFIX, key).waiters);
+    /** One hand-off: A holds, B waits (registered), A releases (granting B), B releases. */
+    const handoff = async (key: string, lock: (who: 'a' | 'b') => Promise<Release>): Promise<void> => {
+      const releaseA = await lock('a');
+      const waiting = lock('b');
+      await expect.poll(() => lineLength(key), { timeout: 5_000 }).toBe(1);
+      await releaseA();
+      await (await waiting)();
+    };
+    try {
+      const providerKey = `twin-handoff-provider-${randomUUID()}`;
+      const twinKey = `twin-handoff-twin-${randomUUID()}`;
+      const viaProvider = (key: string) => async (who: 'a' | 'b'): Promise<Release> => {
+        const handle = await (who === 'a' ? holder : waiter).acquire(key, options);
+        return async () => {
+          await handle.release();
+        };
+      };
+      // The provider's steady state: its first wait opens its subscription (and tries again once it is confirmed).
+      await handoff(`${providerKey}-warm-up`, viaProvider(`${providerKey}-warm-up`));
+      const fromProvider = watch(monitor, providerKey, 4);
+      await handoff(providerKey, viaProvider(providerKey));
+      const fromTwin = watch(monitor, twinKey, 4);
+      await handoff(twinKey, (who) => (who === 'a' ? twinHolder : twinWaiter).lock(twinKey, 5_000));
+      const [providerSent, twinSent] = await Promise.all([fromProvider, fromTwin]);
+      const provider = providerSent.map((args) => normalized(args, providerKey));
+      expect(twinSent.map((args) => normalized(args, twinKey))).toEqual(provider);
+      // The waiter's acquire asked for a direct grant, and nothing was sent between the holder's release and the waiter's.
+      expect(providerSent.map((args) => args[0]?.toLowerCase())).toEqual(['evalsha', 'evalsha', 'evalsha', 'evalsha']);
+      expect(provider[1]).toContain('TAG');
+      expect(provider[1]?.at(-1)).toMatch(/^1:\d+$/);
+    } finally {
+      monitor.disconnect();
+      admin.disconnect();
+      await Promise.all([holder.close(), waiter.close(), twinHolder.close(), twinWaiter.close()]);
     }
   });
 

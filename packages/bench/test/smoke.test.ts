@@ -77,9 +77,10 @@ describe('bench smoke', () => {
     });
   }
 
-  // The floors of the stress section's contention part (a bare BLPOP/LPUSH hand-off, a minimal fair lock) run here too.
-  const floors = new Set(['redis/fifo-floor', 'redis/fair-floor']);
-  for (const subject of subjects().filter((s) => (s.kind === 'fencelock' || floors.has(s.id)) && s.inProcess !== true)) {
+  // The baselines of the stress section's contention part (a bare BLPOP/LPUSH hand-off, a minimal fair lock,
+  // fencelock's contended requests without its code) run here too.
+  const baselines = new Set(['redis/fifo-floor', 'redis/fair-floor', 'redis/handoff-twin']);
+  for (const subject of subjects().filter((s) => (s.kind === 'fencelock' || baselines.has(s.id)) && s.inProcess !== true)) {
     it(`contention (2 processes): ${subject.id}`, async () => {
       const result = await runContention(subject, { clients: 2, maxMs: 1_500, maxAcquisitionsPerClient: 5, waitMs: 1_500 });
       expect(result).toMatchObject({ subject: subject.id, clients: 2 });
@@ -93,9 +94,26 @@ describe('bench smoke', () => {
       expect(result.waiterWinShare).toBeGreaterThanOrEqual(0);
       expect(result.waiterWinShare).toBeLessThanOrEqual(1);
       expect(result.handoffs).toBeLessThanOrEqual(result.acquisitions);
+      // Each worker's loop took some CPU: a figure that was never measured would be 0 or NaN.
+      expect(result.clientCpuPerAcquisitionUs).toBeGreaterThan(0);
       contention.push(result);
     });
   }
+
+  it('contention with a warm-up reports the measured window only', async () => {
+    const [subject] = ofBackend('redis').filter((s) => s.kind === 'fencelock');
+    if (subject === undefined) throw new Error('no redis fencelock subject');
+    const result = await runContention(subject, { clients: 2, maxMs: 400, maxAcquisitionsPerClient: 10_000, waitMs: 1_500, warmupMs: 800 });
+    // The processes contended through the warm-up, then in the window.
+    expect(result.warmupAcquisitions).toBeGreaterThan(0);
+    expect(result.acquisitions).toBeGreaterThan(0);
+    // Measured from the end of the warm-up: a window that opened at the 'go' would span it too.
+    expect(result.seconds).toBeLessThan(0.8);
+    // Holds of ≥ 1 ms do not overlap (one lock): no more of them than ms in the window, which the
+    // warm-up's acquisitions, counted in, would exceed.
+    expect(result.acquisitions).toBeLessThanOrEqual(Math.ceil(result.seconds * 1000));
+    expect(result.clientCpuPerAcquisitionUs).toBeGreaterThan(0);
+  });
 
   it('refuses multi-process contention for the in-process provider', async () => {
     const [memorySubject] = ofBackend('memory');

@@ -75,6 +75,8 @@ const fight = (backend: Backend, name: string, kind: SubjectKind, load: Load, ac
   maxWaitMs: 10,
   perClient: [25, 25, 25, 25],
   failures: 0,
+  clientCpuPerAcquisitionUs: 500,
+  warmupAcquisitions: 0,
 });
 
 const backends: readonly Backend[] = ['redis', 'redlock', 'etcd', 'zookeeper'];
@@ -183,9 +185,13 @@ describe('the FIFO floor beside the contention targets', () => {
       fight('redis', 'fencelock', 'fencelock', 'quiet', 450, 0.99),
       fight('redis', 'fifo-floor', 'raw', 'quiet', 500, 1),
       fight('redis', 'fair-floor', 'raw', 'quiet', 600, 1),
+      { ...fight('redis', 'handoff-twin', 'raw', 'quiet', 550, 1), clientCpuPerAcquisitionUs: 400 },
       fight('redis', 'redis-semaphore', 'peer', 'quiet', 625, 0.05),
     ];
     const text = fifoFloorMarkdown(contention).join('\n');
-    expect(text).toContain('@fencelock/redis made 0.90 × the floor. The fair-lock floor made 600 acq/s with 100 % to waiters, 0.96 × the better peer; @fencelock/redis made 0.75 × it.');
+    expect(text).toContain(
+      '@fencelock/redis made 0.90 × the floor. The fair-lock floor made 600 acq/s with 100 % to waiters, 0.96 × the better peer; @fencelock/redis made 0.75 × it. ' +
+        "Its requests without its code (the hand-off twin) made 550 acq/s, 0.88 × the better peer, with 400 µs of client CPU per acquisition against fencelock's 500.",
+    );
   });
 });
