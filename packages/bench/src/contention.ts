@@ -89,7 +89,7 @@ export async function runContention(subject: Subject, options: ContentionOptions
     fork(WORKER, [subject.id, key, String(index)], {
       cwd: PACKAGE_DIR,
       // Workers load fencelock the way the parent does: built packages under `pnpm bench`, sources in tests.
-      execArgv: [...(process.env['XARGV'] ? process.env['XARGV'].split(' ') : []), ...(process.env['FENCELOCK_BENCH_BUILT'] === '1' ? ['--import', 'tsx'] : ['--conditions=@fencelock/source', '--import', 'tsx'])],
+      execArgv: process.env['FENCELOCK_BENCH_BUILT'] === '1' ? ['--import', 'tsx'] : ['--conditions=@fencelock/source', '--import', 'tsx'],
       stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
     }),
   );

@@ -385,7 +385,7 @@ function stressMarkdown(stress: StressResults, targets: readonly TargetCheck[]):
     '',
     'Every implementation quiet, then every one loaded, so the figures a target compares ran side by side.',
     '"Waiter next" as in 2; "least served" = the acquisitions of the client that got the fewest; "client CPU" = the',
-    'CPU time of the client processes in their loops per acquisition (4 processes and the server share 2 cores here).',
+    'CPU time of the client processes in their loops per acquisition (where the processes and the server have fewer cores than they need, what each hand-off costs the others).',
     '',
     '| backend | implementation | kind | load | acq/s | hand-off p50 ms | hand-off p99 ms | waiter next | least served | per client | failed waits | client CPU µs/acq |',
     '|---|---|---|---|---:|---:|---:|---:|---:|---|---:|---:|',
