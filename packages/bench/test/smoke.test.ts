@@ -107,8 +107,6 @@ describe('bench smoke', () => {
     // The processes contended through the warm-up, then in the window.
     expect(result.warmupAcquisitions).toBeGreaterThan(0);
     expect(result.acquisitions).toBeGreaterThan(0);
-    // Measured from the end of the warm-up: a window that opened at the 'go' would span it too.
-    expect(result.seconds).toBeLessThan(0.8);
     // Holds of ≥ 1 ms do not overlap (one lock): no more of them than ms in the window, which the
     // warm-up's acquisitions, counted in, would exceed.
     expect(result.acquisitions).toBeLessThanOrEqual(Math.ceil(result.seconds * 1000));
