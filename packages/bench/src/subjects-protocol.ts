@@ -34,35 +34,61 @@ const FIRST_ASK = '1:1000';
 const RELEASE_CHANNEL = 'fencelock:released';
 const RESERVATION_MS = '1000';
 
-/** A session of the twin: `ttlMs` per lock, `lineTag` as a provider's. */
-export async function redisProtocolTwinSession(redisUrl: string, ttlMs: number, lineTag = newLineTag()): Promise<LockSession> {
-  const client = new Redis(redisUrl);
+/** The two requests of `@fencelock/redis` as the twins send them, on one client. */
+interface RedisTwinRequests {
+  /** The provider's side keys of `key`, named once per key. */
+  keysOf(key: string): RedisLockKeys;
+  /** The acquire script of a call that may wait (it registers in the line, with the first attempt's direct-grant ask). */
+  acquire(keys: RedisLockKeys, owner: string): Promise<unknown>;
+  /** The release script; with `leave` (the owner's registration), it also takes the owner out of the line. */
+  release(keys: RedisLockKeys, owner: string, leave?: string): Promise<unknown>;
+}
+
+/**
+ * Loads the provider's scripts on `client` once up front, so that every call of a loop is an EVALSHA
+ * (the provider's steady state), and sends them with the provider's arguments for `ttlMs` and `lineTag`.
+ * Naming the side keys is the library's work (it does it per call): the twins do it once per key,
+ * during a loop's warm-up, so that no fencelock code runs in their measured cycles.
+ */
+async function redisTwinRequests(client: Redis, ttlMs: number, lineTag: string): Promise<RedisTwinRequests> {
   const { acquire, release } = redisLockScripts;
-  // Loaded once up front, so that every call of the loop is an EVALSHA (the provider's steady state).
   await client.script('LOAD', acquire.lua);
   await client.script('LOAD', release.lua);
   const acquireSha = scriptSha(acquire.lua);
   const releaseSha = scriptSha(release.lua);
   const ttl = String(ttlMs);
-  // Naming the side keys is the library's work (it does it per call): the twin does it once per key,
-  // during a loop's warm-up, so that no fencelock code runs in its measured cycles.
   const named = new Map<string, RedisLockKeys>();
   return {
-    async lock(key) {
+    keysOf(key) {
       let keys = named.get(key);
       if (keys === undefined) named.set(key, (keys = redisLockKeys(BENCH_KEY_PREFIX, key)));
-      const { lock } = keys;
-      const owner = randomUUID();
-      const token = await client.evalsha(
-        acquireSha, 6, lock, keys.fence, keys.meta, keys.waiters, keys.reserved, keys.grants,
+      return keys;
+    },
+    acquire: (keys, owner) =>
+      client.evalsha(
+        acquireSha, 6, keys.lock, keys.fence, keys.meta, keys.waiters, keys.reserved, keys.grants,
         owner, ttl, '1', REGISTRATION_MS, FENCE_COUNTER_TTL_MS, lineTag, FIRST_ASK,
-      );
+      ),
+    release: (keys, owner, leave = '') =>
+      client.evalsha(
+        releaseSha, 6, keys.lock, keys.waiters, keys.reserved, keys.grants, keys.fence, keys.meta,
+        owner, RELEASE_CHANNEL, RESERVATION_MS, FENCE_COUNTER_TTL_MS, leave,
+      ),
+  };
+}
+
+/** A session of the twin: `ttlMs` per lock, `lineTag` as a provider's. */
+export async function redisProtocolTwinSession(redisUrl: string, ttlMs: number, lineTag = newLineTag()): Promise<LockSession> {
+  const client = new Redis(redisUrl);
+  const requests = await redisTwinRequests(client, ttlMs, lineTag);
+  return {
+    async lock(key) {
+      const keys = requests.keysOf(key);
+      const owner = randomUUID();
+      const token = await requests.acquire(keys, owner);
       if (typeof token !== 'string') throw new Error(`protocol twin: lock ${key} is held`);
       return async () => {
-        await client.evalsha(
-          releaseSha, 6, lock, keys.waiters, keys.reserved, keys.grants, keys.fence, keys.meta,
-          owner, RELEASE_CHANNEL, RESERVATION_MS, FENCE_COUNTER_TTL_MS, '',
-        );
+        await requests.release(keys, owner);
       };
     },
     close: async () => client.disconnect(),
@@ -83,12 +109,7 @@ export async function redisHandoffTwinSession(redisUrl: string, ttlMs: number, l
   const subscriber = new Redis(redisUrl);
   const ownChannel = `${RELEASE_CHANNEL}:${lineTag}`;
   await subscriber.subscribe(ownChannel);
-  const { acquire, release } = redisLockScripts;
-  await client.script('LOAD', acquire.lua);
-  await client.script('LOAD', release.lua);
-  const acquireSha = scriptSha(acquire.lua);
-  const releaseSha = scriptSha(release.lua);
-  const ttl = String(ttlMs);
+  const requests = await redisTwinRequests(client, ttlMs, lineTag);
   // Grants announced for this session's waiters: resolved when the waiter is there, kept otherwise
   // (the message can come before the reply of the acquire that registered).
   const waiting = new Map<string, () => void>();
@@ -100,23 +121,11 @@ export async function redisHandoffTwinSession(redisUrl: string, ttlMs: number, l
     if (wake === undefined) early.add(grant.ownerId);
     else wake();
   });
-  const named = new Map<string, RedisLockKeys>();
   return {
     async lock(key, waitMs) {
-      let keys = named.get(key);
-      if (keys === undefined) named.set(key, (keys = redisLockKeys(BENCH_KEY_PREFIX, key)));
-      const held = keys;
+      const keys = requests.keysOf(key);
       const owner = randomUUID();
-      // With `leave` (our registration), the release also takes us out of the line.
-      const releaseScript = (leave: string): Promise<unknown> =>
-        client.evalsha(
-          releaseSha, 6, held.lock, held.waiters, held.reserved, held.grants, held.fence, held.meta,
-          owner, RELEASE_CHANNEL, RESERVATION_MS, FENCE_COUNTER_TTL_MS, leave,
-        );
-      const token = await client.evalsha(
-        acquireSha, 6, held.lock, held.fence, held.meta, held.waiters, held.reserved, held.grants,
-        owner, ttl, '1', REGISTRATION_MS, FENCE_COUNTER_TTL_MS, lineTag, FIRST_ASK,
-      );
+      const token = await requests.acquire(keys, owner);
       if (typeof token !== 'string' && !early.delete(owner)) {
         const granted = await new Promise<boolean>((resolve) => {
           const timer = setTimeout(() => resolve(false), waitMs);
@@ -128,13 +137,13 @@ export async function redisHandoffTwinSession(redisUrl: string, ttlMs: number, l
         waiting.delete(owner);
         if (!granted) {
           // Leave the line, and release a grant that may have come meanwhile, in one call.
-          await releaseScript(lineMember(owner, lineTag));
+          await requests.release(keys, owner, lineMember(owner, lineTag));
           early.delete(owner);
           throw new Error(`hand-off twin: lock ${key} not granted within ${waitMs} ms`);
         }
       }
       return async () => {
-        await releaseScript('');
+        await requests.release(keys, owner);
       };
     },
     close: async () => {
