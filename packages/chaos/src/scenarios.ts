@@ -299,7 +299,8 @@ const sessionTerminated: Scenario = {
 /**
  * Pauses `proc` (SIGSTOP) across a restart of server 0 and until a waiter holds the lock on the
  * restarted server, at most TTL/2 after the restart (a GC pause well inside the holder's validity):
- * event-driven, so that a slow restart cannot end the pause before anyone could be granted.
+ * event-driven, so that a slow restart cannot end the pause before anyone could be granted. Logs
+ * how long the restart took and who was granted, so that a run without an overlap says why.
  */
 async function stalledAcrossRestart(context: NemesisContext, proc: string): Promise<void> {
   const boundMs = context.ttlMs / 2;
@@ -308,8 +309,10 @@ async function stalledAcrossRestart(context: NemesisContext, proc: string): Prom
   try {
     const from = context.now();
     await restartServer(context, 0);
+    const restartMs = Math.round((context.now() - from) / 1e6);
     // A hold that started after the pause began, by a client that is not paused.
-    await context.waitForHold({ after: from, timeoutMs: boundMs });
+    const granted = await context.waitForHold({ after: from, timeoutMs: boundMs });
+    context.log(granted === undefined ? 'none-granted-while-paused' : 'granted-while-paused', granted?.proc, { restartMs });
   } finally {
     context.log('stop-pause', proc);
     context.resumeClient(proc);
@@ -329,10 +332,12 @@ function postgresRestart(stalledHolder: boolean): Scenario {
     name: stalledHolder ? 'restart, holder stalled across it' : 'restart (fast shutdown + start), a race',
     expectViolation: stalledHolder,
     race: !stalledHolder,
-    // Long holds of one contended key: the waiters must be waiting when the server comes back.
-    ttlMs: 4_000,
+    // Holds of seconds on one contended key: the waiters must be waiting when the server comes
+    // back. A long session TTL: a fast shutdown of a durable server checkpoints with fsync, which
+    // on a busy disk takes seconds, and the paused holder's validity must outlast restart + grant.
+    ttlMs: 8_000,
     keys: 1,
-    workload: { probeShare: 0, holdMin: 1, holdMax: 1.2, abandonShare: 0 },
+    workload: { probeShare: 0, holdMin: 0.5, holdMax: 0.6, abandonShare: 0 },
     async inject(context) {
       const hold = await holder(context, context.now());
       if (hold === undefined) return;
@@ -342,6 +347,15 @@ function postgresRestart(stalledHolder: boolean): Scenario {
       await context.sleep(context.ttlMs / 2);
     },
   };
+}
+
+/**
+ * The workload time a run of `scenario` gets when `wantedMs` is asked for: a fault is injected only
+ * while a whole TTL of workload is left, so a scenario with a TTL of its own gets that TTL plus time
+ * for the first injection and its steps.
+ */
+export function durationFor(scenario: Scenario, wantedMs: number): number {
+  return scenario.ttlMs === undefined ? wantedMs : Math.max(wantedMs, scenario.ttlMs + 4_000);
 }
 
 const F2 = holderPause('F2', 'holder pause > TTL', 1, 1_000);

@@ -5,7 +5,7 @@ import { renderViolations } from '@fencelock/history-checker';
 import type { BackendName } from './backends.js';
 import { createRng } from './rng.js';
 import { type RunOptions, type RunOutcome, runScenario } from './run.js';
-import { SCENARIOS, scenario as findScenario } from './scenarios.js';
+import { SCENARIOS, durationFor, scenario as findScenario } from './scenarios.js';
 import { startBackendServers } from './servers.js';
 
 /** Options of {@link soakBackend}. */
@@ -48,7 +48,7 @@ export async function soakBackend(options: SoakOptions): Promise<RunOutcome[]> {
         backend: options.backend,
         scenario,
         seed,
-        durationMs: perFaultMs,
+        durationMs: durationFor(scenario, perFaultMs),
         servers,
         dir,
         ...(options.clients === undefined ? {} : { clients: options.clients }),

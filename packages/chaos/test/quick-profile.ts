@@ -10,8 +10,9 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { BACKEND_CAPABILITIES, type BackendName } from '../src/backends.js';
 import type { Scenario } from '../src/nemesis.js';
 import { type RunOutcome, runScenario } from '../src/run.js';
-import { QUICK_PROFILE, scenario } from '../src/scenarios.js';
+import { QUICK_PROFILE, durationFor, scenario } from '../src/scenarios.js';
 import { type BackendServers, startBackendServers } from '../src/servers.js';
+import { faultTimeline } from '../src/timeline.js';
 import { runSeed } from '../src/soak.js';
 
 /** The seed of the quick profile (each fault's run seed derives from it). */
@@ -24,7 +25,7 @@ const COORDINATION_DURATION_MS = 5_000;
 
 function durationOf(fault: Scenario): number {
   const coordination = (fault.workload?.semaphoreLimit ?? 0) > 0 || fault.workload?.election === true;
-  return coordination && fault.ttlMs === undefined ? COORDINATION_DURATION_MS : DURATION_MS;
+  return coordination && fault.ttlMs === undefined ? COORDINATION_DURATION_MS : durationFor(fault, DURATION_MS);
 }
 // L1's ε inside the test suite. FAULTS.md's 50 ms holds on an idle loop (`pnpm chaos` keeps it and
 // reports the figure); CI machines are shared, and a loaded event loop alone can lag by 100+ ms. One
@@ -41,12 +42,15 @@ const EXPECTED: Readonly<Record<string, readonly string[]>> = {
 };
 
 function explain(outcome: RunOutcome): string {
+  // A negative control that finds nothing must say from the CI log alone whether the fault bit.
+  const timeline = outcome.scenario.expectViolation === true ? faultTimeline(readHistoryFile(outcome.historyPath)) : [];
   return [
     `${outcome.backend} ${outcome.scenario.id} (${outcome.scenario.name}), run seed ${outcome.seed} — replay: pnpm chaos --backend ${outcome.backend} --faults ${outcome.scenario.id} --seed ${QUICK_SEED}`,
     renderViolations(outcome.result),
     ...outcome.minorityGrants.map((grant) => `L2 acquire ok #${grant.seq} on ${grant.key} by ${grant.proc} while ${grant.why}`),
     ...outcome.harnessErrors.map((error) => `harness: ${error}`),
     `history: ${outcome.historyPath}`,
+    ...timeline,
   ].join('\n');
 }
 
