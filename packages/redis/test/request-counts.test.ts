@@ -3,6 +3,7 @@ import { nextEvent, within } from '@fencelock/conformance';
 import { monitorRedisCommands, redisCommand, startRedisServer, waitFor, type RedisServer } from '@fencelock/test-infra';
 import { Redis } from 'ioredis';
 import { randomUUID } from 'node:crypto';
+import type { Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { scriptCallsOn } from './helpers.js';
 import { redisLockScripts, scriptSha } from '@fencelock/redis-shared';
@@ -226,6 +227,42 @@ describe('a contended hand-off', () => {
       monitor.close();
       await a.close();
       await b.close();
+    }
+  });
+});
+
+describe('requests of one turn of the event loop', () => {
+  it('leave the connection the provider opened in one write, not one each', async () => {
+    const provider: RedisLockProvider = createRedisLockProvider({ connection: server.url });
+    const prefix = `one-write:${randomUUID()}:`;
+    try {
+      // Connected, with the scripts loaded: the acquires below are EVALSHA calls and nothing else.
+      await (await provider.acquire(`${prefix}warm`, { waitMs: 0 })).release();
+      const socket = (provider.client as Redis).stream as Socket & { _writev?: Socket['_writev'] };
+      let writes = 0;
+      const write = socket._write.bind(socket);
+      const writev = socket._writev?.bind(socket);
+      socket._write = (chunk, encoding, callback) => {
+        writes += 1;
+        write(chunk, encoding, callback);
+      };
+      if (writev !== undefined) {
+        socket._writev = (chunks, callback) => {
+          writes += 1;
+          writev(chunks, callback);
+        };
+      }
+      const count = 20;
+      const handles = await Promise.all(Array.from({ length: count }, (_, i) => provider.acquire(`${prefix}${i}`, { waitMs: 0 })));
+      // One write per request would be 20; a request sent in the caller's own turn may leave apart
+      // from those sent by the microtasks after it, so at most 2.
+      expect(writes).toBeLessThanOrEqual(2);
+      expect(handles.every((handle) => handle.isHeld())).toBe(true);
+      writes = 0;
+      await Promise.all(handles.map((handle) => handle.release()));
+      expect(writes).toBeLessThanOrEqual(2);
+    } finally {
+      await provider.close();
     }
   });
 });

@@ -23,6 +23,7 @@ import {
   RequestDeadlines,
   RequestTimeoutError,
   SessionKeeper,
+  TurnCork,
   backendUnavailableError,
   forbiddenError,
   lockLostError,
@@ -153,8 +154,8 @@ export class ZooKeeperSession {
   // Told of every (re)connection: held-node watches whose re-arming read failed send it again.
   readonly #connectedListeners = new Set<() => void>();
   #closing: Promise<void> = Promise.resolve();
-  // The socket corked for the current turn of the event loop (see #coalesceWrites).
-  #corked: { uncork(): void } | undefined;
+  // Requests issued in one turn of the event loop leave in one write (see #coalesceWrites).
+  readonly #cork = new TurnCork();
   // Requests in flight bounded by the request timeout, behind one timer (see #deadlinesFor).
   #deadlines: { readonly timeoutMs: number; readonly ring: RequestDeadlines<PendingRequest<unknown>> } | undefined;
   // What the requests tell the session: an answer proves it alive at the send time.
@@ -409,24 +410,13 @@ export class ZooKeeperSession {
   }
 
   /**
-   * Corks the client's socket until the end of this turn of the event loop, so that every request
-   * issued meanwhile (an acquire's create and the reads behind it; the requests of many concurrent
-   * acquires) leaves in one write: one system call and one segment for the server to wake up for,
-   * instead of one per request. Order is unchanged; node-zookeeper-client writes each request as
-   * it is queued, so without this each costs a write of its own. Without a socket (not connected)
-   * requests queue in the client as usual.
+   * Corks the client's socket until the end of this turn of the event loop (core's `TurnCork`):
+   * node-zookeeper-client writes each request as it is queued, so without this an acquire's create
+   * and the reads behind it, and the requests of many concurrent acquires, each cost a write of
+   * their own. Without a socket (not connected) requests queue in the client as usual.
    */
   #coalesceWrites(): void {
-    if (this.#corked !== undefined) return;
-    const socket = this.#manager()?.socket;
-    if (socket === undefined || typeof socket.cork !== 'function' || typeof socket.uncork !== 'function') return;
-    socket.cork();
-    const corked = { uncork: () => socket.uncork?.() };
-    this.#corked = corked;
-    process.nextTick(() => {
-      this.#corked = undefined;
-      corked.uncork();
-    });
+    this.#cork.cork(this.#manager()?.socket);
   }
 
   #manager(): ConnectionManagerInternals | undefined {

@@ -1,4 +1,4 @@
-import { monotonicNow, waitFor, withRequestTimeout } from '@fencelock/core/adapter';
+import { type CorkableSocket, monotonicNow, waitFor, withRequestTimeout } from '@fencelock/core/adapter';
 import { redisRefusal } from '../refusals.js';
 import type { ScriptArgument } from '../scripts/script-runner.js';
 import { repairReadyOnClosedSocket } from './ioredis-dead-ready.js';
@@ -17,7 +17,7 @@ import type {
 export interface IoredisInternals {
   readonly status: string;
   readonly isCluster: boolean;
-  readonly stream?: object | null;
+  readonly stream?: CorkableSocket | null;
   readonly options: {
     readonly host?: string;
     readonly port?: number;
@@ -80,7 +80,7 @@ export class IoredisLockClient implements LockClient {
     this.#timed =
       Command === undefined || requestTimeoutMs === undefined
         ? undefined
-        : new IoredisTimedCommands((command) => client.sendCommand(command) as Promise<unknown>, Command, requestTimeoutMs);
+        : new IoredisTimedCommands((command) => client.sendCommand(command) as Promise<unknown>, Command, requestTimeoutMs, () => client.stream);
     this.boundsScripts = this.#timed !== undefined;
     // A Cluster's own queue is not bounded by commandTimeout (commands wait there for the slot map).
     this.boundsCommands = requestTimeoutMs !== undefined && !client.isCluster && client.options.commandTimeout === requestTimeoutMs;

@@ -1,4 +1,4 @@
-import { RequestDeadlines, RequestTimeoutError } from '@fencelock/core/adapter';
+import { type CorkableSocket, RequestDeadlines, RequestTimeoutError, TurnCork } from '@fencelock/core/adapter';
 import type { ScriptArgument } from '../scripts/script-runner.js';
 
 /** The members of an ioredis `Command` used here (ioredis 5 and 6, iovalkey). */
@@ -33,9 +33,12 @@ export class IoredisTimedCommands {
   readonly #send: (command: IoredisCommand) => Promise<unknown>;
   readonly #Command: IoredisCommandClass;
   readonly #deadlines: RequestDeadlines<IoredisCommand>;
+  readonly #socket: () => CorkableSocket | null | undefined;
+  readonly #cork = new TurnCork();
 
-  constructor(send: (command: IoredisCommand) => Promise<unknown>, Command: IoredisCommandClass, timeoutMs: number) {
+  constructor(send: (command: IoredisCommand) => Promise<unknown>, Command: IoredisCommandClass, timeoutMs: number, socket: () => CorkableSocket | null | undefined) {
     this.#send = send;
+    this.#socket = socket;
     this.#Command = Command;
     this.#deadlines = new RequestDeadlines<IoredisCommand>(timeoutMs, {
       // ioredis marks a command resolved, not one that failed (an error reply, a lost connection):
@@ -53,6 +56,8 @@ export class IoredisTimedCommands {
     command.setTimeout = boundElsewhere;
     // Watched before it is sent: a client closed for good rejects it at once, and that is fine.
     this.#deadlines.add(command);
+    // ioredis writes each command as it is sent: the commands of this turn leave in one write.
+    this.#cork.cork(this.#socket());
     return this.#send(command);
   }
 
