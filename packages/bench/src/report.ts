@@ -536,40 +536,55 @@ function cpuSplitMarkdown(allocation: readonly AllocationResult[]): string[] {
 }
 
 /**
- * Where one fencelock cycle's wall time goes beside the raw loop's on the same backend, from this
+ * Where the wall time of a fencelock cycle goes beside each baseline's on the same backend, from this
  * run's figures: 1 / ops/s of section 1, the server time and client CPU of 4b, and the CPU split.
  */
 function cycleGapMarkdown(uncontended: readonly UncontendedResult[], allocation: readonly AllocationResult[]): string[] {
-  const lines: string[] = [];
-  for (const ours of allocation.filter((r) => r.kind === 'fencelock' && r.serverMicrosPerCycle !== undefined)) {
-    const raw = allocation.find((r) => r.backend === ours.backend && r.kind === 'raw' && r.serverMicrosPerCycle !== undefined);
-    const wall = (subject: string): number => {
-      const ops = uncontended.find((r) => r.subject === subject)?.opsPerSec;
-      return ops === undefined || ops <= 0 ? Number.NaN : 1e6 / ops;
-    };
-    if (raw === undefined || Number.isNaN(wall(ours.subject)) || Number.isNaN(wall(raw.subject))) continue;
-    const scale = (r: AllocationResult): number => (r.split.cpu === undefined || r.split.cpu.microsPerCycle <= 0 ? Number.NaN : r.cpuMicrosPerCycle / r.split.cpu.microsPerCycle);
-    // The profiled pass runs slower (profiler ticks, inlining off): its shares are scaled to the CPU column.
-    const part = (r: AllocationResult, keep: (owner: string, group: string) => boolean): number => profiledMicros(r, keep) * scale(r);
-    const own = part(ours, (_owner, group) => group === 'fencelock');
-    const library = (r: AllocationResult): number => part(r, (_owner, group) => group === 'library');
-    const runtime = (r: AllocationResult): number => part(r, (_owner, group) => group === 'runtime');
-    const signed = (value: number): string => `${value >= 0 ? '+' : '−'}${fmt(Math.abs(value), 0)}`;
-    const gap = wall(ours.subject) - wall(raw.subject);
-    const server = (ours.serverMicrosPerCycle ?? 0) - (raw.serverMicrosPerCycle ?? 0);
-    const cpu = ours.cpuMicrosPerCycle - raw.cpuMicrosPerCycle;
-    lines.push(
-      `Where ${ours.label}'s cycle goes beside ${raw.label} (µs per cycle, this run): wall ${fmt(wall(ours.subject), 0)} against ${fmt(wall(raw.subject), 0)} (${signed(gap)}); ` +
-        `server ${signed(server)}; client CPU ${signed(cpu)}, of which fencelock's own code ${fmt(own, 0)} (the harness: ${signed(part(ours, (_o, g) => g === 'harness') - part(raw, (_o, g) => g === 'harness'))}, the raw protocol being the harness's), the client library ${signed(library(ours) - library(raw))} ` +
-        `and the runtime ${signed(runtime(ours) - runtime(raw))} (the CPU split scaled to the CPU column); the rest, ${signed(gap - server - cpu)}, is ` +
-        'the network and the scheduling of the two round trips (a process that idles longer wakes slower).' +
-        (ours.backend === 'redis'
-          ? ' The extra server time is what the raw loop does not do: the fencing token read and written per acquire, the holder record `inspect` reads, and the line of waiters both scripts look at.'
-          : ''),
-      '',
-    );
+  const wall = (subject: string): number => {
+    const ops = uncontended.find((r) => r.subject === subject)?.opsPerSec;
+    return ops === undefined || ops <= 0 ? Number.NaN : 1e6 / ops;
+  };
+  const scale = (r: AllocationResult): number => (r.split.cpu === undefined || r.split.cpu.microsPerCycle <= 0 ? Number.NaN : r.cpuMicrosPerCycle / r.split.cpu.microsPerCycle);
+  // The profiled pass runs slower (profiler ticks, inlining off): its shares are scaled to the CPU column.
+  const part = (r: AllocationResult, keep: (owner: string, group: string) => boolean): number => profiledMicros(r, keep) * scale(r);
+  // Own code: fencelock's, a peer's package, or (a raw loop) the protocol the bench writes for it.
+  const own = (r: AllocationResult): number => part(r, (owner, group) => (r.kind === 'fencelock' ? group === 'fencelock' : owner === r.ownOwner));
+  const harness = (r: AllocationResult): number => (r.kind === 'raw' ? 0 : part(r, (_owner, group) => group === 'harness'));
+  const library = (r: AllocationResult): number => part(r, (owner, group) => group === 'library' && owner !== r.ownOwner);
+  const runtime = (r: AllocationResult): number => part(r, (_owner, group) => group === 'runtime');
+  const signed = (value: number): string => (Number.isNaN(value) ? '—' : `${value >= 0 ? '+' : '−'}${fmt(Math.abs(value), 0)}`);
+  const rows: string[] = [];
+  for (const ours of allocation.filter((r) => r.kind === 'fencelock' && !Number.isNaN(wall(r.subject)))) {
+    for (const base of allocation.filter((r) => r.backend === ours.backend && r.kind !== 'fencelock' && !Number.isNaN(wall(r.subject)))) {
+      const gap = wall(ours.subject) - wall(base.subject);
+      const server = ours.serverMicrosPerCycle === undefined || base.serverMicrosPerCycle === undefined ? Number.NaN : ours.serverMicrosPerCycle - base.serverMicrosPerCycle;
+      const cpu = ours.cpuMicrosPerCycle - base.cpuMicrosPerCycle;
+      const cells = [
+        ours.backend, ours.label, base.label, base.kind, fmt(wall(ours.subject), 0), fmt(wall(base.subject), 0), signed(gap), signed(server), signed(cpu),
+        signed(own(ours) - own(base)), signed(harness(ours) - harness(base)), signed(library(ours) - library(base)), signed(runtime(ours) - runtime(base)),
+        signed(gap - (Number.isNaN(server) ? 0 : server) - cpu),
+      ];
+      rows.push(`| ${cells.join(' | ')} |`);
+    }
   }
-  return lines;
+  if (rows.length === 0) return [];
+  return [
+    '### Where each cycle\'s gap to a baseline goes',
+    '',
+    'µs per cycle, this run. Wall = 1 / ops/s of section 1 (the medians of its rounds). Server = the server µs of',
+    'the table above (Redis and Redlock; a dash elsewhere, where the server\'s time is in "rest"). Client CPU = the',
+    'CPU column above, split by the CPU profile (scaled to that column) into own code (fencelock\'s against the',
+    "baseline's: the peer's package, or for a raw loop the protocol the bench sends for it), the bench's session",
+    'wrapper (harness), the client library and the runtime. Rest = gap − server − client CPU: the network and the',
+    'scheduling of the round trips (a process that idles longer wakes slower), and the server where it is not counted.',
+    '',
+    '| backend | fencelock | baseline | kind | wall | baseline wall | gap | server | client CPU | own code | harness | client library | runtime | rest |',
+    '|---|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
+    ...rows,
+    '',
+    "On Redis the extra server time is what the raw loop does not do: the fencing token read and written per acquire, the holder record `inspect` reads, and the line of waiters both scripts look at.",
+    '',
+  ];
 }
 
 /** docs/BENCHMARKS.md for `results`. */

@@ -203,7 +203,11 @@ describe('bytes and CPU per cycle', () => {
     // Who spent the client CPU, per subject, and where the Redis cycle's extra time goes.
     expect(markdown).toContain('| profiled CPU µs/cycle | own µs | client library µs | harness µs | runtime µs |');
     for (const result of results) expect(markdown).toContain(`| ${result.backend} | ${result.label} | ${result.kind} | ${result.split.cpu!.microsPerCycle.toFixed(1)} |`);
+    // Each gap to a baseline, split: wall 250 against 200, server and client CPU from 4b, the rest left over.
     const server = (ours.serverMicrosPerCycle ?? Number.NaN) - (raw.serverMicrosPerCycle ?? Number.NaN);
-    expect(markdown).toContain(`Where ${ours.label}'s cycle goes beside ${raw.label} (µs per cycle, this run): wall 250 against 200 (+50); server ${server >= 0 ? '+' : '−'}${Math.abs(server).toFixed(0)};`);
+    const cpu = ours.cpuMicrosPerCycle - raw.cpuMicrosPerCycle;
+    const signed = (value: number): string => `${value >= 0 ? '+' : '−'}${Math.abs(value).toFixed(0)}`;
+    expect(markdown).toContain(`| redis | ${ours.label} | ${raw.label} | raw | 250 | 200 | +50 | ${signed(server)} | ${signed(cpu)} |`);
+    expect(markdown).toContain(` | ${signed(50 - server - cpu)} |\n`);
   });
 });

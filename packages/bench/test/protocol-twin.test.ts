@@ -99,14 +99,27 @@ describe('the protocol twins', () => {
     const [twinHolder, twinWaiter] = [await redisHandoffTwinSession(redisUrl, LOCK_TTL_MS), await redisHandoffTwinSession(redisUrl, LOCK_TTL_MS)];
     // How many are registered in the line of `key`.
     const lineLength = (key: string): Promise<number> => admin.zcard(redisLockKeys(BENCH_KEY_PREFIX, key).waiters);
-    /** One hand-off: A holds, B waits (registered), A releases (granting B), B releases. */
-    const handoff = async (key: string, lock: (who: 'a' | 'b') => Promise<Release>): Promise<void> => {
+    /**
+     * One hand-off: A holds, B waits (registered), A releases (granting B), B releases. A releases as
+     * soon as B is in line: the provider's waiter would poll again if left waiting for long.
+     */
+    const handoff = async (key: string, lock: (who: 'a' | 'b') => Promise<Release>, inLine: () => Promise<unknown>): Promise<void> => {
       const releaseA = await lock('a');
+      const registered = inLine();
       const waiting = lock('b');
-      await expect.poll(() => lineLength(key), { timeout: 5_000 }).toBe(1);
+      await registered;
       await releaseA();
       await (await waiting)();
     };
+    // The provider says when an acquire has to wait: its attempt's reply, so it is registered by then.
+    const providerInLine = (): Promise<unknown> =>
+      new Promise((resolve) => {
+        const off = waiter.on('contended', () => {
+          off();
+          resolve(undefined);
+        });
+      });
+    const twinInLine = (key: string) => (): Promise<unknown> => expect.poll(() => lineLength(key), { timeout: 5_000 }).toBe(1);
     try {
       const providerKey = `twin-handoff-provider-${randomUUID()}`;
       const twinKey = `twin-handoff-twin-${randomUUID()}`;
@@ -117,11 +130,11 @@ describe('the protocol twins', () => {
         };
       };
       // The provider's steady state: its first wait opens its subscription (and tries again once it is confirmed).
-      await handoff(`${providerKey}-warm-up`, viaProvider(`${providerKey}-warm-up`));
+      await handoff(`${providerKey}-warm-up`, viaProvider(`${providerKey}-warm-up`), providerInLine);
       const fromProvider = watch(monitor, providerKey, 4);
-      await handoff(providerKey, viaProvider(providerKey));
+      await handoff(providerKey, viaProvider(providerKey), providerInLine);
       const fromTwin = watch(monitor, twinKey, 4);
-      await handoff(twinKey, (who) => (who === 'a' ? twinHolder : twinWaiter).lock(twinKey, 5_000));
+      await handoff(twinKey, (who) => (who === 'a' ? twinHolder : twinWaiter).lock(twinKey, 5_000), twinInLine(twinKey));
       const [providerSent, twinSent] = await Promise.all([fromProvider, fromTwin]);
       const provider = providerSent.map((args) => normalized(args, providerKey));
       expect(twinSent.map((args) => normalized(args, twinKey))).toEqual(provider);
