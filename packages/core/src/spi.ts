@@ -32,7 +32,7 @@ export { DeadlineQueue } from './lifecycle/deadline-queue.js';
 export { RequestDeadlines } from './lifecycle/request-deadlines.js';
 export { InFlight } from './lifecycle/in-flight.js';
 export { TurnCork } from './lifecycle/turn-cork.js';
-export type { CorkableSocket } from './lifecycle/turn-cork.js';
+export type { CorkableSocket, TurnCorkOptions } from './lifecycle/turn-cork.js';
 export type { RequestDeadlineHandlers } from './lifecycle/request-deadlines.js';
 export type { DeadlineEntry } from './lifecycle/deadline-queue.js';
 export { BackgroundReleases, MAX_RELEASE_ATTEMPTS } from './lifecycle/background-release.js';

@@ -19,33 +19,52 @@ function recordingStream(): { stream: PassThrough; writes: string[][] } {
 
 const nextTurn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 
+/** Writes `request` on `stream` as an adapter does: the cork is told first. */
+function send(cork: TurnCork, stream: PassThrough, request: string): void {
+  cork.cork(stream);
+  stream.write(request);
+}
+
 describe('TurnCork', () => {
-  it('sends what is written in one turn, microtasks included, as one write, in order', async () => {
+  it("sends a turn's first request at once and the rest of the turn, microtasks included, in one write, in order", async () => {
     const { stream, writes } = recordingStream();
     const cork = new TurnCork();
-    for (const request of ['a', 'b']) {
-      cork.cork(stream);
-      stream.write(request);
-    }
+    send(cork, stream, 'a');
+    expect(writes).toEqual([['a']]);
+    send(cork, stream, 'b');
     await Promise.resolve();
-    cork.cork(stream);
-    stream.write('c');
-    expect(writes).toEqual([]);
+    send(cork, stream, 'c');
+    expect(writes).toEqual([['a']]);
     await nextTurn();
-    expect(writes).toEqual([['a', 'b', 'c']]);
+    expect(writes).toEqual([['a'], ['b', 'c']]);
+    expect(stream.writableCorked).toBe(0);
   });
 
-  it('corks again in the next turn, and leaves the socket uncorked in between', async () => {
+  it('starts over in the next turn: its first request leaves at once again', async () => {
     const { stream, writes } = recordingStream();
     const cork = new TurnCork();
-    cork.cork(stream);
-    stream.write('a');
+    send(cork, stream, 'a');
+    send(cork, stream, 'b');
     await nextTurn();
+    send(cork, stream, 'c');
+    expect(writes).toEqual([['a'], ['b'], ['c']]);
+    send(cork, stream, 'd');
+    send(cork, stream, 'e');
+    await nextTurn();
+    expect(writes).toEqual([['a'], ['b'], ['c'], ['d', 'e']]);
     expect(stream.writableCorked).toBe(0);
-    cork.cork(stream);
-    stream.write('b');
+  });
+
+  it('corks from the first request on when asked to: the whole turn in one write', async () => {
+    const { stream, writes } = recordingStream();
+    const cork = new TurnCork({ firstAtOnce: false });
+    send(cork, stream, 'a');
+    send(cork, stream, 'b');
+    expect(writes).toEqual([]);
     await nextTurn();
-    expect(writes).toEqual([['a'], ['b']]);
+    send(cork, stream, 'c');
+    await nextTurn();
+    expect(writes).toEqual([['a', 'b'], ['c']]);
     expect(stream.writableCorked).toBe(0);
   });
 
@@ -55,7 +74,9 @@ describe('TurnCork', () => {
     expect(() => cork.cork(null)).not.toThrow();
     let corked = 0;
     // A half of the pair is not a socket to cork: corked, it could never be uncorked.
-    cork.cork({ cork: () => void (corked += 1) });
+    const half = { cork: () => void (corked += 1) };
+    cork.cork(half);
+    cork.cork(half);
     expect(corked).toBe(0);
   });
 });

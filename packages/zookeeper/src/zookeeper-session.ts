@@ -155,7 +155,7 @@ export class ZooKeeperSession {
   readonly #connectedListeners = new Set<() => void>();
   #closing: Promise<void> = Promise.resolve();
   // Requests issued in one turn of the event loop leave in one write (see #coalesceWrites).
-  readonly #cork = new TurnCork();
+  readonly #cork = new TurnCork({ firstAtOnce: false });
   // Requests in flight bounded by the request timeout, behind one timer (see #deadlinesFor).
   #deadlines: { readonly timeoutMs: number; readonly ring: RequestDeadlines<PendingRequest<unknown>> } | undefined;
   // What the requests tell the session: an answer proves it alive at the send time.
