@@ -56,7 +56,7 @@ export class IoredisTimedCommands {
     command.setTimeout = boundElsewhere;
     // Watched before it is sent: a client closed for good rejects it at once, and that is fine.
     this.#deadlines.add(command);
-    // ioredis writes each command as it is sent: the commands of this turn leave in one write.
+    // ioredis writes each command as it is sent: after the first of a turn, the rest leave together.
     this.#cork.cork(this.#socket());
     return this.#send(command);
   }
