@@ -17,6 +17,7 @@
  * - BENCH_COORDINATION=0 skips the semaphores-and-elections section (it alone: `pnpm bench:coordination`);
  * - BENCH_STRESS=0 skips the stress section; BENCH_HOGS: CPU hog processes of its loaded runs,
  *   default 3; BENCH_HERD_WAITERS: the herd's concurrent acquires, default 1000;
+ *   BENCH_CONTENTION_ROUNDS: runs of each implementation per load in its contention part, default 3;
  * - BENCH_ALLOCATION_CYCLES: cycles of each pass of the allocation scenario (4b), default 20000 (each
  *   pass also bounded by 4 × BENCH_SECONDS; its CPU pass split into BENCH_ROUNDS interleaved rounds).
  */
@@ -55,6 +56,7 @@ const countOnShared = process.env['BENCH_COUNT_ON'] === 'shared';
 const stressOn = process.env['BENCH_STRESS'] !== '0';
 const hogCount = Math.round(env('BENCH_HOGS', 3));
 const herdWaiters = Math.round(env('BENCH_HERD_WAITERS', 1_000));
+const contentionRounds = Math.round(env('BENCH_CONTENTION_ROUNDS', 3));
 const allocationCycles = Math.round(env('BENCH_ALLOCATION_CYCLES', 20_000));
 const only = (process.env['BENCH_ONLY'] ?? '').split(',').filter((part) => part !== '');
 const pick = (list: readonly Subject[]): Subject[] => list.filter((subject) => only.length === 0 || only.some((part) => subject.id.includes(part)));
@@ -230,6 +232,7 @@ if (stressOn) {
     contentionClients: clients,
     contentionMs: seconds * 1000,
     contentionWarmupMs: CONTENTION_WARMUP_MS,
+    contentionRounds,
     maxAcquisitionsPerClient: maxCycles,
     countOnShared,
     pick,

@@ -3,25 +3,23 @@
  * - a herd of waiters per fencelock subject (src/herd.ts), counted on dedicated servers;
  * - held locks (src/held-locks.ts, as it is) quiet, then while CPU hogs spin (src/cpu-hogs.ts);
  * - contention (src/contention.ts, as it is) of the Redis and Redlock fencelock subjects and their
- *   peers (node-redlock, redis-semaphore), every one quiet, then every one loaded.
+ *   peers (node-redlock, redis-semaphore), every one quiet, then every one loaded, in rounds
+ *   (src/contention-rounds.ts).
  * Each measurement is bounded by its own scenario; the hogs are started per loaded run, bounded by
  * that run's worst case, and stopped when it ends.
  */
 import { startDedicatedServers, sharedServers, type BenchServers } from './bench-servers.js';
-import { runContention, type ContentionResult } from './contention.js';
+import { runContention } from './contention.js';
+import { medianRounds, rotated, type ContentionRound, type Load, type StressContentionResult } from './contention-rounds.js';
 import { underCpuLoad, type CpuHogReport } from './cpu-hogs.js';
 import { DEFAULT_ACQUIRE_PHASE_MS, DEFAULT_RELEASE_PHASE_MS, runHeldLocks, type HeldLocksResult } from './held-locks.js';
 import { runHerd, type HerdResult } from './herd.js';
 import { subjects, type Subject } from './subjects.js';
 
-/** Whether a measurement ran on a quiet machine or while CPU hogs spun. */
-export type Load = 'quiet' | 'loaded';
+export type { ContentionRound, Load, StressContentionResult } from './contention-rounds.js';
 
 /** A held-locks result of the stress section. */
 export type StressHeldLocksResult = HeldLocksResult & { readonly load: Load };
-
-/** A contention result of the stress section. */
-export type StressContentionResult = ContentionResult & { readonly load: Load };
 
 /** The hogs of one loaded run. */
 export interface HogRun {
@@ -56,7 +54,10 @@ export interface StressResults {
   readonly command: string;
   readonly herd: readonly HerdResult[];
   readonly heldLocks: readonly StressHeldLocksResult[];
+  /** The median round of each implementation under each load (see contention-rounds.ts). */
   readonly contention: readonly StressContentionResult[];
+  /** Every contention run, each with its round; absent in results from before rounds. */
+  readonly contentionRounds?: readonly ContentionRound[];
   /** CPU time each hog spun, per loaded run. */
   readonly hogRuns: readonly HogRun[];
 }
@@ -77,6 +78,8 @@ export interface StressOptions {
   readonly contentionMs: number;
   /** How long each contention run contends before it is measured, ms (default 0; see contention.ts). */
   readonly contentionWarmupMs?: number;
+  /** Runs of each contention subject per load, the order rotated per round (default 1). */
+  readonly contentionRounds?: number;
   readonly maxAcquisitionsPerClient: number;
   /** Count on the shared servers instead of dedicated ones. */
   readonly countOnShared: boolean;
@@ -108,7 +111,7 @@ const CONTENTION_OVERHEAD_MS = 60_000;
 export async function runStress(options: StressOptions): Promise<StressResults> {
   const herd: HerdResult[] = [];
   const heldLocks: StressHeldLocksResult[] = [];
-  const contention: StressContentionResult[] = [];
+  const contentionRounds: ContentionRound[] = [];
   const hogRuns: HogRun[] = [];
   const loads: readonly Load[] = ['quiet', 'loaded'];
   /** `work` as is when quiet; under the hogs, recording what they did, when loaded. */
@@ -170,21 +173,22 @@ export async function runStress(options: StressOptions): Promise<StressResults> 
 
   const fighters = options.pick(subjects()).filter((s) => STRESS_CONTENTION_SUBJECTS.includes(s.id));
   const window = { clients: options.contentionClients, maxMs: options.contentionMs, maxAcquisitionsPerClient: options.maxAcquisitionsPerClient, warmupMs: options.contentionWarmupMs };
-  // Every subject quiet, then every subject loaded: the figures compared in a target ran side by side.
-  for (const load of loads) {
-    for (const subject of fighters) {
-      const run = `contention ${load} ${subject.id}`;
-      options.starting(run);
-      try {
-        const result = await measure(load, run, CONTENTION_OVERHEAD_MS + (options.contentionWarmupMs ?? 0) + 2 * options.contentionMs, () => runContention(subject, window));
-        contention.push({ ...result, load });
-        options.log(
-          `${run}: ${result.acquisitionsPerSec} acq/s, hand-off p50 ${result.handoffP50Ms} ms p99 ${result.handoffP99Ms} ms, ` +
-            `waiter next ${(result.waiterWinShare * 100).toFixed(0)} %, per client ${result.perClient.join('/')}, failed waits ${result.failures}`,
-        );
-      } catch (cause) {
-        options.fail(run, cause);
-      }
+  const rounds = Math.max(1, Math.round(options.contentionRounds ?? 1));
+  // Every subject quiet, then every subject loaded: the figures compared in a target ran side by side;
+  // within a load, round after round, each in its own order.
+  const runs = loads.flatMap((load) => Array.from({ length: rounds }, (_, round) => rotated(fighters, round).map((subject) => ({ load, round, subject }))).flat());
+  for (const { load, round, subject } of runs) {
+    const run = `contention ${load} ${subject.id}${rounds > 1 ? ` round ${round + 1}/${rounds}` : ''}`;
+    options.starting(run);
+    try {
+      const result = await measure(load, run, CONTENTION_OVERHEAD_MS + (options.contentionWarmupMs ?? 0) + 2 * options.contentionMs, () => runContention(subject, window));
+      contentionRounds.push({ ...result, load, round });
+      options.log(
+        `${run}: ${result.acquisitionsPerSec} acq/s, hand-off p50 ${result.handoffP50Ms} ms p99 ${result.handoffP99Ms} ms, ` +
+          `waiter next ${(result.waiterWinShare * 100).toFixed(0)} %, per client ${result.perClient.join('/')}, failed waits ${result.failures}`,
+      );
+    } catch (cause) {
+      options.fail(run, cause);
     }
   }
 
@@ -200,11 +204,13 @@ export async function runStress(options: StressOptions): Promise<StressResults> 
       contendingProcesses: options.contentionClients,
       contentionMs: options.contentionMs,
       contentionWarmupMs: options.contentionWarmupMs ?? 0,
+      contentionRounds: rounds,
     },
     command: benchCommand(),
     herd,
     heldLocks,
-    contention,
+    contention: medianRounds(contentionRounds),
+    contentionRounds,
     hogRuns,
   };
 }
