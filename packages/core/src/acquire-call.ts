@@ -2,17 +2,19 @@ import type { BackendAcquireRequest, BackendCampaignRequest, BackendSemaphoreReq
 import type { BackgroundReleases } from './lifecycle/background-release.js';
 import type { LockMode } from './types.js';
 import type { Slotted } from './lifecycle/slot-list.js';
+import type { AbortLike } from './lifecycle/wait.js';
 import type { ElectionSettings, NormalizedAcquireOptions, SemaphoreSettings } from './validation.js';
 
 /**
  * The abort state and the `contended` flag of one acquire call, shared by its attempts.
  *
- * The call's AbortSignal is made only when a backend reads it, i.e. when it is about to wait: a
- * single attempt that succeeds (the common, uncontended case) never does, and an AbortController
- * plus the listener forwarding the caller's signal cost more than the rest of an in-memory acquire.
- * Until then, aborts are recorded here and checked by core after the attempt, so they are never lost.
+ * The call is its own abort signal for waits ({@link AbortLike}, a request's `waitSignal`): a flag
+ * and an array of listeners, so that a waiting call (a herd of them, a local line) costs no
+ * AbortController. A real AbortSignal is made only when something reads `signal` (an adapter
+ * that passes it to a client library); the two abort together. Until anyone listens, aborts are
+ * recorded here and checked by core after the attempt, so they are never lost.
  */
-export class AcquireCall implements Slotted {
+export class AcquireCall implements Slotted, AbortLike {
   /** Whether an attempt found the key held (reported once, through `onContended`). */
   contended = false;
   /** The call's place in its provider's list of calls in flight. */
@@ -22,9 +24,11 @@ export class AcquireCall implements Slotted {
   // The provider's one callback for every call (a closure per call would cost more than the call).
   readonly #onContended: (call: AcquireCall) => void;
   #controller: AbortController | undefined;
+  #listeners: (() => void)[] | undefined;
+  // Listens to the caller's signal from the first listener (or `signal` read) on.
   #forward: (() => void) | undefined;
-  #closed = false;
-  #closeReason: unknown;
+  #aborted = false;
+  #reason: unknown;
 
   constructor(key: string, settings: NormalizedAcquireOptions, onContended: (call: AcquireCall) => void) {
     this.key = key;
@@ -37,37 +41,46 @@ export class AcquireCall implements Slotted {
     if (this.#controller === undefined) {
       const controller = new AbortController();
       this.#controller = controller;
-      const user = this.settings.signal;
-      if (this.#closed) {
-        controller.abort(this.#closeReason);
-      } else if (user?.aborted) {
-        controller.abort(user.reason);
-      } else if (user !== undefined) {
-        this.#forward = () => controller.abort(user.reason);
-        user.addEventListener('abort', this.#forward, { once: true });
-      }
+      if (this.aborted) controller.abort(this.reason);
+      else this.#followCaller();
     }
     return this.#controller.signal;
   }
 
   /** Whether the call was aborted, by the caller or by {@link abort}. */
   get aborted(): boolean {
-    if (this.#controller !== undefined) return this.#controller.signal.aborted;
-    return this.#closed || this.settings.signal?.aborted === true;
+    return this.#aborted || this.settings.signal?.aborted === true;
   }
 
   /** Why the call was aborted (meaningful only when {@link aborted}). */
   get reason(): unknown {
-    if (this.#controller !== undefined) return this.#controller.signal.reason;
-    return this.#closed ? this.#closeReason : this.settings.signal?.reason;
+    return this.#aborted ? this.#reason : this.settings.signal?.reason;
   }
 
-  /** Aborts the call from the provider's side (its shutdown), with `reason`. A no-op once aborted. */
-  abort(reason: unknown): void {
+  /** Calls `listener` once when the call aborts (never if it already has, as an AbortSignal does). */
+  addEventListener(_type: 'abort', listener: () => void): void {
     if (this.aborted) return;
-    this.#closed = true;
-    this.#closeReason = reason;
-    this.#controller?.abort(reason);
+    (this.#listeners ??= []).push(listener);
+    this.#followCaller();
+  }
+
+  removeEventListener(_type: 'abort', listener: () => void): void {
+    const listeners = this.#listeners;
+    const at = listeners === undefined ? -1 : listeners.indexOf(listener);
+    if (at >= 0) listeners?.splice(at, 1);
+  }
+
+  /** Aborts the call: from the provider's side (its shutdown), with `reason`, or as the caller's signal did. A no-op once aborted. */
+  abort(reason: unknown): void {
+    if (this.#aborted) return;
+    this.#aborted = true;
+    // The caller's abort, when it came first (unheard: nothing listened yet), stays the reason.
+    const user = this.settings.signal;
+    this.#reason = user?.aborted === true ? user.reason : reason;
+    this.#controller?.abort(this.#reason);
+    const listeners = this.#listeners;
+    this.#listeners = undefined;
+    if (listeners !== undefined) for (const listener of listeners) listener();
   }
 
   /** Marks the call contended; the first time, reports it. */
@@ -81,6 +94,15 @@ export class AcquireCall implements Slotted {
   dispose(): void {
     if (this.#forward !== undefined) this.settings.signal?.removeEventListener('abort', this.#forward);
     this.#forward = undefined;
+    this.#listeners = undefined;
+  }
+
+  // The caller's signal aborts the call; listened to only once something listens to the call.
+  #followCaller(): void {
+    const user = this.settings.signal;
+    if (user === undefined || this.#forward !== undefined) return;
+    this.#forward = () => this.abort(user.reason);
+    user.addEventListener('abort', this.#forward, { once: true });
   }
 }
 
@@ -113,6 +135,10 @@ export class AcquireRequest implements BackendAcquireRequest {
 
   get signal(): AbortSignal {
     return this.#call.signal;
+  }
+
+  get waitSignal(): AbortLike {
+    return this.#call;
   }
 
   // Functions bound to this request, not methods: backends may pass `request.contended` on as a bare

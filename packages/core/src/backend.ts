@@ -1,6 +1,7 @@
 import type { LockCapabilities } from './capabilities.js';
 import type { LockError } from './errors.js';
 import type { BackendWarning, LeaderInfo, LockInfo, LockMode, SemaphoreInfo } from './types.js';
+import type { AbortLike } from './lifecycle/wait.js';
 
 /**
  * Callbacks a backend uses to tell core about a grant after it was made. Passing them in the request
@@ -34,9 +35,17 @@ export interface BackendAcquireRequest {
   /**
    * Aborted when the caller aborts or the provider closes. The backend stops waiting, cleans up
    * (or hands what it may have created to {@link releaseLater}), and may reject with anything. An
-   * attempt that is granted after the abort may resolve the grant: core releases it.
+   * attempt that is granted after the abort may resolve the grant: core releases it. Made on first
+   * read: pass it where an `AbortSignal` is needed (a client library's call), and
+   * {@link waitSignal} to core's waits.
    */
   readonly signal: AbortSignal;
+  /**
+   * The same abort as {@link signal}, as core's waits need it ({@link AbortLike}: `waitFor`, `sleep`,
+   * a `Wakeup`) and without making an AbortSignal: a waiting call costs a flag and its listeners
+   * instead of an event target. Check `waitSignal.aborted` rather than `signal.aborted` too.
+   */
+  readonly waitSignal: AbortLike;
   readonly metadata: string | undefined;
   /** Where to report what happens to the grant later. */
   readonly observer: GrantObserver;

@@ -385,7 +385,7 @@ export class BaseLockProvider implements LockProvider {
   // being handed over), so it is contended; it may time out or abort without sending anything.
   #waitTurn(place: LinePlace, call: AcquireCall, deadline: number): Promise<boolean> {
     call.markContended();
-    return place.turn(deadline, call.signal);
+    return place.turn(deadline, call);
   }
 
   // A grant nobody will use (its call was aborted, its validity used up): freed in the background,

@@ -2,15 +2,15 @@ import type { BackendAcquireRequest } from './backend.js';
 import { monotonicNow } from './clock.js';
 import { LockErrorCode, isLockError } from './errors.js';
 import { DEFAULT_RETRY, backoffDelayMs, type RetryOptions } from './lifecycle/backoff.js';
-import { sleep } from './lifecycle/wait.js';
+import { sleep, type AbortLike } from './lifecycle/wait.js';
 
 /**
  * A source of "the lock may be free now" notifications, opened before the first attempt so that a
  * release between an attempt and the wait is not missed.
  */
 export interface Wakeup {
-  /** Resolves when a notification arrived since the last call, or after `ms`; rejects on abort. */
-  wait(ms: number, signal: AbortSignal): Promise<void>;
+  /** Resolves when a notification arrived since the last call, or after `ms`; rejects on abort (the request's `waitSignal`). */
+  wait(ms: number, signal: AbortLike): Promise<void>;
   /** Stops listening. */
   close(): void;
 }
@@ -68,7 +68,7 @@ export function retryableFailure(error: unknown): boolean {
  * common case, then never makes core's per-call AbortController.
  */
 export async function waitForGrant<T>(
-  request: Pick<BackendAcquireRequest, 'deadline' | 'signal' | 'contended'>,
+  request: Pick<BackendAcquireRequest, 'deadline' | 'waitSignal' | 'contended'>,
   attempt: () => Promise<T | undefined>,
   options: WaitForGrantOptions = {},
 ): Promise<T | undefined> {
@@ -81,7 +81,7 @@ export async function waitForGrant<T>(
   try {
     for (let round = 0; ; round += 1) {
       if (round > 0 || !attempted) {
-        if (round > 0 && request.signal.aborted) throw request.signal.reason;
+        if (round > 0 && request.waitSignal.aborted) throw request.waitSignal.reason;
         let grant: T | undefined;
         try {
           grant = await attempt();
@@ -100,7 +100,7 @@ export async function waitForGrant<T>(
       }
       retry ??= { ...DEFAULT_RETRY, ...options.retry };
       const delay = Math.min(backoffDelayMs(round, retry), remaining);
-      await (wakeup === undefined ? sleep(delay, request.signal) : wakeup.wait(delay, request.signal));
+      await (wakeup === undefined ? sleep(delay, request.waitSignal) : wakeup.wait(delay, request.waitSignal));
     }
   } finally {
     wakeup?.close();

@@ -23,7 +23,7 @@ export { DEFAULT_RETRY, backoffDelayMs } from './lifecycle/backoff.js';
 export { retryCall } from './lifecycle/retry-call.js';
 export type { RetryCallOptions } from './lifecycle/retry-call.js';
 export { sleep, waitFor } from './lifecycle/wait.js';
-export type { WaitOptions, WaitOutcome } from './lifecycle/wait.js';
+export type { AbortLike, WaitOptions, WaitOutcome } from './lifecycle/wait.js';
 export { DRIFT_FIXED_MS, driftMarginMs, validityDeadline } from './lifecycle/drift.js';
 export { withRequestTimeout } from './lifecycle/timeout.js';
 export { SlotList } from './lifecycle/slot-list.js';

@@ -123,6 +123,97 @@ describe('an acquire call and its signal', () => {
   });
 });
 
+describe("an acquire call's waitSignal (core's waits, without an AbortSignal)", () => {
+  /** Resolves when `signal` aborts, with its reason. */
+  const waitAborted = (signal: BackendAcquireRequest['waitSignal']): Promise<unknown> =>
+    new Promise((resolve) => signal.addEventListener('abort', () => resolve(signal.reason), { once: true }));
+
+  /** Counts AbortControllers made while `work` runs (the cost a waiting call no longer pays). */
+  async function countControllers<T>(work: () => Promise<T>): Promise<{ result: T; made: number }> {
+    const Original = globalThis.AbortController;
+    let made = 0;
+    globalThis.AbortController = class extends Original {
+      constructor() {
+        super();
+        made += 1;
+      }
+    };
+    try {
+      return { result: await work(), made };
+    } finally {
+      globalThis.AbortController = Original;
+    }
+  }
+
+  it('aborts with the caller, and a backend that waits on it makes no AbortController', async () => {
+    const controller = new AbortController();
+    const reason = new Error('caller gave up');
+    let seen: { before: boolean; after: boolean } | undefined;
+    const backend = new StepBackend(async (request) => {
+      const waiting = waitAborted(request.waitSignal);
+      const before = request.waitSignal.aborted;
+      controller.abort(reason);
+      expect(await waiting).toBe(reason);
+      seen = { before, after: request.waitSignal.aborted };
+      throw request.waitSignal.reason;
+    });
+    const provider = new BaseLockProvider(backend);
+    const { result, made } = await countControllers(() => provider.acquire('k', { waitMs: 10_000, signal: controller.signal }).catch((e: unknown) => e));
+    expect(result).toMatchObject({ code: 'LOCK_ABORTED', key: 'k' });
+    expect(seen).toEqual({ before: false, after: true });
+    expect(made).toBe(0);
+  });
+
+  it('aborts at close(), together with a signal read meanwhile, with the same reason', async () => {
+    let request: BackendAcquireRequest | undefined;
+    const backend = new StepBackend(async (r) => {
+      request = r;
+      throw await waitAborted(r.waitSignal);
+    });
+    const provider = new BaseLockProvider(backend);
+    const acquiring = provider.acquire('k', { waitMs: 60_000 }).catch((e: unknown) => e);
+    await Promise.resolve();
+    const signal = request?.signal;
+    await provider.close();
+    expect(await acquiring).toMatchObject({ code: 'LOCK_BACKEND_UNAVAILABLE' });
+    expect(request?.waitSignal.aborted).toBe(true);
+    expect(signal?.aborted).toBe(true);
+    expect(signal?.reason).toBe(request?.waitSignal.reason);
+  });
+
+  it('calls no listener that was removed, and none added after the abort', async () => {
+    const controller = new AbortController();
+    const calls: string[] = [];
+    const backend = new StepBackend(async (r) => {
+      const removed = (): void => void calls.push('removed');
+      r.waitSignal.addEventListener('abort', removed);
+      r.waitSignal.addEventListener('abort', () => calls.push('kept'));
+      r.waitSignal.removeEventListener('abort', removed);
+      controller.abort(new Error('stop'));
+      r.waitSignal.addEventListener('abort', () => calls.push('late'));
+      throw r.waitSignal.reason;
+    });
+    await new BaseLockProvider(backend).acquire('k', { waitMs: 10_000, signal: controller.signal }).catch(() => undefined);
+    expect(calls).toEqual(['kept']);
+  });
+
+  it('lets calls queued behind another in one provider wait without an AbortController each', async () => {
+    const backend: StepBackend = new StepBackend(async () => backend.grant(60_000));
+    const provider = new BaseLockProvider(backend);
+    const held = await provider.acquire('k');
+    const { made, result } = await countControllers(async () => {
+      // Ten calls queue locally behind the holder (one backend contender per key per process).
+      const waiting = Array.from({ length: 10 }, () => provider.acquire('k', { waitMs: 60_000 }));
+      await held.release();
+      for (const next of waiting) await (await next).release();
+      return waiting.length;
+    });
+    expect(result).toBe(10);
+    expect(made).toBe(0);
+    await provider.close();
+  });
+});
+
 describe('validity deadlines', () => {
   it('reports each lock lost at its own deadline without any read, and never one that was released', async () => {
     const valid = [40, 400, 80];

@@ -14,7 +14,7 @@ describe('backoffDelayMs', () => {
 describe('waitForGrant', () => {
   const request = (deadline: number, signal = new AbortController().signal) => {
     let contended = 0;
-    return { deadline, signal, contended: () => (contended += 1), count: () => contended };
+    return { deadline, waitSignal: signal, contended: () => (contended += 1), count: () => contended };
   };
 
   it('tries until an attempt succeeds, reporting contention once', async () => {

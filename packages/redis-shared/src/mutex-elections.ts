@@ -38,7 +38,11 @@ export class MutexElections<Keys> {
         ownerId: request.ownerId,
         ttlMs: request.ttlMs,
         deadline: request.deadline,
-        signal: request.signal,
+        // Read when the mutex needs it: a campaign that never waits makes no AbortSignal.
+        get signal() {
+          return request.signal;
+        },
+        waitSignal: request.waitSignal,
         metadata: request.value,
         observer: request.observer,
         contended: () => request.contended(),

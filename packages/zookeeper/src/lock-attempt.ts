@@ -81,6 +81,7 @@ export function lockRequestFor(
     get signal() {
       return request.signal;
     },
+    waitSignal: request.waitSignal,
     metadata,
     observer: request.observer,
     contended,

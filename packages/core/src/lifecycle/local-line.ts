@@ -1,5 +1,5 @@
 import type { HoldMode } from '../types.js';
-import { waitFor } from './wait.js';
+import { waitFor, type AbortLike } from './wait.js';
 
 /**
  * A place in a local line; {@link LocalLines.join} makes one for each waiting acquire call.
@@ -12,7 +12,7 @@ export interface LinePlace {
    * `false` when `deadline` passed first; rejects with the signal's reason on abort. At once for
    * the head.
    */
-  turn(deadline: number, signal: AbortSignal): Promise<boolean>;
+  turn(deadline: number, signal: AbortLike): Promise<boolean>;
   /** Leaves the line (granted, timed out, aborted, failed); the next call in line becomes the head. Idempotent. */
   leave(): void;
 }
@@ -40,7 +40,7 @@ export class Place implements LinePlace {
     return this.line.places[0] === this;
   }
 
-  async turn(deadline: number, signal: AbortSignal): Promise<boolean> {
+  async turn(deadline: number, signal: AbortLike): Promise<boolean> {
     if (this.isHead) return true;
     const outcome = await waitFor<true>({
       deadline,

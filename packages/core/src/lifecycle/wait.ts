@@ -1,11 +1,23 @@
 import { monotonicNow } from '../clock.js';
 
+/**
+ * What a wait needs of an abort signal: its state and one `'abort'` listener at a time. An
+ * `AbortSignal` is one; so is a request's `waitSignal`, core's per-call abort, which costs a flag
+ * and an array where an `AbortController` costs an event target (see `AcquireCall`).
+ */
+export interface AbortLike {
+  readonly aborted: boolean;
+  readonly reason: unknown;
+  addEventListener(type: 'abort', listener: () => void, options?: { readonly once?: boolean }): void;
+  removeEventListener(type: 'abort', listener: () => void): void;
+}
+
 /** Options of {@link waitFor}. */
 export interface WaitOptions<T> {
   /** When to stop waiting, on the monotonic clock (`performance.now()` ms); `Infinity` for no bound. */
   readonly deadline: number;
   /** Ends the wait at once, rejecting with the signal's reason. */
-  readonly signal?: AbortSignal | undefined;
+  readonly signal?: AbortLike | undefined;
   /**
    * Subscribes to what ends the wait early (a notification, a grant); calls `wake` with its value.
    * Returns the unsubscribe function, which is always called when the wait ends, however it ends.
@@ -19,7 +31,7 @@ export type WaitOutcome<T> = { readonly woken: true; readonly value: T } | { rea
 const DEADLINE_PASSED: WaitOutcome<never> = Object.freeze({ woken: false });
 
 /**
- * The one wait of fencelock: a timer, an AbortSignal and an optional wake-up, with every listener
+ * The one wait of fencelock: a timer, an abort signal and an optional wake-up, with every listener
  * removed and the timer cleared whichever ends it. The timer is re-armed when it fires a fraction
  * of a ms before the monotonic deadline, so a wait never ends early. A signal that is already
  * aborted rejects at once; a wake-up that fires before the wait was set up is kept.
@@ -62,6 +74,6 @@ export function waitFor<T = void>(options: WaitOptions<T>): Promise<WaitOutcome<
 }
 
 /** Resolves after `ms`, or rejects with the signal's reason as soon as it aborts. */
-export async function sleep(ms: number, signal?: AbortSignal): Promise<void> {
+export async function sleep(ms: number, signal?: AbortLike): Promise<void> {
   await waitFor({ deadline: monotonicNow() + ms, signal });
 }

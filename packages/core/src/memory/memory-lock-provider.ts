@@ -127,7 +127,7 @@ interface GrantingTable<R> extends HolderTable {
 }
 
 /** What every backend request of the memory provider shares. */
-type ServedRequest = Pick<BackendAcquireRequest, 'key' | 'ownerId' | 'deadline' | 'signal' | 'contended'>;
+type ServedRequest = Pick<BackendAcquireRequest, 'key' | 'ownerId' | 'deadline' | 'waitSignal' | 'contended'>;
 
 /**
  * Asks `table` for `request` (as `entry`), waiting in its queue until the deadline or an abort. Not
@@ -194,12 +194,12 @@ class MemoryGrant implements BackendGrant {
 async function waitOrGiveUp<T>(
   queued: Promise<T>,
   cancel: () => boolean,
-  request: Pick<BackendAcquireRequest, 'deadline' | 'signal'>,
+  request: Pick<BackendAcquireRequest, 'deadline' | 'waitSignal'>,
 ): Promise<T | undefined> {
   try {
     const outcome = await waitFor<T>({
       deadline: request.deadline,
-      signal: request.signal,
+      signal: request.waitSignal,
       until: (wake) => {
         void queued.then(wake);
         return () => undefined;
