@@ -1,7 +1,7 @@
 import { monotonicNow } from '../clock.js';
 
 /**
- * What a wait needs of an abort signal: its state and one `'abort'` listener at a time. An
+ * What a wait needs of an abort signal: its state and its `'abort'` listeners. An
  * `AbortSignal` is one; so is a request's `waitSignal`, core's per-call abort, which costs a flag
  * and an array where an `AbortController` costs an event target (see `AcquireCall`).
  */
