@@ -5,6 +5,7 @@
  * target compares the median of per-round ratios, as the throughput sections do.
  */
 import type { ContentionResult } from './contention.js';
+import { median, type RoundRange } from './rounds.js';
 
 /** Whether a measurement ran on a quiet machine or while CPU hogs spun. */
 export type Load = 'quiet' | 'loaded';
@@ -25,11 +26,6 @@ export function rotated<T>(list: readonly T[], by: number): T[] {
   const start = ((by % list.length) + list.length) % list.length;
   return [...list.slice(start), ...list.slice(0, start)];
 }
-
-const median = (values: readonly number[]): number => {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.floor((sorted.length - 1) / 2)] ?? Number.NaN;
-};
 
 /**
  * One row per implementation and load, in the order first run: the round whose acq/s is the median
@@ -52,12 +48,9 @@ export function medianRounds(rounds: readonly ContentionRound[]): StressContenti
   });
 }
 
-/** A ratio over rounds: the median of the per-round ratios, their range and how many rounds had one. */
-export interface RoundRatio {
+/** A ratio over rounds: the median of the per-round ratios, with their range and how many rounds had one. */
+export interface RoundRatio extends RoundRange {
   readonly median: number;
-  readonly min: number;
-  readonly max: number;
-  readonly rounds: number;
 }
 
 /**
