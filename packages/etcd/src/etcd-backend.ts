@@ -292,11 +292,13 @@ export class EtcdBackend implements LockBackend {
   async #rounds(request: ContenderRequest, queue: ContenderQueue): Promise<BackendGrant | undefined> {
     let lastError: unknown;
     let lateRequeues = 0;
+    // The call's abort as core's waits take it: `request.signal` (made on first read, an
+    // AbortController each) is never read here, as nothing is handed to etcd3 with it.
+    const { waitSignal } = request;
     for (let round = 0; round < MAX_ROUNDS; round += 1) {
       // Not before the first round: core refused an aborted signal before calling, and checks the call
-      // after the attempt. Reading `request.signal` makes core build the call's AbortController, which
-      // an uncontended acquire never needs.
-      if (round > 0 && request.signal.aborted) throw request.signal.reason;
+      // after the attempt.
+      if (round > 0 && waitSignal.aborted) throw waitSignal.reason;
       let requeue = false;
       try {
         const outcome = await this.#attempt(request, queue);
@@ -304,7 +306,7 @@ export class EtcdBackend implements LockBackend {
         requeue = true;
         lastError = undefined;
       } catch (error) {
-        if (request.signal.aborted) throw request.signal.reason;
+        if (waitSignal.aborted) throw waitSignal.reason;
         if (this.#closed || (isLockError(error) && error.code !== LockErrorCode.BACKEND_UNAVAILABLE)) throw error;
         lastError = error;
       }
@@ -317,7 +319,7 @@ export class EtcdBackend implements LockBackend {
         continue;
       }
       if (remaining <= 0) break;
-      if (lastError !== undefined) await sleep(Math.min(backoffDelayMs(round, RETRY), remaining), request.signal);
+      if (lastError !== undefined) await sleep(Math.min(backoffDelayMs(round, RETRY), remaining), waitSignal);
     }
     if (lastError !== undefined) throw lastError;
     return undefined;
@@ -499,7 +501,7 @@ export class EtcdBackend implements LockBackend {
           try {
             await waitFor({
               deadline: Math.min(request.deadline, monotonicNow() + this.#settings.recheckIntervalMs),
-              signal: request.signal,
+              signal: request.waitSignal,
               until: (resolve) => {
                 if (woken) resolve();
                 else onWake = resolve;

@@ -1,4 +1,4 @@
-import { type Wakeup, monotonicNow, waitFor } from '@fencelock/core/adapter';
+import { type AbortLike, type Wakeup, monotonicNow, waitFor } from '@fencelock/core/adapter';
 
 /**
  * Fans the provider's release notifications (LISTEN/NOTIFY, payload: the lock id) out to the waiters
@@ -47,7 +47,10 @@ export class ReleaseNotifier {
     return count;
   }
 
-  /** A wake-up source for core's `waitForGrant`, listening for lock `id` until closed. */
+  /**
+   * A wake-up source for core's `waitForGrant`, listening for lock `id` until closed. Its waits take
+   * the request's `waitSignal` (an `AbortLike`), never the call's AbortSignal.
+   */
   wakeup(id: string): Wakeup {
     let pending = false;
     let wake: (() => void) | undefined;
@@ -57,7 +60,7 @@ export class ReleaseNotifier {
     };
     const close = this.listen(id, listener);
     return {
-      wait: async (ms: number, signal: AbortSignal): Promise<void> => {
+      wait: async (ms: number, signal: AbortLike): Promise<void> => {
         if (!pending) {
           await waitFor({
             deadline: monotonicNow() + ms,

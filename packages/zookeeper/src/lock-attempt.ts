@@ -76,8 +76,8 @@ export function lockRequestFor(
     ownerId: request.ownerId,
     ttlMs: request.ttlMs,
     deadline: request.deadline,
-    // Read when used: reading it makes core build the call's AbortController, which an attempt that
-    // does not wait never needs.
+    // Read only when used: reading it makes core build the call's AbortController. The recipes wait
+    // on `waitSignal`, so no attempt of this adapter ever reads it.
     get signal() {
       return request.signal;
     },
@@ -129,14 +129,15 @@ export class LockAttempt {
     return this.#settings.session;
   }
 
-  // The first round reads no signal (the request's signal is made when first read, and an attempt on
-  // a free lock never waits): its requests are bounded by the request timeout, and core checks the
-  // call for an abort once the attempt is over, handing back a node it got meanwhile.
+  // The first round's requests listen to no abort (an attempt on a free lock never waits, and a
+  // listener on the call makes core listen to the caller's signal): they are bounded by the request
+  // timeout, and core checks the call for an abort once the attempt is over, handing back a node it
+  // got meanwhile. Later rounds listen to the call's `waitSignal`.
   async #acquire(): Promise<HeldNode | undefined> {
     const first = await this.#create();
     let contended = false;
     for (let round = 0; round < MAX_ROUNDS; round += 1) {
-      const signal = round === 0 ? undefined : this.#request.signal;
+      const signal = round === 0 ? undefined : this.#request.waitSignal;
       if (signal?.aborted) throw signal.reason;
       const ours = this.#node.name;
       if (ours === undefined) throw new Error('unreachable: no contender node');
@@ -209,8 +210,8 @@ export class LockAttempt {
     const data = metadata === undefined ? undefined : Buffer.from(metadata, 'utf8');
     const { hints, lockPath } = this.#settings;
     for (let attempt = 0; attempt < MAX_CREATE_ATTEMPTS; attempt += 1) {
-      // Not read for the first create (see #acquire).
-      const signal = attempt === 0 ? undefined : this.#request.signal;
+      // No abort listened to for the first create (see #acquire).
+      const signal = attempt === 0 ? undefined : this.#request.waitSignal;
       if (signal?.aborted) throw signal.reason;
       // The listing and (when the sequence can be guessed) our node's stat go right behind the create,
       // in the same write (the session coalesces one turn's requests): answered after it, in order,
@@ -254,10 +255,11 @@ export class LockAttempt {
           guessedWatch.stop();
           this.#watches.splice(this.#watches.indexOf(guessedWatch), 1);
         }
-        if (this.#request.signal.aborted) {
+        const { waitSignal } = this.#request;
+        if (waitSignal.aborted) {
           // The create may still be applied: cleanup looks for it, and a late answer deletes it.
           this.#node.createMayHaveApplied();
-          throw this.#request.signal.reason;
+          throw waitSignal.reason;
         }
         const code = zooKeeperCode(error);
         if (code === Exception.NO_NODE) {
@@ -266,7 +268,7 @@ export class LockAttempt {
         }
         if (code !== Exception.CONNECTION_LOSS && !(error instanceof RequestTimeoutError)) throw error;
         // The create may have been applied: look for our node by its unique prefix once connected.
-        if (await this.#node.findAfterLostReply(this.#request.signal)) return undefined;
+        if (await this.#node.findAfterLostReply(waitSignal)) return undefined;
       }
     }
     throw new LockError(LockErrorCode.BACKEND_UNAVAILABLE, `could not create a contender node for lock "${this.#request.key}"`, {
@@ -276,7 +278,7 @@ export class LockAttempt {
 
   /** Waits until `path` is deleted (one watch), the deadline passes, the session changes, or abort. */
   async #waitForDeletion(path: string): Promise<void> {
-    const { signal, deadline } = this.#request;
+    const { waitSignal: signal, deadline } = this.#request;
     // Through the session's shared watcher, not a function of our own: the client keeps what it is
     // handed until the node changes, and this wait may give up long before that.
     const latch = new WatchLatch(this.#session, path);

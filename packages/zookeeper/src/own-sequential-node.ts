@@ -9,7 +9,7 @@
  *   (one bounded delete, NO_NODE is success), else through core (`releaseLater`), which retries it
  *   until it is answered or the session is gone. A dead session's ephemeral nodes went with it.
  */
-import { type BackendAcquireRequest, LockError, LockErrorCode } from '@fencelock/core/adapter';
+import { type AbortLike, type BackendAcquireRequest, LockError, LockErrorCode } from '@fencelock/core/adapter';
 import { Exception } from 'node-zookeeper-client';
 import { type ZooKeeperSession, zooKeeperCode } from './zookeeper-session.js';
 
@@ -69,7 +69,7 @@ export class OwnSequentialNode {
    * After a create failed by connection loss or no reply in time: waits for the connection (within
    * the request timeout) and looks for our node by its prefix. True when it was found.
    */
-  async findAfterLostReply(signal: AbortSignal): Promise<boolean> {
+  async findAfterLostReply(signal: AbortLike): Promise<boolean> {
     this.#createUnknown = true;
     await this.#session.ready(signal);
     const found = await this.#find();

@@ -1,4 +1,4 @@
-import { RequestTimeoutError } from '@fencelock/core/adapter';
+import { type AbortLike, RequestTimeoutError } from '@fencelock/core/adapter';
 import type { Exception } from 'node-zookeeper-client';
 
 /** What a {@link PendingRequest} needs of its session. */
@@ -15,9 +15,10 @@ const ONCE = { once: true } as const;
 /**
  * One client request in flight: settled by the client's callback, by its timeout or by the caller's
  * signal, whichever comes first, with one promise. The timeout is the session's shared deadline ring
- * (core's `RequestDeadlines`, which calls {@link expire}); the signal is listened to with the request
- * itself as the listener. A chain of promises and a timer per request cost more client CPU than the
- * rest of an acquisition's four requests.
+ * (core's `RequestDeadlines`, which calls {@link expire}); the signal (an `AbortLike`: a waiting
+ * call's `waitSignal`, which calls plain functions only) is listened to by one function, made only
+ * for a request that has a signal. A chain of promises and a timer per request cost more client CPU
+ * than the rest of an acquisition's four requests.
  *
  * Once given up (timed out, aborted), a success the client reports later goes to `late`, so that the
  * caller can undo what it did (a late create).
@@ -32,7 +33,8 @@ export class PendingRequest<T> {
   readonly #resolve: (value: T) => void;
   readonly #reject: (reason: unknown) => void;
   readonly #late: ((value: T) => void) | undefined;
-  readonly #signal: AbortSignal | undefined;
+  readonly #signal: AbortLike | undefined;
+  readonly #onAbort: (() => void) | undefined;
   #settled = false;
 
   constructor(
@@ -42,7 +44,7 @@ export class PendingRequest<T> {
     timeoutMs: number,
     settle: { resolve: (value: T) => void; reject: (reason: unknown) => void },
     late: ((value: T) => void) | undefined,
-    signal: AbortSignal | undefined,
+    signal: AbortLike | undefined,
   ) {
     this.#host = host;
     this.#what = what;
@@ -53,7 +55,13 @@ export class PendingRequest<T> {
     this.#late = late;
     this.#signal = signal;
     this.done = (error, value) => this.#answer(error, value);
-    signal?.addEventListener('abort', this, ONCE);
+    if (signal === undefined) this.#onAbort = undefined;
+    else {
+      // The caller's signal aborted: give up with its reason.
+      const onAbort = (): void => this.#giveUp(signal.reason);
+      this.#onAbort = onAbort;
+      signal.addEventListener('abort', onAbort, ONCE);
+    }
   }
 
   /** Whether the request is over for its caller (answered, timed out or aborted). */
@@ -64,11 +72,6 @@ export class PendingRequest<T> {
   /** No reply in time: the caller gets `RequestTimeoutError` (the request may still be applied). */
   expire(): void {
     this.#giveUp(new RequestTimeoutError(this.#what, this.#timeoutMs));
-  }
-
-  /** The caller's signal aborted (this object is its listener). */
-  handleEvent(): void {
-    this.#giveUp(this.#signal?.reason);
   }
 
   /** The request could not be sent (the client threw). */
@@ -94,7 +97,7 @@ export class PendingRequest<T> {
   #end(): boolean {
     if (this.#settled) return false;
     this.#settled = true;
-    this.#signal?.removeEventListener('abort', this);
+    if (this.#onAbort !== undefined) this.#signal?.removeEventListener('abort', this.#onAbort);
     return true;
   }
 }

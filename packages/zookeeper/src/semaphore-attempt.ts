@@ -111,7 +111,7 @@ export class SemaphoreAttempt {
   }
 
   async #underMutex(): Promise<HeldNode | undefined> {
-    const { signal, deadline, limit } = this.#request;
+    const { waitSignal: signal, deadline, limit } = this.#request;
     // Full already and no time to wait (a try): nothing to create.
     if ((await this.#checkLimit()) >= limit && monotonicNow() >= deadline) {
       this.#contendedOnce();
@@ -176,7 +176,7 @@ export class SemaphoreAttempt {
    */
   async #checkLimit(): Promise<number> {
     const { leases } = this.#settings.paths;
-    const { key, limit, signal } = this.#request;
+    const { key, limit, waitSignal: signal } = this.#request;
     let children: string[];
     try {
       children = await this.#session.request<string[]>(
@@ -213,7 +213,7 @@ export class SemaphoreAttempt {
 
   /** Creates our lease node, finding it again if the reply was lost. */
   async #createLease(): Promise<void> {
-    const { signal, limit, metadata, key } = this.#request;
+    const { waitSignal: signal, limit, metadata, key } = this.#request;
     const { paths } = this.#settings;
     const data = encodeLeaseData({ limit, metadata });
     for (let attempt = 0; attempt < MAX_CREATE_ATTEMPTS; attempt += 1) {

@@ -4,7 +4,7 @@
  * wait starts, is not missed. The wait also ends when the session changes (expiry, loss by
  * deadline, close), at the deadline, or on abort; the caller then re-reads and decides.
  */
-import { waitFor } from '@fencelock/core/adapter';
+import { type AbortLike, waitFor } from '@fencelock/core/adapter';
 import type { ZooKeeperSession } from './zookeeper-session.js';
 
 export class WatchLatch {
@@ -23,7 +23,7 @@ export class WatchLatch {
   }
 
   /** Resolves on the notification (at once if it came already), a session change, the deadline, or abort. */
-  async wait(deadline: number, signal: AbortSignal): Promise<void> {
+  async wait(deadline: number, signal: AbortLike): Promise<void> {
     await waitFor({
       deadline,
       signal,

@@ -15,6 +15,7 @@
  * path carries our sequence number and unique prefix).
  */
 import {
+  type AbortLike,
   type BackendAcquireRequest,
   type BackendCampaignRequest,
   type BackendGrant,
@@ -252,9 +253,10 @@ export class ZooKeeperBackend implements LockBackend {
     this.#cancelParentRemoval(parent);
     const released = (session: ZooKeeperSession) => () => this.#removeParentLater(session, parent, emptied);
     for (let restart = 0; ; restart += 1) {
-      // Connected (the common case): no wait, and no read of the request's signal (see LockAttempt).
+      // Connected (the common case): no wait, and no listener on the request's abort (see LockAttempt).
       const current = this.#session;
-      const session = current?.isReady === true && !this.#closed ? current : await this.#ready(request.signal, request.key, request.deadline);
+      const session =
+        current?.isReady === true && !this.#closed ? current : await this.#ready(request.waitSignal, request.key, request.deadline);
       try {
         let held: HeldNode | undefined;
         this.#attempts.begin();
@@ -270,7 +272,7 @@ export class ZooKeeperBackend implements LockBackend {
         if (session.alive) return this.#grant(session, request, held, released(session));
         held.watch.stop();
       } catch (error) {
-        if (request.signal.aborted) throw request.signal.reason;
+        if (request.waitSignal.aborted) throw request.waitSignal.reason;
         if (session.alive || !session.owned || restart >= MAX_SESSION_RESTARTS) throw this.#wrap(error, request.key);
       }
       // The session died under the attempt (its node with it): queue again in a new session.
@@ -405,7 +407,7 @@ export class ZooKeeperBackend implements LockBackend {
     return `${this.#options.root}/${encodeKeySegment(key)}`;
   }
 
-  async #ready(signal: AbortSignal, key: string, waitUntil?: number): Promise<ZooKeeperSession> {
+  async #ready(signal: AbortLike, key: string, waitUntil?: number): Promise<ZooKeeperSession> {
     // A session of our own that ends while we wait for it (expired on reconnection, past its deadline)
     // is replaced by a new one, a bounded number of times.
     for (let restart = 0; ; restart += 1) {

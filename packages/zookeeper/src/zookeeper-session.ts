@@ -17,6 +17,7 @@
  * the server never expires a session before the timeout has passed on its own clock.
  */
 import {
+  type AbortLike,
   type GrantObserver,
   LockError,
   LockErrorCode,
@@ -63,7 +64,7 @@ export interface RequestOptions<T> {
   /** Called with the value of a success answered after the request was given up (timed out, aborted). */
   readonly late?: (value: T) => void;
   /** Gives the request up (rejecting with the signal's reason); it may still be applied. */
-  readonly signal?: AbortSignal;
+  readonly signal?: AbortLike;
   /** The reply bound, in ms. @default the session's request timeout */
   readonly timeoutMs?: number;
 }
@@ -256,7 +257,7 @@ export class ZooKeeperSession {
    * wait 30 s waits for a slow (re)connection as it would for the lock, a try fails after one request
    * timeout.
    */
-  async ready(signal: AbortSignal, waitUntil = Number.NEGATIVE_INFINITY): Promise<void> {
+  async ready(signal: AbortLike, waitUntil = Number.NEGATIVE_INFINITY): Promise<void> {
     if (!this.alive) throw this.#deadError();
     if (this.#state === 'connected') {
       if (this.#keeper?.alive === true) return;

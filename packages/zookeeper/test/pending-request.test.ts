@@ -1,10 +1,10 @@
 import { getEventListeners } from 'node:events';
-import { RequestTimeoutError } from '@fencelock/core/adapter';
+import { type AbortLike, RequestTimeoutError } from '@fencelock/core/adapter';
 import { describe, expect, it } from 'vitest';
 import { PendingRequest, type RequestHost } from '../src/pending-request.js';
 
 /** A request on a host that records the answers it is told of; `outcome` settles with the caller's view. */
-function pending(options: { late?: (value: string) => void; signal?: AbortSignal } = {}) {
+function pending(options: { late?: (value: string) => void; signal?: AbortLike } = {}) {
   const answers: { sent: number; error: Error | null }[] = [];
   const host: RequestHost = {
     answered: (sent, error) => answers.push({ sent, error: error as Error | null }),
@@ -61,9 +61,55 @@ describe('PendingRequest', () => {
     expect(getEventListeners(later.signal, 'abort')).toHaveLength(0);
   });
 
+  it("rejects with the reason of a waiting call's abort (an AbortLike that calls plain functions), and stops listening once settled", async () => {
+    const { signal, abort, listeners } = callAbort();
+    const { outcome } = pending({ signal });
+    expect(listeners()).toBe(1);
+    const reason = new Error('caller gave up');
+    abort(reason);
+    expect(await outcome.catch((error: unknown) => error)).toBe(reason);
+    expect(listeners()).toBe(0);
+
+    const later = callAbort();
+    const answered = pending({ signal: later.signal });
+    expect(later.listeners()).toBe(1);
+    answered.request.done(null, '/lock-3');
+    expect(await answered.outcome).toBe('/lock-3');
+    expect(later.listeners()).toBe(0);
+  });
+
   it('rejects with the error of a request the client could not send', async () => {
     const { request, outcome } = pending();
     request.failedToSend(new Error('invalid path'));
     await expect(outcome).rejects.toThrow('invalid path');
   });
 });
+
+/** An abort like a waiting call's `waitSignal` (core's `AcquireCall`): a flag and plain function listeners, no event target. */
+function callAbort(): { signal: AbortLike; abort: (reason: unknown) => void; listeners: () => number } {
+  let listeners: (() => void)[] = [];
+  const state = { aborted: false, reason: undefined as unknown };
+  const signal: AbortLike = {
+    get aborted() {
+      return state.aborted;
+    },
+    get reason() {
+      return state.reason;
+    },
+    addEventListener: (_type, listener) => {
+      if (!state.aborted) listeners.push(listener);
+    },
+    removeEventListener: (_type, listener) => {
+      listeners = listeners.filter((entry) => entry !== listener);
+    },
+  };
+  const abort = (reason: unknown): void => {
+    if (state.aborted) return;
+    state.aborted = true;
+    state.reason = reason;
+    const called = listeners;
+    listeners = [];
+    for (const listener of called) listener();
+  };
+  return { signal, abort, listeners: () => listeners.length };
+}
