@@ -1,6 +1,6 @@
 /**
- * Protocol or library: splits the gap of `@fencelock/redis` and `@fencelock/redlock` to the raw loop and
- * the peers with their protocol twins (`subjects-protocol.ts`), which send the providers' requests with
+ * Protocol or library: splits the gap of `@fencelock/redis`, `@fencelock/redlock`, `@fencelock/etcd` and
+ * `@fencelock/zookeeper` to the raw loop and the peers with their protocol twins (`subjects-protocol*.ts`), which send the providers' requests with
  * no library around them. Every ratio is a median of per-round ratios of the same interleaved rounds.
  */
 import type { AllocationResult } from './allocation.js';
@@ -21,6 +21,8 @@ export interface ProtocolSplit {
 export const PROTOCOL_SPLITS: readonly ProtocolSplit[] = [
   { ours: 'redis/fencelock', twin: 'redis/protocol-twin', raw: 'redis/raw-ioredis', peers: ['redis/redis-semaphore-mutex', 'redis/node-redlock'] },
   { ours: 'redlock/fencelock', twin: 'redlock/protocol-twin', peers: ['redlock/node-redlock', 'redlock/redis-semaphore-redlock-mutex'] },
+  { ours: 'etcd/fencelock', twin: 'etcd/protocol-twin', raw: 'etcd/raw-txn', peers: ['etcd/etcd3-lock'] },
+  { ours: 'zookeeper/fencelock', twin: 'zookeeper/protocol-twin', raw: 'zookeeper/raw-recipe', peers: [] },
 ];
 
 const fmt = (value: number, digits: number): string => (Number.isFinite(value) ? value.toFixed(digits) : '—');
@@ -95,11 +97,17 @@ export function protocolSplitMarkdown(
   return [
     '### Protocol or library: where the gap to the raw loop and the peers comes from',
     '',
-    "Each protocol twin (`src/subjects-protocol.ts`) is a raw ioredis loop that sends exactly what the provider sends on an",
-    'uncontended acquire + release (its scripts by SHA, the same keys and arguments; Redlock: to every master, going on at',
-    'a majority as the provider does; `test/protocol-twin.test.ts` checks it through `MONITOR`), with no library around them.',
-    'So twin ÷ raw or ÷ a peer is what the protocol costs against theirs (the fencing token, the holder record `inspect`',
-    'reads and the line of waiters, on the wire and in the server), and fencelock ÷ twin is what the library adds on top',
+    'Each protocol twin is a raw client loop that sends exactly what the provider sends on an uncontended acquire + release,',
+    'with no library around them: Redis (`src/subjects-protocol.ts`), its scripts by SHA with the same keys and arguments;',
+    'Redlock, to every master, going on at a majority as the provider does (`test/protocol-twin.test.ts` checks both',
+    'through `MONITOR`); etcd (`src/subjects-protocol-etcd.ts`), the same two transactions, built by the adapter\'s own',
+    'request builders on the same session lease (`test/protocol-twin-etcd.test.ts` records both at etcd3\'s `KVClient`);',
+    'ZooKeeper (`src/subjects-protocol-zookeeper.ts`), the same pipelined create, children read and read of its own node',
+    'with a watch, then the delete (`test/protocol-twin-zookeeper.test.ts` records both at node-zookeeper-client\'s queue).',
+    'So twin ÷ raw or ÷ a peer is what the protocol costs against theirs (Redis: the fencing token, the holder record',
+    '`inspect` reads and the line of waiters; etcd: the waiter key under a lease where etcdctl looks, the tombstone check',
+    'and the read of who is ahead; ZooKeeper: the read of its own node, whose creation zxid is the fencing token and whose',
+    'watch tells a holder its node was deleted — but pipelined, where the raw recipe waits for each reply), on the wire and in the server, and fencelock ÷ twin is what the library adds on top',
     '(validation, the handle with its validity deadline and loss signal, events, retries). Medians of the per-round ratios',
     'of the interleaved rounds of 1 and 3a.',
     '',

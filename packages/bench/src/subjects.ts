@@ -22,6 +22,8 @@ import { benchMemoryStore } from './memory-subject.js';
 import { postgresSubjects } from './subjects-postgres.js';
 import { redisFairFloor } from './subjects-fair-floor.js';
 import { BENCH_KEY_PREFIX, redisHandoffTwin, redisProtocolTwin, redlockProtocolTwin } from './subjects-protocol.js';
+import { etcdProtocolTwin } from './subjects-protocol-etcd.js';
+import { zooKeeperProtocolTwin } from './subjects-protocol-zookeeper.js';
 
 // The per-client subjects (fencelock and the raw loop on each Redis client library): their own section.
 export { redisClientPairs, type RedisClientPair } from './subjects-redis-clients.js';
@@ -331,6 +333,7 @@ export function subjects(addresses: BenchAddresses = sharedAddresses()): readonl
         };
       },
     },
+    etcdProtocolTwin(hosts),
     {
       id: 'etcd/etcd3-lock', backend: 'etcd', kind: 'peer', label: 'etcd3 client.lock() (lease per lock)', waits: false, package: 'etcd3',
       open: async () => {
@@ -352,6 +355,7 @@ export function subjects(addresses: BenchAddresses = sharedAddresses()): readonl
       open: async () => fencelockSession(zooKeeper(SESSION_TTL_MS)),
       openProvider: zooKeeper,
     },
+    zooKeeperProtocolTwin(zkConnectionString),
     { id: 'zookeeper/raw-recipe', backend: 'zookeeper', kind: 'raw', label: 'raw ephemeral-sequential recipe (node-zookeeper-client)', waits: false, open: () => rawZooKeeperSession(zkConnectionString) },
     {
       // No baseline: it shows what core itself costs per lock, with no network in the way.
