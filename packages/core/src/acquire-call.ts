@@ -148,9 +148,8 @@ export class AcquireRequest implements BackendAcquireRequest {
   }
 
   get releaseLater(): BackendAcquireRequest['releaseLater'] {
-    return (this.#releaseLater ??= (release, until) => {
-      this.#releases.start({ attempt: release, until: typeof until === 'function' ? until : () => until, settled: () => undefined });
-    });
+    return (this.#releaseLater ??= (release, until) =>
+      this.#releases.start({ attempt: release, until: typeof until === 'function' ? until : () => until, settled: () => undefined }));
   }
 }
 

@@ -58,8 +58,13 @@ export interface BackendAcquireRequest {
    * when the backend frees it by itself; a function when that moves, as a session's deadline does)
    * has passed, at most `MAX_RELEASE_ATTEMPTS` times. `release` makes one bounded attempt and
    * rejects on failure; it must only ever remove what this request's owner id created.
+   *
+   * Resolves when the first attempt has settled (answered, or failed and left to the retries); never
+   * rejects. A backend whose leftover would hold others back (a place in a line that a release may
+   * grant the lock to) awaits it, within its settle bound (`settledBy`), so that a call which
+   * settled has cleaned up whenever the backend answered in time.
    */
-  releaseLater(release: () => Promise<unknown>, until: number | (() => number)): void;
+  releaseLater(release: () => Promise<unknown>, until: number | (() => number)): Promise<void>;
 }
 
 /**

@@ -10,6 +10,7 @@ import {
   driftMarginMs,
   monotonicNow,
   readAdapterOptions,
+  settledBy,
   validateRequestTimeoutMs,
   validityDeadline,
   waitFor,
@@ -129,6 +130,26 @@ describe('waitFor', () => {
     await expect(waiting).rejects.toThrow('stop');
     expect(unsubscribed).toBe(1);
     await expect(waitFor({ deadline: Number.POSITIVE_INFINITY, signal: controller.signal })).rejects.toThrow('stop');
+  });
+});
+
+describe('settledBy', () => {
+  it('resolves true as soon as the work settles, fulfilled or rejected, before the deadline', async () => {
+    const far = monotonicNow() + 60_000;
+    let finish: (() => void) | undefined;
+    const work = new Promise<void>((resolve) => (finish = resolve));
+    const waiting = settledBy(work, far);
+    finish!();
+    await expect(waiting).resolves.toBe(true);
+    await expect(settledBy(Promise.reject(new Error('refused')), far)).resolves.toBe(true);
+    expect(monotonicNow()).toBeLessThan(far);
+  });
+
+  it('resolves false at the deadline while the work goes on, and at once for a deadline passed', async () => {
+    const deadline = monotonicNow() + 30;
+    await expect(settledBy(new Promise(() => undefined), deadline)).resolves.toBe(false);
+    expect(monotonicNow()).toBeGreaterThanOrEqual(deadline);
+    await expect(settledBy(Promise.resolve(), monotonicNow() - 1)).resolves.toBe(false);
   });
 });
 

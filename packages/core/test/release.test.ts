@@ -153,4 +153,27 @@ describe('release, owned by core', () => {
     await provider.close();
     expect(backend.deleted).toBe(2);
   });
+
+  it('releaseLater resolves once its first attempt has settled, answered or failed, and never rejects', async () => {
+    const backend = new FlakyBackend();
+    const provider = new BaseLockProvider(backend);
+    const lock = await provider.acquire('k');
+    const request = backend.requests[0]!;
+    let answer: (() => void) | undefined;
+    let first = false;
+    const answered = request.releaseLater(() => new Promise<void>((resolve) => (answer = resolve)), monotonicNow() + 60_000);
+    void answered.then(() => (first = true));
+    await Promise.resolve();
+    expect(first).toBe(false);
+    answer!();
+    await expect(answered).resolves.toBeUndefined();
+    backend.down = true;
+    // A failed first attempt settles it too: the retries go on in the background.
+    await expect(request.releaseLater(() => backend.release(), monotonicNow() + 60_000)).resolves.toBeUndefined();
+    const failedAt = backend.attempts;
+    backend.down = false;
+    await lock.release();
+    await provider.close();
+    expect(backend.attempts).toBeGreaterThan(failedAt);
+  });
 });

@@ -712,7 +712,7 @@ export class EtcdBackend implements LockBackend {
     };
     // Our leftover lives exactly as long as the lease, which `attempt` checks first: core's bound on
     // attempts is what ends the retries while the lease is still kept alive.
-    const releaseLater = (): void => request.releaseLater(attempt, Number.POSITIVE_INFINITY);
+    const releaseLater = (): void => void request.releaseLater(attempt, Number.POSITIVE_INFINITY);
     if (uncertain) {
       releaseLater();
       return;

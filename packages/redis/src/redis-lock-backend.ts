@@ -7,6 +7,7 @@ import {
   isLockError,
   lockLostError,
   monotonicNow,
+  settledBy,
   validityDeadline,
   retryableFailure,
   waitForGrant,
@@ -189,13 +190,17 @@ export class RedisLockBackend implements LockBackend, GrantingBackend {
       else if (grant === undefined && failure !== undefined) throw failure;
       return grant;
     } finally {
-      // A waiter that stops waiting leaves the line, so that a free lock is not held back for it. It is
-      // cleanup: the call settles first (within its wait and the attempt in flight, not a request
-      // more), and core sends it in the background, retried until the entry would lapse by itself.
+      // A waiter that stops waiting leaves the line, so that a free lock is not held back for it.
       // Leaving also releases a lock a release may have granted it directly meanwhile (a grant is made
-      // while the registration lasts, and lasts a grant TTL at most).
+      // while the registration lasts, and lasts a grant TTL at most). The call settles once the leave
+      // is answered, so that a release sent after it (from any connection) cannot grant us the lock;
+      // but never later than one request timeout past the end of its wait (its deadline, or the
+      // abort), which the attempt in flight may have used up already: a leave without an answer by
+      // then goes on in the background, retried by core until the entry would lapse by itself.
       if (grant === undefined && attempts.registered) {
-        request.releaseLater(() => this.#leaveLine(keys, request.ownerId, request.key), monotonicNow() + this.#registrationMs + HANDOFF_RESERVATION_MS);
+        const settleBy = Math.min(request.deadline, monotonicNow()) + this.#options.requestTimeoutMs;
+        const leaving = request.releaseLater(() => this.#leaveLine(keys, request.ownerId, request.key), monotonicNow() + this.#registrationMs + HANDOFF_RESERVATION_MS);
+        await settledBy(leaving, settleBy);
       }
       // An attempt whose outcome is unknown may have been applied (or may still be, by a paused
       // server). Once this acquisition is over without a grant, its owner id is never used to acquire

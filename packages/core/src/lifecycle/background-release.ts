@@ -44,11 +44,16 @@ export class BackgroundReleases {
     return this.#running.size;
   }
 
-  /** Starts a job: its first attempt now, in the background, then retries as needed. */
-  start(job: ReleaseJob): void {
+  /**
+   * Starts a job: its first attempt now, in the background, then retries as needed. Resolves when
+   * that first attempt has settled (answered, or failed and left to the retries); never rejects.
+   */
+  start(job: ReleaseJob): Promise<void> {
     const running: RunningJob = { job, attempts: 0, timer: undefined, inFlight: undefined, ended: false };
     this.#running.add(running);
-    running.inFlight = this.#attempt(running, false);
+    const first = this.#attempt(running, false);
+    running.inFlight = first;
+    return first;
   }
 
   /** Takes over a job whose first attempt already failed with `error`. */

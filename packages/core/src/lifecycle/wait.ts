@@ -77,3 +77,25 @@ export function waitFor<T = void>(options: WaitOptions<T>): Promise<WaitOutcome<
 export async function sleep(ms: number, signal?: AbortLike): Promise<void> {
   await waitFor({ deadline: monotonicNow() + ms, signal });
 }
+
+/**
+ * Waits for `work` to settle, but not past `deadline` (monotonic ms): resolves `true` when it settled
+ * in time (fulfilled or rejected alike), `false` when the deadline came first (`work` goes on). Never
+ * rejects. For cleanup a call would rather finish before it settles, without giving up its bound.
+ */
+export async function settledBy(work: Promise<unknown>, deadline: number): Promise<boolean> {
+  if (deadline <= monotonicNow()) return false;
+  const outcome = await waitFor<void>({
+    deadline,
+    until: (wake) => {
+      work.then(
+        () => wake(),
+        () => wake(),
+      );
+      return noop;
+    },
+  });
+  return outcome.woken;
+}
+
+function noop(): void {}
