@@ -484,6 +484,10 @@ export function fifoFloorMarkdown(contention: readonly StressContentionResult[])
     '`src/subjects-fair-floor.ts`). Between it and @fencelock/redis is what fencelock\'s protocol and code add; the',
     'hand-off twin (raw ioredis sending @fencelock/redis\'s contended requests: the registering acquire with its',
     'direct-grant ask, the release that grants, the grant read from pub/sub) splits that in two.',
+    'Each process here makes a few hundred acquisitions a second, so after the short warm-up much of its contended',
+    'path still runs unoptimized, and a longer path costs more CPU for it than it will in a long-running service;',
+    '`BENCH_CONTENTION_WARMUP_SECONDS=30 BENCH_SECONDS=5 pnpm --filter @fencelock/bench bench:contention` measures',
+    'the steady state (see the bench README).',
     '',
     ...sentences.flatMap((sentence) => [sentence, '']),
   ];
