@@ -22,7 +22,7 @@ export type { Wakeup, WaitForGrantOptions } from './retry.js';
 export { DEFAULT_RETRY, backoffDelayMs } from './lifecycle/backoff.js';
 export { retryCall } from './lifecycle/retry-call.js';
 export type { RetryCallOptions } from './lifecycle/retry-call.js';
-export { settledBy, sleep, waitFor } from './lifecycle/wait.js';
+export { NEVER_ABORTED, settledBy, sleep, waitFor } from './lifecycle/wait.js';
 export type { AbortLike, WaitOptions, WaitOutcome } from './lifecycle/wait.js';
 export { DRIFT_FIXED_MS, driftMarginMs, validityDeadline } from './lifecycle/drift.js';
 export { withRequestTimeout } from './lifecycle/timeout.js';

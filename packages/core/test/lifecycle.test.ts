@@ -5,6 +5,7 @@ import { describe, expect, it } from 'vitest';
 import {
   LockError,
   LockErrorCode,
+  NEVER_ABORTED,
   RequestTimeoutError,
   SessionKeeper,
   driftMarginMs,
@@ -120,6 +121,14 @@ describe('waitFor', () => {
     wake!(5);
     await expect(waiting).resolves.toEqual({ woken: true, value: 5 });
     expect(unsubscribed).toBe(1);
+  });
+
+  it('with NEVER_ABORTED, ends at its deadline like a wait without a signal', async () => {
+    expect(NEVER_ABORTED.aborted).toBe(false);
+    const deadline = monotonicNow() + 20;
+    await expect(waitFor({ deadline, signal: NEVER_ABORTED })).resolves.toEqual({ woken: false });
+    expect(monotonicNow()).toBeGreaterThanOrEqual(deadline);
+    expect(Object.isFrozen(NEVER_ABORTED)).toBe(true);
   });
 
   it('rejects with the abort reason and removes its listener', async () => {

@@ -194,9 +194,10 @@ export class RedisLockBackend implements LockBackend, GrantingBackend {
       // Leaving also releases a lock a release may have granted it directly meanwhile (a grant is made
       // while the registration lasts, and lasts a grant TTL at most). The call settles once the leave
       // is answered, so that a release sent after it (from any connection) cannot grant us the lock;
-      // but never later than one request timeout past the end of its wait (its deadline, or the
-      // abort), which the attempt in flight may have used up already: a leave without an answer by
-      // then goes on in the background, retried by core until the entry would lapse by itself.
+      // but never later than one request timeout past the end of its wait: its deadline (which the
+      // attempt in flight then may have used up already), or the abort (after the attempt in flight
+      // then, if any). A leave without an answer by then goes on in the background, retried by core
+      // until the entry would lapse by itself.
       if (grant === undefined && attempts.registered) {
         const settleBy = Math.min(request.deadline, monotonicNow()) + this.#options.requestTimeoutMs;
         const leaving = request.releaseLater(() => this.#leaveLine(keys, request.ownerId, request.key), monotonicNow() + this.#registrationMs + HANDOFF_RESERVATION_MS);

@@ -34,6 +34,7 @@ import {
   backendUnavailableError,
   isLockError,
   lockLostError,
+  NEVER_ABORTED,
   monotonicNow,
   normalizeCapabilities,
   waitFor,
@@ -207,7 +208,7 @@ export class ZooKeeperBackend implements LockBackend {
    * read, as Curator's `LeaderLatch.getLeader()` finds it: its data as the value, its czxid as the term.
    */
   async leader(name: string): Promise<LeaderInfo | undefined> {
-    const session = await this.#ready(new AbortController().signal, name);
+    const session = await this.#ready(NEVER_ABORTED, name);
     const { election } = electionPaths(this.#options.root, name);
     const children = await this.#listSynced(session, election, 'listing election candidates', name);
     // Read one at a time: the first is the leader unless it left since the listing, then the next.
@@ -286,7 +287,7 @@ export class ZooKeeperBackend implements LockBackend {
   }
 
   async inspect(key: string): Promise<LockInfo | undefined> {
-    const session = await this.#ready(new AbortController().signal, key);
+    const session = await this.#ready(NEVER_ABORTED, key);
     const lockPath = this.#lockPath(key);
     const children = await this.#listSynced(session, lockPath, 'listing lock contenders', key);
     if (children === undefined) return undefined;
@@ -318,7 +319,7 @@ export class ZooKeeperBackend implements LockBackend {
    * its `maxLeases` in memory), every node is reported as a holder and `limit` is their number.
    */
   async inspectSemaphore(key: string): Promise<SemaphoreInfo | undefined> {
-    const session = await this.#ready(new AbortController().signal, key);
+    const session = await this.#ready(NEVER_ABORTED, key);
     const { leases } = semaphorePaths(this.#options.root, key);
     const children = await this.#listSynced(session, leases, 'listing semaphore leases', key);
     if (children === undefined) return undefined;

@@ -2,10 +2,11 @@
  * A waiting acquire listens to its call's own abort (`request.waitSignal`) and never makes core build
  * the call's AbortSignal: no AbortController is constructed while it queues, watches its predecessor
  * and is aborted by its caller. The abort still ends the wait with the caller's reason, and the
- * contender (or lease) node it created is deleted.
+ * contender (or lease) node it created is deleted. Reads outside an acquire call (inspect, leader) make
+ * none either.
  */
 import { randomUUID } from 'node:crypto';
-import { abortWhileWaiting } from '@fencelock/conformance';
+import { abortWhileWaiting, countAbortControllers } from '@fencelock/conformance';
 import { topology } from '@fencelock/test-infra';
 import type { Client } from 'node-zookeeper-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -70,6 +71,27 @@ describe("a waiting acquire and its call's abort (waitSignal)", () => {
       expect(await childrenOf(client(), `${path}/leases`)).toHaveLength(1);
     } finally {
       await held.release();
+    }
+  });
+});
+
+describe('reads outside an acquire call', () => {
+  it('inspect, inspectSemaphore and leader read a held key without making an AbortController, and see its holder', async () => {
+    const key = `wait-signal-reads:${randomUUID()}`;
+    const held = await holders.acquire(key);
+    const permit = await holders.acquireSemaphore(key, { limit: 2 });
+    const leader = await holders.campaign(key, { value: 'me' });
+    try {
+      const { result, made } = await countAbortControllers(() =>
+        Promise.all([waiters.inspect(key), waiters.inspectSemaphore(key), waiters.leader(key)]),
+      );
+      expect(made).toBe(0);
+      const [lock, semaphore, elected] = result;
+      expect(lock?.holders.map((holder) => holder.ownerId)).toEqual([held.ownerId]);
+      expect(semaphore?.holders.map((holder) => holder.ownerId)).toEqual([permit.ownerId]);
+      expect(elected?.value).toBe('me');
+    } finally {
+      await Promise.all([held.release(), permit.release(), leader.resign()]);
     }
   });
 });

@@ -12,6 +12,17 @@ export interface AbortLike {
   removeEventListener(type: 'abort', listener: () => void): void;
 }
 
+/**
+ * An {@link AbortLike} that never aborts: for a wait that only its deadline ends (a read made
+ * outside any acquire call), without an AbortController made for nothing.
+ */
+export const NEVER_ABORTED: AbortLike = Object.freeze({
+  aborted: false,
+  reason: undefined,
+  addEventListener(): void {},
+  removeEventListener(): void {},
+});
+
 /** Options of {@link waitFor}. */
 export interface WaitOptions<T> {
   /** When to stop waiting, on the monotonic clock (`performance.now()` ms); `Infinity` for no bound. */
