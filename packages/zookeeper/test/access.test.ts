@@ -101,7 +101,11 @@ const SUITE_ROOT = newRoot(alice);
 describeLockProvider({
   name: 'zookeeper with digest authentication and the creator-all-world-read ACL',
   sections: ['basics', 'read-write', 'faults', 'semaphore', 'election'],
-  createProvider: () => provider(SUITE_ROOT, { sessionTimeoutMs: 3_000, auth: { scheme: 'digest', credentials: credentials(alice) } }),
+  // Short sessions keep the expiry cases quick. The request timeout is raised from its default (a
+  // third of the session timeout, 1 s), which also bounds a try's wait for a new provider's first
+  // connection: with the digest handshake on top, that took longer than 1 s on a loaded CI machine.
+  createProvider: () =>
+    provider(SUITE_ROOT, { sessionTimeoutMs: 3_000, requestTimeoutMs: 2_000, auth: { scheme: 'digest', credentials: credentials(alice) } }),
   expectCapabilities: { fencing: 'global', lossDetection: true, notify: true, fifo: true, readWrite: true, expiry: 'session', deletionNotice: 'watch' },
   harness: {
     backendWaiters: async (key) => waitingContenders(await raw(), SUITE_ROOT, key),
