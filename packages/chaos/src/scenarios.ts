@@ -296,9 +296,13 @@ const sessionTerminated: Scenario = {
   },
 };
 
+// How long the stalled holder stays paused after a waiter's grant: far above the checker's default
+// slack (2 ms), far below the holder's remaining validity (its TTL is 8 s, the pause starts 100 ms in).
+const OVERLAP_AFTER_GRANT_MS = 250;
+
 /**
- * Pauses `proc` (SIGSTOP) across a restart of server 0 and until a waiter holds the lock on the
- * restarted server, at most TTL/2 after the restart (a GC pause well inside the holder's validity):
+ * Pauses `proc` (SIGSTOP) across a restart of server 0 and until a waiter has held the lock on the
+ * restarted server for a moment, at most TTL/2 after the restart (a GC pause well inside the holder's validity):
  * event-driven, so that a slow restart cannot end the pause before anyone could be granted. Logs
  * how long the restart took and who was granted, so that a run without an overlap says why.
  */
@@ -313,6 +317,9 @@ async function stalledAcrossRestart(context: NemesisContext, proc: string): Prom
     // A hold that started after the pause began, by a client that is not paused.
     const granted = await context.waitForHold({ after: from, timeoutMs: boundMs });
     context.log(granted === undefined ? 'none-granted-while-paused' : 'granted-while-paused', granted?.proc, { restartMs });
+    // A moment more, so that the two holds overlap by more than the checker's slack: the holder,
+    // resumed the instant the waiter is granted, reads its session's end within a millisecond or two.
+    if (granted !== undefined) await context.sleep(OVERLAP_AFTER_GRANT_MS);
   } finally {
     context.log('stop-pause', proc);
     context.resumeClient(proc);
