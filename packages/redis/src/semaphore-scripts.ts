@@ -1,4 +1,4 @@
-import { nextTokenLua, type RedisLockScript } from '@fencelock/redis-shared';
+import { EFFECTS_REPLICATION_LUA, nextTokenLua, type RedisLockScript } from '@fencelock/redis-shared';
 
 /*
  * The semaphore protocol. A semaphore `<keyPrefix><key>` has three keys, in one Cluster slot:
@@ -13,8 +13,7 @@ import { nextTokenLua, type RedisLockScript } from '@fencelock/redis-shared';
 
 // Shared by the scripts: `now` (ms, server clock) and dropping the expired holders with their info.
 const PRELUDE = `
--- Redis 3.2-4.x need effects replication before a write that follows TIME; no-op since Redis 5.
-if redis.replicate_commands then redis.replicate_commands() end
+${EFFECTS_REPLICATION_LUA}
 local time = redis.call('TIME')
 local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
 local expired = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', now)

@@ -1,4 +1,4 @@
-import { HANDOFF_RESERVATION_MS, ScriptRunner, headOfLineLua, isNoScriptError, lengthPrefixed, scriptSha, splitLengthPrefixed, type LockClient, type ScriptArgument } from '@fencelock/redis-shared';
+import { EFFECTS_REPLICATION_LUA, HANDOFF_RESERVATION_MS, ScriptRunner, headOfLineLua, isNoScriptError, lengthPrefixed, scriptSha, splitLengthPrefixed, type LockClient, type ScriptArgument } from '@fencelock/redis-shared';
 import type { RedlockKeys } from './lock-keys.js';
 import type { VoteSink } from './master-node.js';
 
@@ -28,11 +28,14 @@ const KEY_COUNT = 3;
  *   grant ends the reservation.
  * - The key already holding ARGV[1] (a retry whose first reply was lost) is taken over with the new
  *   TTL; lock values are unique per acquisition, so this never makes a lock reentrant.
- * - When nobody waits (no registry key) the script costs one `EXISTS` more than a bare `SET NX`.
+ * - When nobody waits (no registry key) the script costs one `EXISTS` more than a bare `SET NX`, and
+ *   a grant then returns before anything else is read or built.
  */
 export const ACQUIRE_LUA = `
--- Redis 3.2-4.x need effects replication before a write that follows TIME; no-op since Redis 5.
-if redis.replicate_commands then redis.replicate_commands() end
+${EFFECTS_REPLICATION_LUA}
+-- Nobody waits (no registry: the common case): a bare SET NX decides, with no more reads.
+local line = redis.call('EXISTS', KEYS[2]) == 1
+if not line and redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then return 1 end
 local register = tonumber(ARGV[3]) or 0
 local barging = ARGV[5] == '1'
 local member = ARGV[1]
@@ -47,7 +50,6 @@ local function wait_in_line(reply)
   end
   return reply
 end
-local line = redis.call('EXISTS', KEYS[2]) == 1
 if line then
   local now = redis.call('TIME')
   redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now[1] * 1000 + math.floor(now[2] / 1000))
@@ -56,7 +58,8 @@ if line then
     return wait_in_line(-2)
   end
 end
-if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) == false then
+-- Without a line the SET NX above has failed already.
+if not line or redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) == false then
   if redis.call('GET', KEYS[1]) ~= ARGV[1] then return wait_in_line(0) end
   redis.call('PEXPIRE', KEYS[1], ARGV[2])
 end

@@ -1,3 +1,4 @@
+import { EFFECTS_REPLICATION_LUA } from './effects-replication-lua.js';
 import { nextTokenLua } from './next-token-lua.js';
 import type { RedisLockScript } from './redis-lock-script.js';
 
@@ -57,59 +58,64 @@ import type { RedisLockScript } from './redis-lock-script.js';
  * - With KEYS[3], stores one string `<token> <owner byte length> <owner>[ <metadata>]` (metadata
  *   from ARGV[8]) expiring with the lock, so `inspect` can show them; it is only trusted while its
  *   owner matches the lock's value. Release leaves it to expire: a later acquire overwrites it.
- * - An uncontended acquire makes six calls: TIME, EXISTS (the waiter registry), SET NX, GET and
- *   SET (the counter), SET PX (the metadata).
+ * - An uncontended acquire makes six calls: EXISTS (the waiter registry), SET NX, TIME, GET and SET
+ *   (the counter), SET PX (the metadata), and builds no more than the token and the metadata.
  */
 export const acquireScript: RedisLockScript = {
   name: 'fencelockAcquire',
   numberOfKeys: 2,
   lua: `
--- Redis 3.2-4.x need effects replication before a write that follows TIME; no-op since Redis 5.
-if redis.replicate_commands then redis.replicate_commands() end
-local now = redis.call('TIME')
+${EFFECTS_REPLICATION_LUA}
 local waiters = KEYS[4]
-local reserved = KEYS[5]
-local register = tonumber(ARGV[4] or '0') or 0
--- A registration is the owner id, followed by '|' and the waiter's line tag when it has one.
-local member = ARGV[1]
-if ARGV[6] and ARGV[6] ~= '' then member = ARGV[1] .. '|' .. ARGV[6] end
-local grants = KEYS[6]
-local lined = false
-local function wait_in_line(reply)
-  if waiters and register > 0 then
-    -- Microseconds keep registrations made within one millisecond in the order they were made (the
-    -- head of the line is the lowest score); formatted, as Lua's own number format keeps 14 digits.
-    redis.call('ZADD', waiters, string.format('%.3f', now[1] * 1000 + now[2] / 1000 + register), member)
-    if redis.call('PTTL', waiters) < register then redis.call('PEXPIRE', waiters, register) end
-    if grants and ARGV[7] and ARGV[7] ~= '' and member ~= ARGV[1] then
-      local ask = ARGV[7]
-      if ARGV[8] then ask = ask .. ' ' .. ARGV[8] end
-      redis.call('HSET', grants, member, ask)
-      if redis.call('PTTL', grants) < register then redis.call('PEXPIRE', grants, register) end
+-- Nobody waits (no registry: the common case): a bare SET NX decides, with no more reads.
+local lined = waiters ~= nil and redis.call('EXISTS', waiters) == 1
+local now
+if lined or redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) == false then
+  now = redis.call('TIME')
+  local reserved = KEYS[5]
+  local register = tonumber(ARGV[4] or '0') or 0
+  -- A registration is the owner id, followed by '|' and the waiter's line tag when it has one.
+  local member = ARGV[1]
+  if ARGV[6] and ARGV[6] ~= '' then member = ARGV[1] .. '|' .. ARGV[6] end
+  local grants = KEYS[6]
+  local function wait_in_line(reply)
+    if waiters and register > 0 then
+      -- Microseconds keep registrations made within one millisecond in the order they were made (the
+      -- head of the line is the lowest score); formatted, as Lua's own number format keeps 14 digits.
+      redis.call('ZADD', waiters, string.format('%.3f', now[1] * 1000 + now[2] / 1000 + register), member)
+      if redis.call('PTTL', waiters) < register then redis.call('PEXPIRE', waiters, register) end
+      if grants and ARGV[7] and ARGV[7] ~= '' and member ~= ARGV[1] then
+        local ask = ARGV[7]
+        if ARGV[8] then ask = ask .. ' ' .. ARGV[8] end
+        redis.call('HSET', grants, member, ask)
+        if redis.call('PTTL', grants) < register then redis.call('PEXPIRE', grants, register) end
+      end
+    end
+    if ARGV[3] == '1' then return {reply} end
+    return false
+  end
+  if lined then
+    redis.call('ZREMRANGEBYSCORE', waiters, '-inf', now[1] * 1000 + math.floor(now[2] / 1000))
+    if register > 0 and reserved and redis.call('EXISTS', reserved) == 1 and redis.call('ZCARD', waiters) > 0
+      and redis.call('ZSCORE', waiters, member) == false and redis.call('EXISTS', KEYS[1]) == 0 then
+      return wait_in_line(-2)
     end
   end
-  if ARGV[3] == '1' then return {reply} end
-  return false
-end
-if waiters and redis.call('EXISTS', waiters) == 1 then
-  lined = true
-  redis.call('ZREMRANGEBYSCORE', waiters, '-inf', now[1] * 1000 + math.floor(now[2] / 1000))
-  if register > 0 and reserved and redis.call('EXISTS', reserved) == 1 and redis.call('ZCARD', waiters) > 0
-    and redis.call('ZSCORE', waiters, member) == false and redis.call('EXISTS', KEYS[1]) == 0 then
-    return wait_in_line(-2)
+  -- Without a line the SET NX above has failed already.
+  if not lined or redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) == false then
+    if redis.call('GET', KEYS[1]) ~= ARGV[1] then
+      return wait_in_line(redis.call('PTTL', KEYS[1]))
+    end
+    redis.call('PEXPIRE', KEYS[1], ARGV[2])
   end
-end
-if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) == false then
-  if redis.call('GET', KEYS[1]) ~= ARGV[1] then
-    return wait_in_line(redis.call('PTTL', KEYS[1]))
+  -- Only a registry that existed can hold our entry, and only a release that saw it made a reservation.
+  if lined then
+    redis.call('ZREM', waiters, member)
+    if grants then redis.call('HDEL', grants, member) end
+    if reserved then redis.call('DEL', reserved) end
   end
-  redis.call('PEXPIRE', KEYS[1], ARGV[2])
-end
--- Only a registry that existed can hold our entry, and only a release that saw it made a reservation.
-if lined then
-  redis.call('ZREM', waiters, member)
-  if grants then redis.call('HDEL', grants, member) end
-  if reserved then redis.call('DEL', reserved) end
+else
+  now = redis.call('TIME')
 end
 ${nextTokenLua('KEYS[2]', 'ARGV[5]')}
 if KEYS[3] then

@@ -1,4 +1,5 @@
 import { LINE_TAG_LENGTH } from '../line-tag.js';
+import { EFFECTS_REPLICATION_LUA } from './effects-replication-lua.js';
 
 /**
  * The Lua both release scripts (`@fencelock/redis`'s and `@fencelock/redlock`'s) run on the line of
@@ -9,8 +10,7 @@ import { LINE_TAG_LENGTH } from '../line-tag.js';
  * or `head` itself and nil for a registration without one.
  */
 export function headOfLineLua(registry: string): string {
-  return `-- Redis 3.2-4.x need effects replication before a write that follows TIME; no-op since Redis 5.
-if redis.replicate_commands then redis.replicate_commands() end
+  return `${EFFECTS_REPLICATION_LUA}
 local now = redis.call('TIME')
 redis.call('ZREMRANGEBYSCORE', ${registry}, '-inf', now[1] * 1000 + math.floor(now[2] / 1000))
 local head = redis.call('ZRANGE', ${registry}, 0, 0)[1]

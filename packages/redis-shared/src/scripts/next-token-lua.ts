@@ -14,10 +14,14 @@
  * decimal string (someone else wrote the key) is replaced by the floor.
  */
 export function nextTokenLua(counter: string, lifetime: string, time = 'now'): string {
-  return `local floor = ${time}[1] .. string.format('%06d', tonumber(${time}[2])) .. '000'
+  return `local micros = ${time}[2]
+if #micros < 6 then micros = string.rep('0', 6 - #micros) .. micros end
+local floor = ${time}[1] .. micros .. '000'
 local current = redis.call('GET', ${counter})
 local token = floor
-if current and string.find(current, '^[1-9]%d*$') and (#current > #floor or (#current == #floor and current >= floor)) then
+-- Compared before it is checked to be decimal: at any pace below one token per microsecond the
+-- floor has passed the counter, and the check is skipped.
+if current and (#current > #floor or (#current == #floor and current >= floor)) and string.find(current, '^[1-9]%d*$') then
   -- current + 1, on the decimal string: trailing nines roll over to zeros.
   local i = #current
   while string.byte(current, i) == 57 do i = i - 1 end
