@@ -11,25 +11,21 @@
  *   default 1,000,000; BENCH_HOGS: CPU hog processes during every run, default 0 (quiet).
  */
 import { CONTENTION_WARMUP_MS, runContention } from './contention.js';
+import { idFilter, nonNegativeSetting, positiveSetting } from './cli-env.js';
 import { underCpuLoad } from './cpu-hogs.js';
 import { subjects } from './subjects.js';
 
-const env = (name: string, fallback: number, allowZero = false): number => {
-  const value = Number(process.env[name] ?? fallback);
-  if (!Number.isFinite(value) || value < 0 || (value === 0 && !allowZero)) throw new RangeError(`${name} must be a ${allowZero ? 'non-negative' : 'positive'} number`);
-  return value;
-};
-const windowMs = env('BENCH_SECONDS', 3) * 1000;
-const warmupMs = env('BENCH_CONTENTION_WARMUP_SECONDS', CONTENTION_WARMUP_MS / 1000, true) * 1000;
-const rounds = Math.round(env('BENCH_CONTENTION_ROUNDS', 1));
-const clients = Math.round(env('BENCH_CLIENTS', 4));
-const maxAcquisitionsPerClient = Math.round(env('BENCH_CYCLES', 1_000_000));
-const hogs = Math.round(env('BENCH_HOGS', 0, true));
-const only = (process.env['BENCH_ONLY'] ?? '').split(',').filter((part) => part !== '');
+const windowMs = positiveSetting('BENCH_SECONDS', 3) * 1000;
+const warmupMs = nonNegativeSetting('BENCH_CONTENTION_WARMUP_SECONDS', CONTENTION_WARMUP_MS / 1000) * 1000;
+const rounds = Math.round(positiveSetting('BENCH_CONTENTION_ROUNDS', 1));
+const clients = Math.round(positiveSetting('BENCH_CLIENTS', 4));
+const maxAcquisitionsPerClient = Math.round(positiveSetting('BENCH_CYCLES', 1_000_000));
+const hogs = Math.round(nonNegativeSetting('BENCH_HOGS', 0));
+const only = idFilter('BENCH_ONLY');
 const chosen = subjects().filter((subject) =>
-  only.length === 0 ? subject.waits && (subject.backend === 'redis' || subject.backend === 'redlock') : only.some((part) => subject.id.includes(part)),
+  only.all ? subject.waits && (subject.backend === 'redis' || subject.backend === 'redlock') : only.matches(subject.id),
 );
-if (chosen.length === 0) throw new RangeError(`BENCH_ONLY=${only.join(',')} names no subject`);
+if (chosen.length === 0) throw new RangeError(`BENCH_ONLY=${process.env['BENCH_ONLY'] ?? ''} names no subject`);
 
 console.log(`contention: ${clients} processes, ${warmupMs / 1000} s of warm-up, ${windowMs / 1000} s measured, ${hogs} CPU hogs, ${rounds} round(s)`);
 let failed = false;

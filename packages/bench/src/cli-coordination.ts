@@ -9,20 +9,16 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { sharedAddresses } from './bench-servers.js';
 import { coordinationMarkdown, runCoordination } from './coordination.js';
+import { idFilter, positiveSetting } from './cli-env.js';
 import { redisClientsCommand } from './redis-clients.js';
 import { coordinationGroups } from './subjects-coordination.js';
 
-const env = (name: string, fallback: number): number => {
-  const value = Number(process.env[name] ?? fallback);
-  if (!Number.isFinite(value) || value <= 0) throw new RangeError(`${name} must be a positive number`);
-  return value;
-};
-const settings = { maxMs: env('BENCH_SECONDS', 3) * 1000, rounds: Math.round(env('BENCH_ROUNDS', 5)), maxCycles: env('BENCH_CYCLES', 20_000) };
-const only = (process.env['BENCH_ONLY'] ?? '').split(',').filter((part) => part !== '');
+const settings = { maxMs: positiveSetting('BENCH_SECONDS', 3) * 1000, rounds: Math.round(positiveSetting('BENCH_ROUNDS', 5)), maxCycles: positiveSetting('BENCH_CYCLES', 20_000) };
+const only = idFilter('BENCH_ONLY');
 const errors: Record<string, string> = {};
 const startedAt = new Date().toISOString();
 const groups = coordinationGroups(sharedAddresses())
-  .map((group) => ({ ...group, subjects: group.subjects.filter((subject) => only.length === 0 || only.some((part) => subject.id.includes(part))) }))
+  .map((group) => ({ ...group, subjects: group.subjects.filter((subject) => only.matches(subject.id)) }))
   .filter((group) => group.subjects.length > 0);
 const results = await runCoordination(
   groups,

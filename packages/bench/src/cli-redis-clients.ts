@@ -9,16 +9,12 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { sharedAddresses } from './bench-servers.js';
+import { listSetting, positiveSetting } from './cli-env.js';
 import { redisClientsCommand, redisClientsMarkdown, runRedisClients } from './redis-clients.js';
 import { redisClientPairs } from './subjects.js';
 
-const env = (name: string, fallback: number): number => {
-  const value = Number(process.env[name] ?? fallback);
-  if (!Number.isFinite(value) || value <= 0) throw new RangeError(`${name} must be a positive number`);
-  return value;
-};
-const settings = { maxMs: env('BENCH_SECONDS', 3) * 1000, rounds: Math.round(env('BENCH_ROUNDS', 5)), maxCycles: env('BENCH_CYCLES', 20_000) };
-const only = (process.env['BENCH_REDIS_CLIENTS'] ?? '').split(',').filter((part) => part !== '');
+const settings = { maxMs: positiveSetting('BENCH_SECONDS', 3) * 1000, rounds: Math.round(positiveSetting('BENCH_ROUNDS', 5)), maxCycles: positiveSetting('BENCH_CYCLES', 20_000) };
+const only = listSetting('BENCH_REDIS_CLIENTS');
 const errors: Record<string, string> = {};
 const startedAt = new Date().toISOString();
 const results = await runRedisClients(

@@ -37,29 +37,25 @@ import { runCoordination } from './coordination.js';
 import { redisClientsMarkdown, runRedisClients } from './redis-clients.js';
 import { coordinationGroups } from './subjects-coordination.js';
 import { SCRIPT_COMMANDS, redisClientPairs, subjects, type Subject } from './subjects.js';
+import { idFilter, listSetting, positiveSetting } from './cli-env.js';
 import { runUncontendedGroup, type UncontendedResult } from './uncontended.js';
 import { runWaiters, type WaitersResult } from './waiters.js';
 
-const env = (name: string, fallback: number): number => {
-  const value = Number(process.env[name] ?? fallback);
-  if (!Number.isFinite(value) || value <= 0) throw new RangeError(`${name} must be a positive number`);
-  return value;
-};
-const seconds = env('BENCH_SECONDS', 3);
-const rounds = Math.round(env('BENCH_ROUNDS', 5));
-const maxCycles = env('BENCH_CYCLES', 20_000);
-const clients = env('BENCH_CLIENTS', 4);
-const heldLockCount = Math.round(env('BENCH_HELD_LOCKS', 10_000));
-const heldTtlMs = env('BENCH_HELD_TTL_MS', 3_000);
-const holdSeconds = env('BENCH_HOLD_SECONDS', 2 * seconds);
+const seconds = positiveSetting('BENCH_SECONDS', 3);
+const rounds = Math.round(positiveSetting('BENCH_ROUNDS', 5));
+const maxCycles = positiveSetting('BENCH_CYCLES', 20_000);
+const clients = positiveSetting('BENCH_CLIENTS', 4);
+const heldLockCount = Math.round(positiveSetting('BENCH_HELD_LOCKS', 10_000));
+const heldTtlMs = positiveSetting('BENCH_HELD_TTL_MS', 3_000);
+const holdSeconds = positiveSetting('BENCH_HOLD_SECONDS', 2 * seconds);
 const countOnShared = process.env['BENCH_COUNT_ON'] === 'shared';
 const stressOn = process.env['BENCH_STRESS'] !== '0';
-const hogCount = Math.round(env('BENCH_HOGS', 3));
-const herdWaiters = Math.round(env('BENCH_HERD_WAITERS', 1_000));
-const contentionRounds = Math.round(env('BENCH_CONTENTION_ROUNDS', 3));
-const allocationCycles = Math.round(env('BENCH_ALLOCATION_CYCLES', 20_000));
-const only = (process.env['BENCH_ONLY'] ?? '').split(',').filter((part) => part !== '');
-const pick = (list: readonly Subject[]): Subject[] => list.filter((subject) => only.length === 0 || only.some((part) => subject.id.includes(part)));
+const hogCount = Math.round(positiveSetting('BENCH_HOGS', 3));
+const herdWaiters = Math.round(positiveSetting('BENCH_HERD_WAITERS', 1_000));
+const contentionRounds = Math.round(positiveSetting('BENCH_CONTENTION_ROUNDS', 3));
+const allocationCycles = Math.round(positiveSetting('BENCH_ALLOCATION_CYCLES', 20_000));
+const only = idFilter('BENCH_ONLY');
+const pick = (list: readonly Subject[]): Subject[] => list.filter((subject) => only.matches(subject.id));
 // Subjects that differ only under contention run in the contention scenarios alone.
 const everything = pick(subjects());
 const chosen = everything.filter((subject) => subject.contentionOnly !== true);
@@ -105,10 +101,10 @@ for (const backend of backends) {
 }
 
 // 1c: per Redis client library, fencelock beside the raw loop on the same client, interleaved.
-const clientLibraries = (process.env['BENCH_REDIS_CLIENTS'] ?? '').split(',').filter((part) => part !== '');
+const clientLibraries = listSetting('BENCH_REDIS_CLIENTS');
 const clientPairs = clientLibraries.includes('0')
   ? []
-  : redisClientPairs(sharedAddresses().redisUrl, clientLibraries).filter((pair) => only.length === 0 || only.some((part) => pair.fencelock.id.includes(part) || pair.raw.id.includes(part)));
+  : redisClientPairs(sharedAddresses().redisUrl, clientLibraries).filter((pair) => only.matches(pair.fencelock.id, pair.raw.id));
 running = 'per Redis client';
 const redisClients = await runRedisClients(clientPairs, { maxCycles, maxMs: seconds * 1000, rounds }, (s, e) => fail('per client', s, e), (line) => console.log(`${elapsed()} per client ${line}`));
 
