@@ -199,8 +199,9 @@ export class RedisLockBackend implements LockBackend, GrantingBackend {
       // then, if any). A leave without an answer by then goes on in the background, retried by core
       // until the entry would lapse by itself.
       if (grant === undefined && attempts.registered) {
-        const settleBy = Math.min(request.deadline, monotonicNow()) + this.#options.requestTimeoutMs;
-        const leaving = request.releaseLater(() => this.#leaveLine(keys, request.ownerId, request.key), monotonicNow() + this.#registrationMs + HANDOFF_RESERVATION_MS);
+        const now = monotonicNow();
+        const settleBy = Math.min(request.deadline, now) + this.#options.requestTimeoutMs;
+        const leaving = request.releaseLater(() => this.#leaveLine(keys, request.ownerId, request.key), now + this.#registrationMs + HANDOFF_RESERVATION_MS);
         await settledBy(leaving, settleBy);
       }
       // An attempt whose outcome is unknown may have been applied (or may still be, by a paused
