@@ -1,0 +1,203 @@
+/**
+ * What each part of `@fencelock/redis`'s protocol costs the server, on an uncontended acquire +
+ * release: a ladder of cycles on one Redis, each adding one part to the one before, from the plain
+ * `SET NX PX` + Lua compare-and-delete that redis-semaphore and the raw baseline send, to the
+ * provider's own two scripts. The server's time is `INFO commandstats` (µs spent running the cycle's
+ * top-level commands: a script's time includes the commands it runs), read before and after each
+ * step's loop; steps take turns in rounds (A B C, B C A, …) and a step's figure is the median of its
+ * rounds. The client and the network are not in it: it is the server side of section 4b's split.
+ *
+ * The script steps send the provider's keys and arguments (6 keys and 8 arguments to acquire, 6 and 5
+ * to release), so that the first of them prices the Lua call and its arguments alone, and they use the
+ * provider's own Lua for each part (`nextTokenLua`, the effects-replication line).
+ */
+import { EFFECTS_REPLICATION_LUA, nextTokenLua, redisLockScripts, scriptSha } from '@fencelock/redis-shared';
+import { Redis } from 'ioredis';
+import { redisLockKeys, type RedisLockKeys } from '../../redis/src/redis-keys.js';
+import { median, type RoundRange } from './rounds.js';
+import { round } from './stats.js';
+
+/** The key prefix the ladder locks under, apart from every other subject's. */
+export const SCRIPT_COSTS_KEY_PREFIX = 'fencelock-bench-costs:';
+
+const OWNER = '0b239a68-6787-439b-aa99-5d6e7c8f9a01';
+const TTL_MS = '10000';
+// A fence counter that outlives the run by little: the ladder leaves nothing behind for long.
+const FENCE_COUNTER_TTL_MS = '60000';
+
+/** One step of the ladder: what it sends per cycle, and which top-level commands are its time. */
+export interface ScriptCostStep {
+  readonly id: string;
+  readonly label: string;
+  /** Lua of the acquire, or undefined for the plain `SET NX PX` command. */
+  readonly acquireLua?: string;
+  readonly releaseLua: string;
+  /** The step sends the provider's keys and arguments (else: the lock key, the owner and the TTL). */
+  readonly providerArguments: boolean;
+}
+
+/** The Lua compare-and-delete of the raw baseline and of redis-semaphore. */
+export const COMPARE_AND_DELETE_LUA = `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0`;
+
+const LOCK_LUA = `if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) == false then return false end`;
+const LINE_LUA = `if KEYS[4] and redis.call('EXISTS', KEYS[4]) == 1 then return false end`;
+const TOKEN_LUA = `local now = redis.call('TIME')\n${nextTokenLua('KEYS[2]', 'ARGV[5]')}`;
+const RECORD_LUA = `redis.call('SET', KEYS[3], token .. ' ' .. #ARGV[1] .. ' ' .. ARGV[1], 'PX', ARGV[2])`;
+const RELEASE_LINE_LUA = `if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
+redis.call('DEL', KEYS[1])
+if redis.call('EXISTS', KEYS[2]) == 0 then return 1 end
+return 1`;
+
+/** The ladder, cheapest first; its last step is the provider's own scripts. */
+export const SCRIPT_COST_STEPS: readonly ScriptCostStep[] = [
+  { id: 'plain', label: '`SET NX PX` + Lua compare-and-delete (redis-semaphore, raw baseline)', releaseLua: COMPARE_AND_DELETE_LUA, providerArguments: false },
+  { id: 'lua-lock', label: 'the lock in a Lua acquire, with the provider’s keys and arguments', acquireLua: `${LOCK_LUA}\nreturn 1`, releaseLua: COMPARE_AND_DELETE_LUA, providerArguments: true },
+  { id: 'line', label: '+ the line of waiters checked (acquire and release)', acquireLua: `${LINE_LUA}\n${LOCK_LUA}\nreturn 1`, releaseLua: RELEASE_LINE_LUA, providerArguments: true },
+  {
+    id: 'token',
+    label: '+ the fencing token (server clock floor, counter read and written)',
+    acquireLua: `${EFFECTS_REPLICATION_LUA}\n${LINE_LUA}\n${LOCK_LUA}\n${TOKEN_LUA}\nreturn token`,
+    releaseLua: RELEASE_LINE_LUA,
+    providerArguments: true,
+  },
+  {
+    id: 'record',
+    label: '+ the holder record `inspect` reads',
+    acquireLua: `${EFFECTS_REPLICATION_LUA}\n${LINE_LUA}\n${LOCK_LUA}\n${TOKEN_LUA}\n${RECORD_LUA}\nreturn token`,
+    releaseLua: RELEASE_LINE_LUA,
+    providerArguments: true,
+  },
+  { id: 'fencelock', label: '@fencelock/redis’s own scripts (hand-off, takeover, direct grants on top)', acquireLua: redisLockScripts.acquire.lua, releaseLua: redisLockScripts.release.lua, providerArguments: true },
+];
+
+/** One step's figures. */
+export interface ScriptCostResult {
+  readonly id: string;
+  readonly label: string;
+  /** Median over the rounds of the server µs per acquire + release. */
+  readonly serverMicrosPerCycle: number;
+  readonly range: RoundRange;
+  /** Commands the server ran per cycle, the scripts' own included (`cmdstat_<name>` → calls). */
+  readonly callsPerCycle: Readonly<Record<string, number>>;
+  /** Whether every cycle acquired (a refused acquire would make a step look cheap). */
+  readonly everyCycleAcquired: boolean;
+}
+
+/** Settings of {@link runScriptCosts}. */
+export interface ScriptCostSettings {
+  readonly cyclesPerRound: number;
+  readonly rounds: number;
+}
+
+interface CommandStat {
+  readonly calls: number;
+  readonly usec: number;
+}
+
+async function commandStats(client: Redis): Promise<Map<string, CommandStat>> {
+  const text = await client.info('commandstats');
+  const stats = new Map<string, CommandStat>();
+  for (const match of text.matchAll(/^cmdstat_([^:]+):calls=(\d+),usec=(\d+)/gm)) {
+    stats.set(match[1] ?? '', { calls: Number(match[2]), usec: Number(match[3]) });
+  }
+  return stats;
+}
+
+// The top-level commands of a cycle, whose time is the cycle's (a script's inner commands are in it).
+const TOP_LEVEL = new Set(['set', 'evalsha']);
+
+/** Runs the ladder on the Redis at `redisUrl` (one client, one cycle at a time). */
+export async function runScriptCosts(redisUrl: string, settings: ScriptCostSettings, steps: readonly ScriptCostStep[] = SCRIPT_COST_STEPS): Promise<ScriptCostResult[]> {
+  // Bounded by count, and each command by its timeout: a server that stops answering ends the run.
+  const client = new Redis(redisUrl, { lazyConnect: true, maxRetriesPerRequest: 1, commandTimeout: 5_000, connectTimeout: 5_000 });
+  await client.connect();
+  try {
+    const keys = redisLockKeys(SCRIPT_COSTS_KEY_PREFIX, 'ladder');
+    const micros = new Map<string, number[]>();
+    const calls = new Map<string, Map<string, number>>();
+    const acquired = new Map<string, boolean>();
+    for (const step of steps) {
+      if (step.acquireLua !== undefined) await client.script('LOAD', step.acquireLua);
+      await client.script('LOAD', step.releaseLua);
+    }
+    for (let r = 0; r < settings.rounds; r += 1) {
+      for (let i = 0; i < steps.length; i += 1) {
+        const step = steps[(i + r) % steps.length];
+        if (step === undefined) continue;
+        const before = await commandStats(client);
+        let every = true;
+        for (let c = 0; c < settings.cyclesPerRound; c += 1) every = (await cycle(client, step, keys)) && every;
+        const after = await commandStats(client);
+        let usec = 0;
+        const stepCalls = calls.get(step.id) ?? new Map<string, number>();
+        for (const [name, stat] of after) {
+          const delta = { calls: stat.calls - (before.get(name)?.calls ?? 0), usec: stat.usec - (before.get(name)?.usec ?? 0) };
+          if (name === 'info') continue;
+          if (TOP_LEVEL.has(name) && (name === 'evalsha' || step.acquireLua === undefined)) usec += delta.usec;
+          if (delta.calls > 0) stepCalls.set(name, (stepCalls.get(name) ?? 0) + delta.calls);
+        }
+        calls.set(step.id, stepCalls);
+        micros.set(step.id, [...(micros.get(step.id) ?? []), usec / settings.cyclesPerRound]);
+        acquired.set(step.id, (acquired.get(step.id) ?? true) && every);
+      }
+    }
+    await client.del(keys.lock, keys.fence, keys.meta, keys.waiters, keys.reserved, keys.grants);
+    const cycles = settings.cyclesPerRound * settings.rounds;
+    return steps.map((step) => {
+      const rounds = micros.get(step.id) ?? [];
+      return {
+        id: step.id,
+        label: step.label,
+        serverMicrosPerCycle: round(median(rounds), 2),
+        range: { min: round(Math.min(...rounds), 2), max: round(Math.max(...rounds), 2), rounds: rounds.length },
+        callsPerCycle: Object.fromEntries([...(calls.get(step.id) ?? [])].map(([name, count]) => [name, round(count / cycles, 2)])),
+        everyCycleAcquired: acquired.get(step.id) ?? false,
+      };
+    });
+  } finally {
+    client.disconnect();
+  }
+}
+
+// One acquire + release of `step`; whether the acquire got the lock (and the release freed it).
+async function cycle(client: Redis, step: ScriptCostStep, keys: RedisLockKeys): Promise<boolean> {
+  let granted: unknown;
+  if (step.acquireLua === undefined) granted = await client.set(keys.lock, OWNER, 'PX', Number(TTL_MS), 'NX');
+  else if (step.providerArguments) {
+    granted = await client.evalsha(
+      scriptSha(step.acquireLua), 6, keys.lock, keys.fence, keys.meta, keys.waiters, keys.reserved, keys.grants,
+      OWNER, TTL_MS, '1', '4500', FENCE_COUNTER_TTL_MS, 'costtag0', '1:1000',
+    );
+  }
+  let released: unknown;
+  if (step.providerArguments) {
+    released = await client.evalsha(
+      scriptSha(step.releaseLua), 6, keys.lock, keys.waiters, keys.reserved, keys.grants, keys.fence, keys.meta,
+      OWNER, 'fencelock-bench-costs:released', '1000', FENCE_COUNTER_TTL_MS, '',
+    );
+  } else {
+    released = await client.evalsha(scriptSha(step.releaseLua), 1, keys.lock, OWNER);
+  }
+  return granted !== null && granted !== false && Number(released) === 1;
+}
+
+/** The ladder as a Markdown table, with the command that produced it. */
+export function scriptCostsMarkdown(results: readonly ScriptCostResult[], command: string): string[] {
+  const lines = [
+    `Server µs per uncontended acquire + release on one Redis (\`${command}\`; median of rounds, range in brackets):`,
+    '',
+    '| step | server µs/cycle | range | + µs | commands run per cycle |',
+    '|---|---:|---|---:|---|',
+  ];
+  let previous: number | undefined;
+  for (const result of results) {
+    const added = previous === undefined ? '' : (result.serverMicrosPerCycle - previous).toFixed(2);
+    const commands = Object.entries(result.callsPerCycle)
+      .sort(([a], [b]) => a.localeCompare(b))
+      .map(([name, count]) => `${name} ${count}`)
+      .join(', ');
+    lines.push(`| ${result.label} | ${result.serverMicrosPerCycle.toFixed(2)} | ${result.range.min.toFixed(2)}–${result.range.max.toFixed(2)} (${result.range.rounds}) | ${added} | ${commands} |`);
+    previous = result.serverMicrosPerCycle;
+  }
+  return lines;
+}
