@@ -37,10 +37,12 @@ export function registerFaultCases(ctx: SuiteContext): void {
       const results = await Promise.all([b.tryAcquire(key), c.tryAcquire(key)]);
       const granted = results.filter((handle) => handle !== undefined);
       expect(granted.length).toBeLessThanOrEqual(1);
-      // A per-lock TTL has certainly run out on the backend: the key is free, so exactly one wins.
-      if (!session) expect(granted.length).toBe(1);
+      // A per-lock TTL has certainly run out on the backend: the key is free, so one of them wins. Where
+      // a majority vote of independent servers decides (Redlock with only a bare majority up), the two
+      // may split the vote and neither wins: then a try of its own, right after, must win.
+      const winner = !session && granted.length === 0 ? await b.tryAcquire(key) : granted[0];
+      if (!session) expect(winner).toBeDefined();
       expect(await lock.release()).toBe(false);
-      const winner = granted[0];
       if (winner !== undefined) {
         if (a.capabilities.fencing !== 'none') expect(winner.fencingToken! > lock.fencingToken!).toBe(true);
         expect((await a.inspect(key))?.holders.map((h) => h.ownerId)).toEqual([winner.ownerId]);
