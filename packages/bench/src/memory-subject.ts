@@ -1,10 +1,13 @@
 /**
  * The in-process provider (`MemoryLockProvider` from `@fencelock/core`) as a bench subject, with one
  * store shared by its sessions (as clients share a server) and a counter probe on that store: the
- * store is the memory provider's "server", so its calls are what the server saw.
+ * store is the memory provider's "server", so its calls are what the server saw. Beside it, a plain
+ * in-process mutex per key (async-mutex), so that what core itself costs per lock shows as a ratio.
  */
 import { MemoryLockStore } from '@fencelock/core';
+import { Mutex } from 'async-mutex';
 import type { CounterProbe, CounterSnapshot } from './server-counters.js';
+import type { LockSession, Subject } from './subjects.js';
 
 const counts = { memory_store_requests: 0, memory_store_queued_grants: 0, memory_store_releases: 0, memory_store_extends: 0 };
 
@@ -45,6 +48,40 @@ export function memoryStoreProbe(): CounterProbe {
     read: async (): Promise<CounterSnapshot> => {
       await new Promise((resolve) => setImmediate(resolve)); // let grant callbacks run
       return { ...counts };
+    },
+  };
+}
+
+/**
+ * async-mutex's `Mutex`, one per key, in one process: mutual exclusion and nothing else (no TTL, no
+ * owner check, no fencing token, no handle). It does not wait here: like the raw baselines, `lock`
+ * throws when the key is held, so it runs the uncontended, 64-key and allocation scenarios only.
+ */
+export function asyncMutexSubject(): Subject {
+  return {
+    id: 'memory/async-mutex',
+    backend: 'memory',
+    kind: 'peer',
+    label: 'async-mutex Mutex per key (in-process, no TTL or token)',
+    waits: false,
+    inProcess: true,
+    package: 'async-mutex',
+    open: async (): Promise<LockSession> => {
+      const mutexes = new Map<string, Mutex>();
+      return {
+        async lock(key) {
+          let mutex = mutexes.get(key);
+          if (mutex === undefined) mutexes.set(key, (mutex = new Mutex()));
+          if (mutex.isLocked()) throw new Error(`async-mutex: ${key} is held`);
+          const release = await mutex.acquire();
+          return async () => {
+            release();
+          };
+        },
+        close: async () => {
+          mutexes.clear();
+        },
+      };
     },
   };
 }

@@ -18,7 +18,7 @@ import { Mutex, RedlockMutex } from 'redis-semaphore';
 import RedlockUntyped from 'redlock';
 import type RedlockTyped from '../node_modules/redlock/dist/index.js';
 import { sharedAddresses, type BenchAddresses } from './bench-servers.js';
-import { benchMemoryStore } from './memory-subject.js';
+import { asyncMutexSubject, benchMemoryStore } from './memory-subject.js';
 import { postgresSubjects } from './subjects-postgres.js';
 import { redisFairFloor } from './subjects-fair-floor.js';
 import { BENCH_KEY_PREFIX, redisHandoffTwin, redisProtocolTwin, redlockProtocolTwin } from './subjects-protocol.js';
@@ -358,11 +358,12 @@ export function subjects(addresses: BenchAddresses = sharedAddresses()): readonl
     zooKeeperProtocolTwin(zkConnectionString),
     { id: 'zookeeper/raw-recipe', backend: 'zookeeper', kind: 'raw', label: 'raw ephemeral-sequential recipe (node-zookeeper-client)', waits: false, open: () => rawZooKeeperSession(zkConnectionString) },
     {
-      // No baseline: it shows what core itself costs per lock, with no network in the way.
+      // What core itself costs per lock, with no network in the way (beside a plain in-process mutex).
       id: 'memory/fencelock', backend: 'memory', kind: 'fencelock', label: '@fencelock/core MemoryLockProvider', waits: true, inProcess: true,
       open: async () => fencelockSession(new MemoryLockProvider({ store: benchMemoryStore })),
       openProvider: () => new MemoryLockProvider({ store: benchMemoryStore }),
     },
+    asyncMutexSubject(),
     ...(addresses.postgresUrl === undefined ? [] : postgresSubjects(addresses.postgresUrl, fencelockSession, SESSION_TTL_MS)),
   ];
 }
