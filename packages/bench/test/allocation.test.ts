@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { attribute, frameOwner, type ProfileNode } from '../src/allocation-owners.js';
-import { lockCycle, runAllocation, runAllocationGroup, type AllocationResult } from '../src/allocation.js';
+import { lockCycle, runAllocationGroup, type AllocationResult } from '../src/allocation.js';
 import { measureAllocationSplit, measureCycleCosts } from '../src/cycle-costs.js';
 import { checkTargets, computeRatios, machineInfo, renderMarkdown } from '../src/report.js';
 import type { UncontendedResult } from '../src/uncontended.js';
@@ -110,15 +110,25 @@ describe('bytes and CPU per cycle', () => {
     expect(result.ownBytesPerCycle).toBeGreaterThan(0);
   };
 
-  it('measures the memory provider, its split in a forked process', async () => {
-    const subject = measured.find((s) => s.backend === 'memory')!;
-    const result = await runAllocation(subject, { cycles: 200, maxMs: 20_000, warmupCycles: 50, samplingIntervalBytes: 256 });
-    check(result, 1);
-    expect(result.split.owners.map((share) => share.name)).toContain('fencelock');
-    expect(result.clientLibraryBytesPerCycle).toBe(0);
-    // No server, no server time.
-    expect(result.serverMicrosPerCycle).toBeUndefined();
-    results.push(result);
+  it('measures the memory provider and its in-process baseline, each split in a forked process', async () => {
+    const group = measured.filter((s) => s.backend === 'memory');
+    expect(group.map((s) => s.id)).toEqual(['memory/fencelock', 'memory/async-mutex']);
+    const rethrow = (subject: { id: string }, error: unknown): never => {
+      throw new Error(`${subject.id} failed`, { cause: error });
+    };
+    const groupResults = await runAllocationGroup(group, { cycles: 200, maxMs: 20_000, rounds: 1, warmupCycles: 50, samplingIntervalBytes: 256 }, rethrow);
+    expect(groupResults.map((r) => r.subject)).toEqual(group.map((s) => s.id));
+    for (const result of groupResults) {
+      check(result, 1);
+      // Each one's own bytes are its package's: fencelock's for the provider, async-mutex's for the baseline.
+      const owners = result.split.owners.map((share) => share.name);
+      expect(owners).toContain(result.kind === 'fencelock' ? 'fencelock' : 'async-mutex');
+      if (result.kind !== 'fencelock') expect(owners).not.toContain('fencelock');
+      // No client library, no server, no server time.
+      expect(result.clientLibraryBytesPerCycle).toBe(0);
+      expect(result.serverMicrosPerCycle).toBeUndefined();
+    }
+    results.push(...groupResults);
   }, 120_000);
 
   it('measures every Redis subject, CPU in interleaved rounds, each split in a forked process', async () => {
@@ -163,7 +173,8 @@ describe('bytes and CPU per cycle', () => {
   it('reports the figures: ratios, targets and section 4b', () => {
     expect(results.map((r) => r.subject)).toEqual(measured.map((subject) => subject.id));
     const ratios = computeRatios([], [], [], results).filter((r) => r.scenario === 'client CPU per cycle (lower is better)');
-    expect(ratios.map((r) => r.baseline)).toEqual(measured.filter((s) => s.backend === 'redis' && s.kind !== 'fencelock').map((s) => s.label));
+    // Each fencelock subject against every baseline of its backend: the Redis ones, and async-mutex for the memory provider.
+    expect(ratios.map((r) => r.baseline)).toEqual(measured.filter((s) => s.kind !== 'fencelock').map((s) => s.label));
     const targets = checkTargets([], [], [], [], undefined, results).filter((t) => /allocated by fencelock|client CPU per cycle/.test(t.target));
     expect(targets).toHaveLength(5);
     for (const target of targets) {
