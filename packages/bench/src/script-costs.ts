@@ -15,6 +15,8 @@ import { EFFECTS_REPLICATION_LUA, nextTokenLua, redisLockScripts, scriptSha } fr
 import { Redis } from 'ioredis';
 import { redisLockKeys, type RedisLockKeys } from '../../redis/src/redis-keys.js';
 import { median, type RoundRange } from './rounds.js';
+import { FIRST_ASK, REGISTRATION_MS, RESERVATION_MS } from './subjects-protocol.js';
+import { RAW_RELEASE } from './subjects.js';
 import { round } from './stats.js';
 
 /** The key prefix the ladder locks under, apart from every other subject's. */
@@ -36,9 +38,6 @@ export interface ScriptCostStep {
   readonly providerArguments: boolean;
 }
 
-/** The Lua compare-and-delete of the raw baseline and of redis-semaphore. */
-export const COMPARE_AND_DELETE_LUA = `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0`;
-
 const LOCK_LUA = `if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) == false then return false end`;
 const LINE_LUA = `if KEYS[4] and redis.call('EXISTS', KEYS[4]) == 1 then return false end`;
 const TOKEN_LUA = `local now = redis.call('TIME')\n${nextTokenLua('KEYS[2]', 'ARGV[5]')}`;
@@ -50,8 +49,8 @@ return 1`;
 
 /** The ladder, cheapest first; its last step is the provider's own scripts. */
 export const SCRIPT_COST_STEPS: readonly ScriptCostStep[] = [
-  { id: 'plain', label: '`SET NX PX` + Lua compare-and-delete (redis-semaphore, raw baseline)', releaseLua: COMPARE_AND_DELETE_LUA, providerArguments: false },
-  { id: 'lua-lock', label: 'the lock in a Lua acquire, with the provider’s keys and arguments', acquireLua: `${LOCK_LUA}\nreturn 1`, releaseLua: COMPARE_AND_DELETE_LUA, providerArguments: true },
+  { id: 'plain', label: '`SET NX PX` + Lua compare-and-delete (redis-semaphore, raw baseline)', releaseLua: RAW_RELEASE, providerArguments: false },
+  { id: 'lua-lock', label: 'the lock in a Lua acquire, with the provider’s keys and arguments', acquireLua: `${LOCK_LUA}\nreturn 1`, releaseLua: RAW_RELEASE, providerArguments: true },
   { id: 'line', label: '+ the line of waiters checked (acquire and release)', acquireLua: `${LINE_LUA}\n${LOCK_LUA}\nreturn 1`, releaseLua: RELEASE_LINE_LUA, providerArguments: true },
   {
     id: 'token',
@@ -103,9 +102,6 @@ async function commandStats(client: Redis): Promise<Map<string, CommandStat>> {
   return stats;
 }
 
-// The top-level commands of a cycle, whose time is the cycle's (a script's inner commands are in it).
-const TOP_LEVEL = new Set(['set', 'evalsha']);
-
 /** Runs the ladder on the Redis at `redisUrl` (one client, one cycle at a time). */
 export async function runScriptCosts(redisUrl: string, settings: ScriptCostSettings, steps: readonly ScriptCostStep[] = SCRIPT_COST_STEPS): Promise<ScriptCostResult[]> {
   // Bounded by count, and each command by its timeout: a server that stops answering ends the run.
@@ -132,8 +128,11 @@ export async function runScriptCosts(redisUrl: string, settings: ScriptCostSetti
         const stepCalls = calls.get(step.id) ?? new Map<string, number>();
         for (const [name, stat] of after) {
           const delta = { calls: stat.calls - (before.get(name)?.calls ?? 0), usec: stat.usec - (before.get(name)?.usec ?? 0) };
+          // The INFO read before the loop is counted after it; it is not the cycle's.
           if (name === 'info') continue;
-          if (TOP_LEVEL.has(name) && (name === 'evalsha' || step.acquireLua === undefined)) usec += delta.usec;
+          // The cycle's time is its top-level commands' (a script's inner commands are inside it): the
+          // scripts, and the plain step's own SET.
+          if (name === 'evalsha' || (name === 'set' && step.acquireLua === undefined)) usec += delta.usec;
           if (delta.calls > 0) stepCalls.set(name, (stepCalls.get(name) ?? 0) + delta.calls);
         }
         calls.set(step.id, stepCalls);
@@ -166,14 +165,14 @@ async function cycle(client: Redis, step: ScriptCostStep, keys: RedisLockKeys): 
   else if (step.providerArguments) {
     granted = await client.evalsha(
       scriptSha(step.acquireLua), 6, keys.lock, keys.fence, keys.meta, keys.waiters, keys.reserved, keys.grants,
-      OWNER, TTL_MS, '1', '4500', FENCE_COUNTER_TTL_MS, 'costtag0', '1:1000',
+      OWNER, TTL_MS, '1', REGISTRATION_MS, FENCE_COUNTER_TTL_MS, 'costtag0', FIRST_ASK,
     );
   }
   let released: unknown;
   if (step.providerArguments) {
     released = await client.evalsha(
       scriptSha(step.releaseLua), 6, keys.lock, keys.waiters, keys.reserved, keys.grants, keys.fence, keys.meta,
-      OWNER, 'fencelock-bench-costs:released', '1000', FENCE_COUNTER_TTL_MS, '',
+      OWNER, 'fencelock-bench-costs:released', RESERVATION_MS, FENCE_COUNTER_TTL_MS, '',
     );
   } else {
     released = await client.evalsha(scriptSha(step.releaseLua), 1, keys.lock, OWNER);

@@ -28,11 +28,11 @@ export const BENCH_KEY_PREFIX = 'fencelock-bench:';
 // The provider's defaults: how long a waiting attempt stays registered (retry.maxDelayMs + 2 ×
 // requestTimeoutMs), how long a fence counter outlives its last grant (7 days), the direct-grant ask
 // of a first attempt (`<attempt>:<grant TTL>`), the release channel and the hand-off reservation.
-const REGISTRATION_MS = '4500';
+export const REGISTRATION_MS = '4500';
 const FENCE_COUNTER_TTL_MS = '604800000';
-const FIRST_ASK = '1:1000';
+export const FIRST_ASK = '1:1000';
 const RELEASE_CHANNEL = 'fencelock:released';
-const RESERVATION_MS = '1000';
+export const RESERVATION_MS = '1000';
 
 /** The two requests of `@fencelock/redis` as the twins send them, on one client. */
 interface RedisTwinRequests {

@@ -12,9 +12,8 @@ import { Redis as Ioredis6 } from 'ioredis6';
 import { Redis as Valkey } from 'iovalkey';
 import { createClient as createNodeRedis6 } from 'redis';
 import { createClient as createNodeRedis5 } from 'redis5';
-import { LOCK_TTL_MS, type LockSession, type Subject } from './subjects.js';
+import { LOCK_TTL_MS, RAW_RELEASE, type LockSession, type Subject } from './subjects.js';
 
-const RAW_RELEASE = "if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) else return 0 end";
 
 /** One client library's connection, as both subjects of its pair use it. */
 interface ClientConnection {

@@ -141,7 +141,8 @@ function fencelockSession(provider: LockProvider): LockSession {
   };
 }
 
-const RAW_RELEASE = "if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) else return 0 end";
+/** The raw baselines' release: a Lua compare-and-delete (the one redis-semaphore sends too). */
+export const RAW_RELEASE = "if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) else return 0 end";
 
 /** node-redlock, with an `error` listener so a failed attempt is retried instead of crashing. */
 function nodeRedlockSession(urls: readonly string[]): LockSession {
