@@ -15,9 +15,13 @@
 
 // Bytes that stay literal: RFC 3986 unreserved characters plus ':'.
 const LITERAL = /^[A-Za-z0-9\-_~.:]$/;
+// A key made of literal characters only (most keys): its own name, checked in one pass, with no
+// string built per character (this ran on every acquire and release).
+const ALL_LITERAL = /^[A-Za-z0-9\-_~.:]+$/;
 
 /** The znode name (one path segment) of `key`. */
 export function encodeKeySegment(key: string): string {
+  if (ALL_LITERAL.test(key) && key !== '.' && key !== '..') return key;
   let out = '';
   for (const char of key) {
     if (LITERAL.test(char)) {
