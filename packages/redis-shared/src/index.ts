@@ -20,7 +20,7 @@ export { HASH_SLOTS, hashSlot, hashTagForSlot } from './key-slot.js';
 export { ExtendBatcher, MAX_EXTEND_BATCH, extendReplyFlags, type ExtendItem, type ExtendOutcome, type ExtendManyCall } from './extend-batcher.js';
 export { LocalWaiters, type DirectGrant, type GrantWakeup, type ReleaseSubscription } from './local-waiters.js';
 export { lengthPrefixed, splitDirectGrant, splitLengthPrefixed, type DirectGrantAnnouncement } from './announcement.js';
-export { EFFECTS_REPLICATION_LUA } from './scripts/effects-replication-lua.js';
+export { EFFECTS_REPLICATION_LUA, switchesReplicationBeforeWrites } from './scripts/effects-replication-lua.js';
 export { headOfLineLua } from './scripts/head-of-line-lua.js';
 export { nextTokenLua } from './scripts/next-token-lua.js';
 export { grantToHeadLua } from './scripts/grant-to-head-lua.js';

@@ -1,13 +1,14 @@
 import type { LockProvider } from '@fencelock/core';
 import { abortedWithin, nextEvent } from '@fencelock/conformance';
 import { redisCommand, startTcpProxy, topology } from '@fencelock/test-infra';
-import { hashSlot } from '@fencelock/redis-shared';
+import { hashSlot, switchesReplicationBeforeWrites } from '@fencelock/redis-shared';
 import { Redis } from 'ioredis';
 import { randomUUID } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createRedisLockProvider } from '../src/index.js';
 import { redisLockKeys } from '../src/redis-keys.js';
 import { redisSemaphoreKeys } from '../src/semaphore-keys.js';
+import { semaphoreAcquireScript, semaphoreExtendScript, semaphoreInspectScript, semaphoreReleaseScript } from '../src/semaphore-scripts.js';
 
 const { redisUrl } = topology();
 
@@ -105,4 +106,12 @@ describe('semaphore permits across a connection reset', () => {
       await proxy.close();
     }
   }, 30_000);
+});
+
+describe('semaphore scripts on Redis 3.2-4.x', () => {
+  it('each asks for effects replication before its first write, as they read TIME', () => {
+    for (const script of [semaphoreAcquireScript, semaphoreExtendScript, semaphoreReleaseScript, semaphoreInspectScript]) {
+      expect(switchesReplicationBeforeWrites(script.lua), script.name).toBe(true);
+    }
+  });
 });

@@ -87,6 +87,7 @@ return 1
  * {@link ACQUIRE_LUA}).
  */
 export const RELEASE_LUA = `
+${EFFECTS_REPLICATION_LUA}
 if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
 redis.call('DEL', KEYS[1])
 if ARGV[3] == '' or redis.call('EXISTS', KEYS[2]) == 0 then return 1 end

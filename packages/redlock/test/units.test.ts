@@ -1,10 +1,12 @@
 /** The pure parts: majority, drift and validity arithmetic, endpoint identity, the stored value. */
 import { driftMarginMs } from '@fencelock/core/adapter';
+import { switchesReplicationBeforeWrites } from '@fencelock/redis-shared';
 import { describe, expect, it } from 'vitest';
 import { endpointOfUrl, normalizeEndpoint } from '../src/endpoints.js';
 import { decodeLockValue, encodeLockValue } from '../src/lock-value.js';
 import { requestTimeoutFor } from '../src/options.js';
 import { quorumOf, remainingValidityMs, roundValidUntil } from '../src/quorum.js';
+import { ACQUIRE_LUA, RELEASE_LUA } from '../src/redlock-scripts.js';
 
 describe('quorum and validity', () => {
   it('a majority is ⌊N/2⌋ + 1', () => {
@@ -67,5 +69,12 @@ describe('stored value', () => {
     expect(decodeLockValue(encodeLockValue(owner, 'a\u0000b é'))).toEqual({ ownerId: owner, metadata: 'a\u0000b é' });
     expect(decodeLockValue(encodeLockValue(owner, ''))).toEqual({ ownerId: owner, metadata: '' });
     expect(decodeLockValue('foreign-token')).toEqual({ ownerId: 'foreign-token', metadata: undefined });
+  });
+});
+
+describe('replication on Redis 3.2-4.x', () => {
+  it('both scripts ask for effects replication before their first write, as they read TIME', () => {
+    expect(switchesReplicationBeforeWrites(ACQUIRE_LUA)).toBe(true);
+    expect(switchesReplicationBeforeWrites(RELEASE_LUA)).toBe(true);
   });
 });

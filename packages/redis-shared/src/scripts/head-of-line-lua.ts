@@ -1,5 +1,4 @@
 import { LINE_TAG_LENGTH } from '../line-tag.js';
-import { EFFECTS_REPLICATION_LUA } from './effects-replication-lua.js';
 
 /**
  * The Lua both release scripts (`@fencelock/redis`'s and `@fencelock/redlock`'s) run on the line of
@@ -7,11 +6,11 @@ import { EFFECTS_REPLICATION_LUA } from './effects-replication-lua.js';
  * registrations and sets the local `head` to the member registered longest ago, or nil when no live
  * one is left. The scores are the server times (ms) until which each registration lasts. With a
  * head, `head_id` is its id and `head_tag` its provider's line tag (`<id>|<tag>`, see `line-tag.ts`),
- * or `head` itself and nil for a registration without one.
+ * or `head` itself and nil for a registration without one. It reads `TIME`: a script that includes it
+ * starts with `EFFECTS_REPLICATION_LUA`, before its first write.
  */
 export function headOfLineLua(registry: string): string {
-  return `${EFFECTS_REPLICATION_LUA}
-local now = redis.call('TIME')
+  return `local now = redis.call('TIME')
 redis.call('ZREMRANGEBYSCORE', ${registry}, '-inf', now[1] * 1000 + math.floor(now[2] / 1000))
 local head = redis.call('ZRANGE', ${registry}, 0, 0)[1]
 local head_id, head_tag = head, nil

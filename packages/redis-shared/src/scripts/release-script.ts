@@ -1,3 +1,4 @@
+import { EFFECTS_REPLICATION_LUA } from './effects-replication-lua.js';
 import { grantToHeadLua } from './grant-to-head-lua.js';
 import { headOfLineLua } from './head-of-line-lua.js';
 import { nextTokenLua } from './next-token-lua.js';
@@ -48,6 +49,7 @@ export const releaseScript: RedisLockScript = {
   name: 'fencelockRelease',
   numberOfKeys: 1,
   lua: `
+${EFFECTS_REPLICATION_LUA}
 if ARGV[5] and ARGV[5] ~= '' and KEYS[2] then
   redis.call('ZREM', KEYS[2], ARGV[5])
   if KEYS[4] then redis.call('HDEL', KEYS[4], ARGV[5]) end
