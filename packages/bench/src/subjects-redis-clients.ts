@@ -14,7 +14,6 @@ import { createClient as createNodeRedis6 } from 'redis';
 import { createClient as createNodeRedis5 } from 'redis5';
 import { LOCK_TTL_MS, RAW_RELEASE, type LockSession, type Subject } from './subjects.js';
 
-
 /** One client library's connection, as both subjects of its pair use it. */
 interface ClientConnection {
   readonly client: SupportedRedisClient;

@@ -14,10 +14,11 @@
  */
 
 // Bytes that stay literal: RFC 3986 unreserved characters plus ':'.
-const LITERAL = /^[A-Za-z0-9\-_~.:]$/;
+const LITERAL_CLASS = '[A-Za-z0-9\\-_~.:]';
+const LITERAL = new RegExp(`^${LITERAL_CLASS}$`);
 // A key made of literal characters only (most keys): its own name, checked in one pass, with no
 // string built per character (this ran on every acquire and release).
-const ALL_LITERAL = /^[A-Za-z0-9\-_~.:]+$/;
+const ALL_LITERAL = new RegExp(`^${LITERAL_CLASS}+$`);
 
 /** The znode name (one path segment) of `key`. */
 export function encodeKeySegment(key: string): string {
