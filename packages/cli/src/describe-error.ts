@@ -67,6 +67,8 @@ function exitCodeOf(error: LockError, context: ErrorContext): number {
       return ExitCode.USAGE;
     case LockErrorCode.FORBIDDEN:
       return ExitCode.FORBIDDEN;
+    case LockErrorCode.KEY_CONFLICT:
+      return ExitCode.KEY_CONFLICT;
     default:
       return ExitCode.INTERNAL;
   }
@@ -92,6 +94,8 @@ function hintFor(error: LockError, context: ErrorContext): string | undefined {
     }
     case LockErrorCode.FORBIDDEN:
       return 'check the user and password (--user, --password-file or FENCELOCK_PASSWORD), the TLS files (--tls-ca, --tls-cert, --tls-key) and what the user is allowed on the backend';
+    case LockErrorCode.KEY_CONFLICT:
+      return 'something else stores data where this lock keeps its keys (the message names them); lock another key, or remove that value if it is stray';
     case LockErrorCode.QUORUM_NOT_REACHED:
       return 'fewer than a majority of the Redlock masters answered; check that most of them are running';
     case LockErrorCode.UNSUPPORTED:

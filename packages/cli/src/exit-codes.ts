@@ -10,6 +10,8 @@ export const ExitCode = {
   OK: 0,
   /** Bad usage: an unknown flag, a malformed duration or address, an empty key, no command. Nothing was contacted. (EX_USAGE) */
   USAGE: 64,
+  /** A key the lock uses holds another kind of value, written by something else (`LOCK_KEY_CONFLICT`). (EX_DATAERR) */
+  KEY_CONFLICT: 65,
   /** The backend could not be reached or did not answer (a Redlock quorum included). (EX_UNAVAILABLE) */
   BACKEND_UNAVAILABLE: 69,
   /** The backend refused the credentials, the certificates or the operation (`LOCK_FORBIDDEN`). (EX_NOPERM) */

@@ -12,6 +12,7 @@ const EXIT_STATUS = [
   '  1-255  hold, elect: the command\'s own exit status; 128+n when it was ended by signal n',
   `  ${ExitCode.USAGE}     bad usage (unknown flag, bad duration, empty key, no command, --permits on a backend without semaphores, elect or inspect --election on one without elections); nothing was contacted`,
   `  ${ExitCode.USAGE}     also: hold --permits n where the semaphore\'s holders use another n (LOCK_LIMIT_MISMATCH)`,
+  `  ${ExitCode.KEY_CONFLICT}     a key the lock uses holds another kind of value, written by something else (LOCK_KEY_CONFLICT)`,
   `  ${ExitCode.BACKEND_UNAVAILABLE}     the backend could not be reached (or no Redlock majority)`,
   `  ${ExitCode.INTERNAL}     an unexpected error`,
   `  ${ExitCode.NOT_ACQUIRED}     hold: the lock was not acquired (held, with --no-wait; or --wait ran out); elect: not elected within --wait; see --conflict-exit-code`,

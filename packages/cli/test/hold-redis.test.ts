@@ -104,4 +104,19 @@ describe('fencelock hold stops what it started', () => {
     expect(holder.stderr()).toContain('LOCK_LOST');
     expect(await client.exists(key)).toBe(0);
   });
+
+  it('a key where something else keeps another kind of value: exit 65 (LOCK_KEY_CONFLICT) at once, the command never runs, the value stays', async () => {
+    const log = new LockLog();
+    logs.push(log);
+    const key = `cli-key-conflict:${randomUUID()}`;
+    await client.hset(key, 'app', 'data');
+    // No --wait bound: a conflict that were retried would never end.
+    const holder = startFencelock(['hold', key, '--wait', 'forever', '--', ...section(log, 'K')], env);
+    expect((await holder.exited).code).toBe(ExitCode.KEY_CONFLICT);
+    expect(holder.stderr()).toContain('LOCK_KEY_CONFLICT');
+    expect(holder.stderr()).toContain('hint: something else stores data');
+    expect(log.events()).toEqual([]);
+    expect(await client.hgetall(key)).toEqual({ app: 'data' });
+    await client.del(key);
+  });
 });

@@ -34,6 +34,13 @@ export const LockErrorCode = {
    * holders of a semaphore must agree on its limit: a second limit is refused, never applied.
    */
   LIMIT_MISMATCH: 'LOCK_LIMIT_MISMATCH',
+  /**
+   * A key the lock uses on the backend holds a value of a kind the lock cannot use, which something
+   * else wrote there (Redis answers `WRONGTYPE`: an application's hash under the lock's name, or a
+   * tampered side key). Not retried, since waiting does not change it, and the value is never
+   * overwritten: lock another key, or remove the foreign value.
+   */
+  KEY_CONFLICT: 'LOCK_KEY_CONFLICT',
 } as const;
 
 /** One of the {@link LockErrorCode} values. */
@@ -172,6 +179,18 @@ export function lockAbortedError(key: string, signal: AbortSignal): LockError {
 export function backendUnavailableError(what: string, cause: unknown, key?: string): LockError {
   const detail = cause instanceof Error ? `: ${cause.message}` : '';
   return new LockError(LockErrorCode.BACKEND_UNAVAILABLE, `${what}${detail}`, { key, cause });
+}
+
+/**
+ * A `LOCK_KEY_CONFLICT` error: `what` (e.g. `acquiring lock "k"`) failed because `where` (the keys it
+ * names) holds a value of another kind that something else wrote. `detail` is the server's answer.
+ */
+export function keyConflictError(what: string, where: string, detail: string, cause?: unknown, key?: string): LockError {
+  return new LockError(
+    LockErrorCode.KEY_CONFLICT,
+    `${what} failed: ${where} holds a value of another kind, written by something else (${detail}). It is left as it is, and waiting would not change it: remove it, or lock another key`,
+    { key, cause },
+  );
 }
 
 /**

@@ -1,6 +1,6 @@
 /** The adapter-only exports (see `adapter.ts`). */
 export { tlsCertificateProblem } from './tls-refusal.js';
-export { asLockError, backendUnavailableError, forbiddenError, limitMismatchError, lockAbortedError, lockLostError } from './errors.js';
+export { asLockError, backendUnavailableError, forbiddenError, keyConflictError, limitMismatchError, lockAbortedError, lockLostError } from './errors.js';
 export { CAPABILITY_NAMES, normalizeCapabilities, renderGuaranteesTable } from './capabilities.js';
 export type { LockCapabilitiesInit } from './capabilities.js';
 export type * from './backend.js';

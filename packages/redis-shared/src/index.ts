@@ -75,3 +75,4 @@ export { loadIoredis, type IoredisModule } from './client/load-ioredis.js';
 export { EVICTION_POLICY_WARNING, evictionPolicyWarning, mergeEvictionWarnings, type ServerCommand } from './eviction-check.js';
 export { LINE_TAG_LENGTH, lineMember, newLineTag, withoutLineTag } from './line-tag.js';
 export { redisRefusal, refusalCause } from './refusals.js';
+export { redisKeyConflict } from './key-conflict.js';

@@ -4,6 +4,7 @@ import {
   SlotList,
   backendUnavailableError,
   forbiddenError,
+  keyConflictError,
   isLockError,
   lockLostError,
   monotonicNow,
@@ -35,6 +36,7 @@ import {
   mergeEvictionWarnings,
   inspectScript,
   redisLockScripts,
+  redisKeyConflict,
   redisRefusal,
   refusalCause,
   ScriptRunner,
@@ -178,7 +180,7 @@ export class RedisLockBackend implements LockBackend, GrantingBackend {
             reply = await this.#boundedScript(this.#acquireScript.runAgain(error, args), 'acquiring lock', request.key);
           }
         } catch (error) {
-          throw this.#attemptFailed(error, request, attempts);
+          throw this.#attemptFailed(error, request, keys, attempts);
         }
         grant = this.#outcome(reply, request, keys, attempts);
       } catch (error) {
@@ -344,7 +346,7 @@ export class RedisLockBackend implements LockBackend, GrantingBackend {
         reply = await this.#boundedScript(this.#acquireScript.runAgain(error, args), 'acquiring lock', request.key);
       }
     } catch (error) {
-      throw this.#attemptFailed(error, request, attempts);
+      throw this.#attemptFailed(error, request, keys, attempts);
     }
     return this.#outcome(reply, request, keys, attempts);
   }
@@ -409,11 +411,13 @@ export class RedisLockBackend implements LockBackend, GrantingBackend {
   // An attempt's request failed. Indeterminate: the server may have applied it, or may still (a
   // paused server). A later attempt of this acquisition takes such a stray lock over (same owner id);
   // what is left when the acquisition ends without a grant goes to core's retried release (see acquire()).
-  #attemptFailed(error: unknown, request: BackendAcquireRequest, attempts: AttemptState): LockError {
+  #attemptFailed(error: unknown, request: BackendAcquireRequest, keys: RedisLockKeys, attempts: AttemptState): LockError {
     const refused = this.#refused(error, 'acquiring lock', request.key);
     if (refused !== undefined) return refused;
     attempts.indeterminate = true;
-    return backendUnavailableError(`acquiring lock "${request.key}" failed`, error, request.key);
+    // Found part way through the script, which may have written before (core's release cleans that up).
+    const where = `the lock key "${keys.lock}" or one of its side keys ("${keys.fence.replace(':fence:', ':*:')}")`;
+    return this.#conflict(error, 'acquiring lock', request.key, where) ?? backendUnavailableError(`acquiring lock "${request.key}" failed`, error, request.key);
   }
 
   /**
@@ -425,6 +429,12 @@ export class RedisLockBackend implements LockBackend, GrantingBackend {
     if (isLockError(error, LockErrorCode.FORBIDDEN)) return error;
     const detail = redisRefusal(error) ?? this.#client.connectionRefusal();
     return detail === undefined ? undefined : forbiddenError('Redis', describeRequest(action, key), detail, refusalCause(error), key);
+  }
+
+  /** `LOCK_KEY_CONFLICT` when Redis answered WRONGTYPE: `where` holds a value something else wrote. */
+  #conflict(error: unknown, action: string, key: string | undefined, where: string): LockError | undefined {
+    const detail = redisKeyConflict(error);
+    return detail === undefined ? undefined : keyConflictError(describeRequest(action, key), where, detail, refusalCause(error), key);
   }
 
   // What the acquire script answered: the grant, or `undefined` when the key is held by another owner.
@@ -529,7 +539,7 @@ export class RedisLockBackend implements LockBackend, GrantingBackend {
         return await this.#boundedScript(script.runAgain(error, args), action, key);
       }
     } catch (error) {
-      throw this.#refused(error, action, key) ?? error;
+      throw this.#refused(error, action, key) ?? this.#conflict(error, action, key, `a key it uses (the name, or a side key "{…}fencelock:…:${key ?? ''}")`) ?? error;
     }
   }
 

@@ -76,6 +76,8 @@ export class RedisSemaphores {
         if (isLockError(error, LockErrorCode.FORBIDDEN)) throw error;
         // The script may have run: a later attempt takes it over (same owner id), or clean-up frees it.
         indeterminate = true;
+        // A value something else wrote at one of its keys (see the backend's #runScript): waiting cannot help.
+        if (isLockError(error, LockErrorCode.KEY_CONFLICT)) throw error;
         throw backendUnavailableError(`acquiring semaphore "${request.key}" failed`, error, request.key);
       }
       if (Array.isArray(reply)) {

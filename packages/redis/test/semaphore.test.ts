@@ -75,6 +75,19 @@ describe('semaphore keys on Redis', () => {
     expect(second.fencingToken! > first.fencingToken!).toBe(true);
     await second.release();
   });
+
+  it('a key of another type at its holders set (WRONGTYPE): fails at once with LOCK_KEY_CONFLICT and leaves the value as it was', async () => {
+    const semaphores = provider();
+    const name = key('wrongtype');
+    const { holders } = redisSemaphoreKeys('', name);
+    await raw.rpush(holders, 'app-data');
+    // An unbounded wait: an acquire that retried the conflict would never settle.
+    await expect(semaphores.acquireSemaphore(name, { limit: 2, waitMs: Number.POSITIVE_INFINITY })).rejects.toMatchObject({ code: 'LOCK_KEY_CONFLICT', key: name });
+    expect(await raw.lrange(holders, 0, -1)).toEqual(['app-data']);
+    await raw.del(holders);
+    const permit = await semaphores.acquireSemaphore(name, { limit: 2 });
+    await permit.release();
+  });
 });
 
 // As a lock's handle does (see faults.test.ts): a dropped link makes the permits uncertain, and the
@@ -106,6 +119,7 @@ describe('semaphore permits across a connection reset', () => {
       await proxy.close();
     }
   }, 30_000);
+
 });
 
 describe('semaphore scripts on Redis 3.2-4.x', () => {

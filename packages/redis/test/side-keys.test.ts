@@ -148,4 +148,39 @@ describe('side keys: the fence counter and the metadata string', () => {
     expect((await locks.inspect(name))?.holders[0]).toMatchObject({ ownerId: lock.ownerId, fencingToken: undefined, metadata: undefined });
     await lock.release();
   });
+
+  // Something else wrote a value of another type at a key the scripts use: the lock key itself (an
+  // application's hash under the same name) or a side key. Waiting cannot change that, so the
+  // acquire fails at once, with its own code, and nothing of the foreign value is touched.
+  describe('a key of another type (WRONGTYPE)', () => {
+    const sides = ['lock', 'fence', 'waiters'] as const;
+    for (const side of sides) {
+      it(`at the ${side} key: the acquire fails at once with LOCK_KEY_CONFLICT, leaves the value as it was, and no lock behind`, async () => {
+        const locks = provider();
+        const name = key(`wrongtype-${side}`);
+        const keys = redisLockKeys('', name);
+        await raw.hset(keys[side], 'app', 'data');
+        // An unbounded wait: an acquire that retried the conflict would never settle.
+        const error: unknown = await locks.acquire(name, { waitMs: Number.POSITIVE_INFINITY }).then(
+          () => undefined,
+          (failure: unknown) => failure,
+        );
+        expect(error).toMatchObject({ code: 'LOCK_KEY_CONFLICT', key: name });
+        expect((error as Error).message).toContain('WRONGTYPE');
+        expect((error as Error).message).toContain(keys.lock);
+        expect(await raw.type(keys[side])).toBe('hash');
+        expect(await raw.hgetall(keys[side])).toEqual({ app: 'data' });
+        // A script that failed part way may have set the lock key first: that stray lock is released.
+        if (side !== 'lock') await waitFor(async () => ((await raw.exists(keys.lock)) === 0 ? true : undefined), { timeoutMs: 10_000, what: 'the stray lock key to be released' });
+        // A single try says the same, and so does inspect where it reads the foreign value.
+        await expect(locks.tryAcquire(name)).rejects.toMatchObject({ code: 'LOCK_KEY_CONFLICT' });
+        if (side === 'lock') await expect(locks.inspect(name)).rejects.toMatchObject({ code: 'LOCK_KEY_CONFLICT', key: name });
+        // Once the foreign value is gone, the key locks as any other.
+        await raw.del(keys[side]);
+        const lock = await locks.acquire(name);
+        expect(lock.fencingToken).toBeGreaterThan(0n);
+        await lock.release();
+      });
+    }
+  });
 });

@@ -24,7 +24,7 @@ import type { MasterNode } from './master-node.js';
 import { tally } from './node-outcomes.js';
 import { REDLOCK_MIN_TTL_MS, type ResolvedRedlockOptions, extendTimeoutFor, requestTimeoutFor } from './options.js';
 import { quorumOf } from './quorum.js';
-import { quorumNotReachedError, refusedQuorumError, validityExhaustedError } from './redlock-errors.js';
+import { conflictingQuorumError, quorumNotReachedError, refusedQuorumError, validityExhaustedError } from './redlock-errors.js';
 import { ReleaseListener } from './release-listener.js';
 import { MastersRelease } from './release-round.js';
 import { announcementHead } from './redlock-scripts.js';
@@ -193,7 +193,9 @@ export class RedlockBackend implements LockBackend {
         });
         if (round.kind === 'contended') request.contended();
         if (round.kind === 'failing' || round.kind === 'unreachable') {
-          const refused = refusedQuorumError(request.key, 'acquiring', this.#quorum, round.tally, this.#masters);
+          const refused =
+            refusedQuorumError(request.key, 'acquiring', this.#quorum, round.tally, this.#masters) ??
+            conflictingQuorumError(request.key, 'acquiring', this.#quorum, round.tally);
           if (refused !== undefined) throw refused;
         }
         if (round.kind === 'unreachable') {

@@ -1,5 +1,5 @@
-import { LockError, LockErrorCode, forbiddenError } from '@fencelock/core/adapter';
-import { redisRefusal } from '@fencelock/redis-shared';
+import { LockError, LockErrorCode, forbiddenError, keyConflictError } from '@fencelock/core/adapter';
+import { redisKeyConflict, redisRefusal } from '@fencelock/redis-shared';
 import type { MasterNode } from './master-node.js';
 import { type RoundTally, describeFailures } from './node-outcomes.js';
 
@@ -22,6 +22,25 @@ export function refusedQuorumError(key: string, what: string, quorum: number, ta
   if (detail === undefined || tally.nodes.length - refused >= quorum) return undefined;
   const refusal = forbiddenError('Redis', `${what} lock "${key}" on ${refused} of ${tally.nodes.length} masters`, detail, undefined, key);
   return new LockError(LockErrorCode.FORBIDDEN, refusal.message, { key, nodes: tally.nodes });
+}
+
+/**
+ * `LOCK_KEY_CONFLICT` when the masters that answered `WRONGTYPE` (a value of another type, written by
+ * something else, at the lock key or its line of waiters) are enough to keep a majority out of
+ * reach: waiting does not change that. `undefined` otherwise.
+ */
+export function conflictingQuorumError(key: string, what: string, quorum: number, tally: RoundTally): LockError | undefined {
+  let conflicting = 0;
+  let detail: string | undefined;
+  for (const node of tally.nodes) {
+    const why = node.outcome === 'error' ? redisKeyConflict(node.error) : undefined;
+    if (why === undefined) continue;
+    conflicting += 1;
+    detail ??= why;
+  }
+  if (detail === undefined || tally.nodes.length - conflicting >= quorum) return undefined;
+  const conflict = keyConflictError(`${what} lock "${key}"`, `on ${conflicting} of ${tally.nodes.length} masters, the lock key or its side keys`, detail, undefined, key);
+  return new LockError(LockErrorCode.KEY_CONFLICT, conflict.message, { key, nodes: tally.nodes });
 }
 
 /**

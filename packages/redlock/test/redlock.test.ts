@@ -255,6 +255,33 @@ describe('the algorithm', () => {
     for (const port of ports.slice(0, 3)) expect(await redisCommand(port, ['GET', key])).toBe('someone-else');
     for (const port of ports) await redisCommand(port, ['DEL', key]);
   });
+
+  it('a value of another type at the key on a majority (WRONGTYPE) fails at once with LOCK_KEY_CONFLICT; on a minority the lock is taken', async () => {
+    const provider = open();
+    const key = `wrongtype:${randomUUID()}`;
+    const majority = ports.slice(0, 3);
+    for (const port of majority) await redisCommand(port, ['HSET', key, 'app', 'data']);
+    // An unbounded wait: an acquire that retried the conflict would never settle.
+    const error = await provider.acquire(key, { waitMs: Number.POSITIVE_INFINITY }).then(
+      () => undefined,
+      (failure: unknown) => failure as LockError,
+    );
+    expect(error).toMatchObject({ code: 'LOCK_KEY_CONFLICT', key });
+    expect(error?.message).toContain('WRONGTYPE');
+    expect(error?.nodes?.filter((node) => node.outcome === 'error')).toHaveLength(3);
+    for (const port of majority) expect(await redisCommand(port, ['HGET', key, 'app'])).toBe('data');
+    // The two masters without the foreign value kept no copy of ours.
+    await waitFor(async () => ((await Promise.all(ports.slice(3).map((port) => redisCommand(port, ['EXISTS', key])))).every((n) => n === 0) ? true : undefined), {
+      timeoutMs: 10_000,
+      what: 'the partial grants to be released',
+    });
+    // On two masters only, a majority is left: the lock is taken there.
+    await redisCommand(ports[0]!, ['DEL', key]);
+    const lock = await provider.acquire(key);
+    expect(await lock.release()).toBe(true);
+    for (const port of ports.slice(1, 3)) expect(await redisCommand(port, ['HGET', key, 'app'])).toBe('data');
+    for (const port of ports) await redisCommand(port, ['DEL', key]);
+  });
 });
 
 describe('batched extension rounds', () => {
