@@ -6,7 +6,7 @@
  * on the subscriber. The lock logic above the seam is checked by the conformance suites.
  */
 import { within } from '@fencelock/conformance';
-import { ScriptRunner, isSupportedClient, lockClientOf, type LockClient, type SupportedRedisClient } from '@fencelock/redis-shared';
+import { ScriptRunner, isSupportedClient, lockClientOf, redisKeyConflict, type LockClient, type SupportedRedisClient } from '@fencelock/redis-shared';
 import { topology } from '@fencelock/test-infra';
 import { randomUUID } from 'node:crypto';
 import { GlideClient } from '@valkey/valkey-glide';
@@ -77,6 +77,19 @@ for (const flavour of Object.values(CLIENT_FLAVOURS)) {
         // A restarted or flushed server: NOSCRIPT, then the script itself again.
         await Promise.all(client.masters().map((server) => server.command(['SCRIPT', 'FLUSH'])));
         expect(await run(runner, [1, key, 'str'])).toBe(key);
+      });
+
+      it("passes a script's WRONGTYPE on in the server's words, which the adapters report as LOCK_KEY_CONFLICT", async () => {
+        const { client } = await open();
+        const key = `seam:wrongtype:${randomUUID()}`;
+        await client.command(['HSET', key, 'app', 'data'], key);
+        const runner = new ScriptRunner(client, { lua: "return redis.call('GET', KEYS[1])" });
+        const error = await run(runner, [1, key]).then(
+          () => undefined,
+          (failure: unknown) => failure,
+        );
+        expect(redisKeyConflict(error)).toMatch(/^WRONGTYPE/);
+        expect(Number(await client.command(['DEL', key], key))).toBe(1);
       });
 
       it('routes keyed commands by their key, reads the server clock, names the masters', async () => {

@@ -182,5 +182,32 @@ describe('side keys: the fence counter and the metadata string', () => {
         await lock.release();
       });
     }
+
+    it('at a held lock\'s key: that lock alone is lost; the locks extended in the same batch keep theirs; the value stays', async () => {
+      const locks = provider();
+      const [a, b] = [key('wrongtype-held-a'), key('wrongtype-held-b')];
+      const overwritten = await locks.acquire(a, { autoExtend: false });
+      const kept = await locks.acquire(b, { autoExtend: false });
+      await raw.del(a);
+      await raw.hset(a, 'app', 'data');
+      // Asked in one turn: one script call for both.
+      const [lost, extended] = await Promise.allSettled([overwritten.extend(), kept.extend()]);
+      expect(lost).toMatchObject({ status: 'rejected', reason: { code: 'LOCK_LOST', reason: 'taken-over' } });
+      expect(extended.status).toBe('fulfilled');
+      expect(overwritten.signal.aborted).toBe(true);
+      // Alone, too.
+      const single = await locks.acquire(key('wrongtype-held-single'), { autoExtend: false });
+      await raw.del(single.key);
+      await raw.hset(single.key, 'app', 'data');
+      await expect(single.extend()).rejects.toMatchObject({ code: 'LOCK_LOST', reason: 'taken-over' });
+      // A release finds it not ours, and leaves it.
+      const released = await locks.acquire(key('wrongtype-held-release'), { autoExtend: false });
+      await raw.del(released.key);
+      await raw.hset(released.key, 'app', 'data');
+      expect(await released.release()).toBe(false);
+      for (const name of [a, single.key, released.key]) expect(await raw.hgetall(name)).toEqual({ app: 'data' });
+      expect(await kept.release()).toBe(true);
+      await raw.del(a, single.key, released.key);
+    });
   });
 });

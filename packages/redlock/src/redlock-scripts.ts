@@ -88,7 +88,8 @@ return 1
  */
 export const RELEASE_LUA = `
 ${EFFECTS_REPLICATION_LUA}
-if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
+-- pcall: a value of another type (written by something else) is not ours either, and stays.
+if redis.pcall('GET', KEYS[1]) ~= ARGV[1] then return 0 end
 redis.call('DEL', KEYS[1])
 if ARGV[3] == '' or redis.call('EXISTS', KEYS[2]) == 0 then return 1 end
 ${headOfLineLua('KEYS[2]')}

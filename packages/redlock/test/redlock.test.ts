@@ -282,6 +282,25 @@ describe('the algorithm', () => {
     for (const port of ports.slice(1, 3)) expect(await redisCommand(port, ['HGET', key, 'app'])).toBe('data');
     for (const port of ports) await redisCommand(port, ['DEL', key]);
   });
+
+  it('a held lock overwritten with another type on a majority: that lock alone is lost, the others extended with it keep theirs, the values stay', async () => {
+    const provider = open();
+    const [a, b] = [`wrongtype-held:${randomUUID()}`, `wrongtype-kept:${randomUUID()}`];
+    const overwritten = await provider.acquire(a, { autoExtend: false });
+    const kept = await provider.acquire(b, { autoExtend: false });
+    const majority = ports.slice(0, 3);
+    for (const port of majority) {
+      await redisCommand(port, ['DEL', a]);
+      await redisCommand(port, ['HSET', a, 'app', 'data']);
+    }
+    // Asked in one turn: one script call per master for both.
+    const [lost, extended] = await Promise.allSettled([overwritten.extend(), kept.extend()]);
+    expect(lost).toMatchObject({ status: 'rejected', reason: { code: 'LOCK_LOST', reason: 'taken-over' } });
+    expect(extended.status).toBe('fulfilled');
+    expect(await kept.release()).toBe(true);
+    for (const port of majority) expect(await redisCommand(port, ['HGET', a, 'app'])).toBe('data');
+    for (const port of ports) await redisCommand(port, ['DEL', a]);
+  });
 });
 
 describe('batched extension rounds', () => {

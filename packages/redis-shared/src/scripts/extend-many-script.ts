@@ -10,7 +10,7 @@ import type { RedisLockScript } from './redis-lock-script.js';
  *
  * Guarantees, per pair, exactly those of the extend script: `PEXPIRE` only while the lock holds its
  * owner id (never SET, so a lost lock is never re-created); the reply is an array of 1 (extended) or
- * 0 (not ours any more), one per pair, in order.
+ * 0 (not ours any more, a value of another type included), one per pair, in order.
  */
 export const extendManyScript: RedisLockScript = {
   name: 'fencelockExtendMany',
@@ -21,7 +21,9 @@ local results = {}
 for n = 0, #KEYS / stride - 1 do
   local key = KEYS[n * stride + 1]
   local owner, ttl = ARGV[2 * n + 2], ARGV[2 * n + 3]
-  if redis.call('GET', key) == owner then
+  -- pcall: a value of another type at one lock's key (written by something else) is not ours, and
+  -- must not fail the extension of the other locks of the batch.
+  if redis.pcall('GET', key) == owner then
     redis.call('PEXPIRE', key, ttl)
     if stride == 2 then redis.call('PEXPIRE', KEYS[n * stride + 2], ttl) end
     results[#results + 1] = 1

@@ -14,7 +14,8 @@ export const extendScript: RedisLockScript = {
   name: 'fencelockExtend',
   numberOfKeys: 1,
   lua: `
-if redis.call('GET', KEYS[1]) ~= ARGV[1] then
+-- pcall: a value of another type (written by something else) is not ours either.
+if redis.pcall('GET', KEYS[1]) ~= ARGV[1] then
   return 0
 end
 redis.call('PEXPIRE', KEYS[1], ARGV[2])

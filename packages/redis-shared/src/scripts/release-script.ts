@@ -54,7 +54,8 @@ if ARGV[5] and ARGV[5] ~= '' and KEYS[2] then
   redis.call('ZREM', KEYS[2], ARGV[5])
   if KEYS[4] then redis.call('HDEL', KEYS[4], ARGV[5]) end
 end
-if redis.call('GET', KEYS[1]) ~= ARGV[1] then
+-- pcall: a value of another type (written by something else) is not ours either, and stays.
+if redis.pcall('GET', KEYS[1]) ~= ARGV[1] then
   return 0
 end
 redis.call('DEL', KEYS[1])
