@@ -431,6 +431,12 @@ export class RedisLockBackend implements LockBackend, GrantingBackend {
     return detail === undefined ? undefined : forbiddenError('Redis', describeRequest(action, key), detail, refusalCause(error), key);
   }
 
+  // The keys of a lock, semaphore or election named `key`, in words: its own, or a side key of ours.
+  #keysOf(key: string | undefined): string {
+    const name = `${this.#options.keyPrefix}${key ?? ''}`;
+    return `a key it uses ("${name}", or a side key "{…}fencelock:…:${name}")`;
+  }
+
   /** `LOCK_KEY_CONFLICT` when Redis answered WRONGTYPE: `where` holds a value something else wrote. */
   #conflict(error: unknown, action: string, key: string | undefined, where: string): LockError | undefined {
     const detail = redisKeyConflict(error);
@@ -539,7 +545,7 @@ export class RedisLockBackend implements LockBackend, GrantingBackend {
         return await this.#boundedScript(script.runAgain(error, args), action, key);
       }
     } catch (error) {
-      throw this.#refused(error, action, key) ?? this.#conflict(error, action, key, `a key it uses (the name, or a side key "{…}fencelock:…:${key ?? ''}")`) ?? error;
+      throw this.#refused(error, action, key) ?? this.#conflict(error, action, key, this.#keysOf(key)) ?? error;
     }
   }
 

@@ -183,6 +183,16 @@ describe('side keys: the fence counter and the metadata string', () => {
       });
     }
 
+    it('names the keys as they are on the server, with the provider\'s keyPrefix', async () => {
+      const prefixed = createRedisLockProvider({ connection: redisUrl, keyPrefix: 'conflict-prefix:' });
+      open.push(prefixed);
+      const name = key('wrongtype-prefixed');
+      await raw.hset(`conflict-prefix:${name}`, 'app', 'data');
+      await expect(prefixed.inspect(name)).rejects.toThrow(`"conflict-prefix:${name}"`);
+      await expect(prefixed.tryAcquire(name)).rejects.toThrow(`"conflict-prefix:${name}"`);
+      await raw.del(`conflict-prefix:${name}`);
+    });
+
     it('at a held lock\'s key: that lock alone is lost; the locks extended in the same batch keep theirs; the value stays', async () => {
       const locks = provider();
       const [a, b] = [key('wrongtype-held-a'), key('wrongtype-held-b')];
