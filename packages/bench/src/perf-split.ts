@@ -235,6 +235,8 @@ export interface PerfSplitOptions {
 }
 
 const WORKER = fileURLToPath(new URL('./perf-split-worker.ts', import.meta.url));
+// Where V8's --perf-basic-prof writes its map, whatever TMPDIR says (perf reads it from there too).
+const perfMapOf = (pid: number): string => `/tmp/perf-${pid}.map`;
 const PACKAGE_DIR = fileURLToPath(new URL('..', import.meta.url));
 
 /** `ns` (a decimal string of CLOCK_MONOTONIC nanoseconds) as `perf script --time` wants it: seconds. */
@@ -251,6 +253,7 @@ export async function runPerfSplit(subject: { readonly id: string; readonly labe
   try {
     const recorded = await run('perf', [
       'record', '--no-buildid-cache', '-e', 'cpu-clock', '-c', String(SAMPLE_PERIOD_NS), '-g', '-k', 'CLOCK_MONOTONIC', '-o', data, '--',
+      // V8 logs code as it makes it, not as it moves it: without compaction, code stays where it was named.
       process.execPath, '--perf-basic-prof', '--no-compact-code-space', '--import', 'tsx', WORKER,
       subject.id, String(options.cycles), String(options.warmupCycles),
     ]);
@@ -273,12 +276,12 @@ export async function runPerfSplit(subject: { readonly id: string; readonly labe
     for await (const text of createInterface({ input: script.stdout, crlfDelay: Number.POSITIVE_INFINITY })) samples.line(text);
     const code = await exited;
     if (code !== 0) throw new Error(`perf script of ${subject.id} failed (exit ${code}): ${stderr.trim()}`);
-    const map = readFileSync(join(tmpdir(), `perf-${pid}.map`), 'utf8');
+    const map = readFileSync(perfMapOf(pid), 'utf8');
     return samples.result(subject, window, resolveJitAddresses(map, samples.jitAddresses()));
   } finally {
     rmSync(dir, { recursive: true, force: true });
     // The JIT symbol map V8 wrote for perf (--perf-basic-prof), one per process.
-    if (pid !== undefined) rmSync(join(tmpdir(), `perf-${pid}.map`), { force: true });
+    if (pid !== undefined) rmSync(perfMapOf(pid), { force: true });
   }
 }
 
