@@ -4,23 +4,36 @@ import type { MasterNode } from './master-node.js';
 import { type RoundTally, describeFailures } from './node-outcomes.js';
 
 /**
+ * The masters whose failure `why` explains (a reason for each, `undefined` for the others), when
+ * there are enough of them to keep a majority out of reach: their count and the first reason.
+ * `undefined` while the rest could still make a majority.
+ */
+function decisiveFailures(
+  tally: RoundTally,
+  quorum: number,
+  why: (error: unknown, index: number) => string | undefined,
+): { readonly count: number; readonly detail: string } | undefined {
+  let count = 0;
+  let detail: string | undefined;
+  tally.nodes.forEach((node, index) => {
+    const reason = node.outcome === 'error' ? why(node.error, index) : undefined;
+    if (reason === undefined) return;
+    count += 1;
+    detail ??= reason;
+  });
+  return detail === undefined || tally.nodes.length - count >= quorum ? undefined : { count, detail };
+}
+
+/**
  * `LOCK_FORBIDDEN` when the masters that refused this identity or its certificates (NOPERM,
  * WRONGPASS, NOAUTH in their reply, or a connection refused for that reason) are enough to keep a
  * majority out of reach: retrying cannot help then. `undefined` otherwise (the round failed for other
  * reasons, or enough masters are left to make a majority).
  */
 export function refusedQuorumError(key: string, what: string, quorum: number, tally: RoundTally, masters: readonly MasterNode[]): LockError | undefined {
-  let refused = 0;
-  let detail: string | undefined;
-  tally.nodes.forEach((node, index) => {
-    if (node.outcome !== 'error') return;
-    const why = redisRefusal(node.error) ?? masters[index]?.client.connectionRefusal();
-    if (why === undefined) return;
-    refused += 1;
-    detail ??= why;
-  });
-  if (detail === undefined || tally.nodes.length - refused >= quorum) return undefined;
-  const refusal = forbiddenError('Redis', `${what} lock "${key}" on ${refused} of ${tally.nodes.length} masters`, detail, undefined, key);
+  const refused = decisiveFailures(tally, quorum, (error, index) => redisRefusal(error) ?? masters[index]?.client.connectionRefusal());
+  if (refused === undefined) return undefined;
+  const refusal = forbiddenError('Redis', `${what} lock "${key}" on ${refused.count} of ${tally.nodes.length} masters`, refused.detail, undefined, key);
   return new LockError(LockErrorCode.FORBIDDEN, refusal.message, { key, nodes: tally.nodes });
 }
 
@@ -30,16 +43,10 @@ export function refusedQuorumError(key: string, what: string, quorum: number, ta
  * reach: waiting does not change that. `undefined` otherwise.
  */
 export function conflictingQuorumError(key: string, what: string, quorum: number, tally: RoundTally): LockError | undefined {
-  let conflicting = 0;
-  let detail: string | undefined;
-  for (const node of tally.nodes) {
-    const why = node.outcome === 'error' ? redisKeyConflict(node.error) : undefined;
-    if (why === undefined) continue;
-    conflicting += 1;
-    detail ??= why;
-  }
-  if (detail === undefined || tally.nodes.length - conflicting >= quorum) return undefined;
-  const conflict = keyConflictError(`${what} lock "${key}"`, `on ${conflicting} of ${tally.nodes.length} masters, the lock key or its side keys`, detail, undefined, key);
+  const conflicting = decisiveFailures(tally, quorum, redisKeyConflict);
+  if (conflicting === undefined) return undefined;
+  const where = `on ${conflicting.count} of ${tally.nodes.length} masters, the lock key or its side keys`;
+  const conflict = keyConflictError(`${what} lock "${key}"`, where, conflicting.detail, undefined, key);
   return new LockError(LockErrorCode.KEY_CONFLICT, conflict.message, { key, nodes: tally.nodes });
 }
 
