@@ -50,6 +50,12 @@ export interface AllocationResult extends SubjectFields, CycleCosts {
    * the rounds); absent where the server does not report it.
    */
   readonly serverMicrosPerCycle?: number;
+  /**
+   * Wall time per cycle of the CPU rounds, µs (the median of the rounds): the same cycles as the CPU
+   * and server figures, so that wall − CPU − server is the time the cycle waited on the network and
+   * the scheduler.
+   */
+  readonly wallMicrosPerCycle?: number;
   /** Who allocated, from the pass without inlining (its bytes per cycle are `split.bytesPerCycle`). */
   readonly split: AllocationSplit;
   /**
@@ -95,7 +101,7 @@ export async function runAllocationGroup(
     session: LockSession;
     cycle: () => Promise<void>;
     serverMicros: (() => Promise<number>) | undefined;
-    rounds: { cycles: number; micros: number; serverMicros: number | undefined }[];
+    rounds: { cycles: number; micros: number; wallMicros: number; serverMicros: number | undefined }[];
   }[] = [];
   try {
     for (const subject of subjects) {
@@ -106,7 +112,7 @@ export async function runAllocationGroup(
         onError(subject, error);
       }
     }
-    const measured: { subject: Subject; costs: CycleCosts; roundCpu: number[]; serverMicros: number | undefined }[] = [];
+    const measured: { subject: Subject; costs: CycleCosts; roundCpu: number[]; serverMicros: number | undefined; wallMicros: number }[] = [];
     const failed = new Set<Subject>();
     const attempt = async (subject: Subject, step: () => Promise<void>): Promise<void> => {
       if (failed.has(subject)) return;
@@ -127,7 +133,7 @@ export async function runAllocationGroup(
           const slice = await measureCpu(entry.cycle, Math.max(1, Math.floor(options.cycles / rounds)), options.maxMs / rounds);
           const serverAfter = await entry.serverMicros?.();
           const server = serverBefore === undefined || serverAfter === undefined || slice.cycles === 0 ? undefined : (serverAfter - serverBefore) / slice.cycles;
-          entry.rounds.push({ cycles: slice.cycles, micros: slice.microsPerCycle, serverMicros: server });
+          entry.rounds.push({ cycles: slice.cycles, micros: slice.microsPerCycle, wallMicros: slice.wallMicrosPerCycle, serverMicros: server });
         });
       }
     }
@@ -140,6 +146,7 @@ export async function runAllocationGroup(
           subject: entry.subject,
           roundCpu,
           serverMicros: roundServer.length === 0 ? undefined : round(median(roundServer), 2),
+          wallMicros: round(median(entry.rounds.map((r) => r.wallMicros)), 2),
           costs: {
             cpuCycles: entry.rounds.reduce((total, r) => total + r.cycles, 0),
             cpuMicrosPerCycle: round(median(roundCpu), 2),
@@ -151,9 +158,9 @@ export async function runAllocationGroup(
     }
     await Promise.all(open.splice(0).map((entry) => entry.session.close().catch(() => undefined)));
     const results: AllocationResult[] = [];
-    for (const { subject, costs, roundCpu, serverMicros } of measured) {
+    for (const { subject, costs, roundCpu, serverMicros, wallMicros } of measured) {
       try {
-        const result = allocationResult(subject, costs, roundCpu, await forkedSplit(subject, options));
+        const result = { ...allocationResult(subject, costs, roundCpu, await forkedSplit(subject, options)), wallMicrosPerCycle: wallMicros };
         results.push(serverMicros === undefined ? result : { ...result, serverMicrosPerCycle: serverMicros });
       } catch (error) {
         onError(subject, error);

@@ -211,6 +211,7 @@ for (const backend of backends.filter((b) => ALLOCATION_BACKENDS.includes(b))) {
     console.log(
       `${elapsed()} allocation ${result.subject}: ${result.cpuMicrosPerCycle} µs CPU/cycle (rounds ${result.roundCpuMicrosPerCycle.join(' ')}), ` +
         (result.serverMicrosPerCycle === undefined ? '' : `${result.serverMicrosPerCycle} µs server/cycle, `) +
+        (result.wallMicrosPerCycle === undefined ? '' : `${result.wallMicrosPerCycle} µs wall/cycle, `) +
         `${result.bytesPerCycle} B/cycle (split pass ${result.split.bytesPerCycle}: ${shares})`,
     );
   }

@@ -111,12 +111,21 @@ export async function measureCycleCosts(cycle: () => Promise<void>, options: Cyc
   return { cpuCycles: cpu.cycles, cpuMicrosPerCycle: cpu.microsPerCycle, allocationCycles: bytes.cycles, bytesPerCycle: bytes.bytesPerCycle };
 }
 
-/** User + system CPU per cycle over at most `cycles` cycles and `maxMs`, µs (NaN with no cycle). */
-export async function measureCpu(cycle: () => Promise<void>, cycles: number, maxMs: number): Promise<{ cycles: number; microsPerCycle: number }> {
+/**
+ * User + system CPU per cycle over at most `cycles` cycles and `maxMs`, µs, and the wall time of the
+ * same cycles (NaN with no cycle).
+ */
+export async function measureCpu(cycle: () => Promise<void>, cycles: number, maxMs: number): Promise<{ cycles: number; microsPerCycle: number; wallMicrosPerCycle: number }> {
   const start = process.cpuUsage();
+  const started = performance.now();
   const done = await runBounded(cycle, cycles, maxMs);
+  const wallMicros = (performance.now() - started) * 1_000;
   const used = process.cpuUsage(start);
-  return { cycles: done, microsPerCycle: done === 0 ? Number.NaN : round((used.user + used.system) / done, 2) };
+  return {
+    cycles: done,
+    microsPerCycle: done === 0 ? Number.NaN : round((used.user + used.system) / done, 2),
+    wallMicrosPerCycle: done === 0 ? Number.NaN : round(wallMicros / done, 2),
+  };
 }
 
 /** Bytes allocated on the V8 heap per cycle over at most `cycles` cycles and `maxMs` (NaN with no cycle). */

@@ -518,14 +518,14 @@ function allocationMarkdown(allocation: readonly AllocationResult[]): string[] {
     '"Own" = fencelock for fencelock, the peer\'s package for a peer, the harness for a raw baseline.',
     'Server µs/cycle (Redis; Redlock: summed over its masters) = the time the servers spent running the commands the client sent in the CPU',
     'rounds (`INFO commandstats`, read around each round: EVAL and EVALSHA, with the commands a script runs',
-    'inside its time; SET too for the raw loop), per cycle, the median of the rounds. One cycle\'s wall time',
-    '(1 / ops/s in 1) = client CPU + server time + the two round trips\' network and scheduling.',
+    'inside its time; SET too for the raw loop), per cycle, the median of the rounds. Wall µs/cycle = the wall time',
+    'of the same CPU rounds (median): client CPU + server time + the two round trips\' network and scheduling.',
     '',
-    '| backend | implementation | kind | CPU µs/cycle | server µs/cycle | B/cycle | split total B/cycle | own B/cycle | client library B/cycle | harness B/cycle | runtime B/cycle |',
-    '|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|',
+    '| backend | implementation | kind | CPU µs/cycle | server µs/cycle | wall µs/cycle | B/cycle | split total B/cycle | own B/cycle | client library B/cycle | harness B/cycle | runtime B/cycle |',
+    '|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
     ...allocation.map(
       (r) =>
-        `| ${r.backend} | ${r.label} | ${r.kind} | ${fmt(r.cpuMicrosPerCycle, 1)} | ${r.serverMicrosPerCycle === undefined ? '—' : fmt(r.serverMicrosPerCycle, 1)} | ${fmt(r.bytesPerCycle, 0)} | ${fmt(r.split.bytesPerCycle, 0)} | ${fmt(r.ownBytesPerCycle, 0)} | ${fmt(r.clientLibraryBytesPerCycle, 0)} | ${fmt(bytes(r, 'harness'), 0)} | ${fmt(bytes(r, 'runtime'), 0)} |`,
+        `| ${r.backend} | ${r.label} | ${r.kind} | ${fmt(r.cpuMicrosPerCycle, 1)} | ${r.serverMicrosPerCycle === undefined ? '—' : fmt(r.serverMicrosPerCycle, 1)} | ${r.wallMicrosPerCycle === undefined ? '—' : fmt(r.wallMicrosPerCycle, 0)} | ${fmt(r.bytesPerCycle, 0)} | ${fmt(r.split.bytesPerCycle, 0)} | ${fmt(r.ownBytesPerCycle, 0)} | ${fmt(r.clientLibraryBytesPerCycle, 0)} | ${fmt(bytes(r, 'harness'), 0)} | ${fmt(bytes(r, 'runtime'), 0)} |`,
     ),
     '',
   ];
@@ -573,10 +573,13 @@ function cpuSplitMarkdown(allocation: readonly AllocationResult[]): string[] {
 
 /**
  * Where the wall time of a fencelock cycle goes beside each baseline's on the same backend, from this
- * run's figures: 1 / ops/s of section 1, the server time and client CPU of 4b, and the CPU split.
+ * run's figures: the wall time, server time and client CPU of the same rounds of 4b (1 / ops/s of
+ * section 1 for results that have no wall time of their own), and the CPU split.
  */
 function cycleGapMarkdown(uncontended: readonly UncontendedResult[], allocation: readonly AllocationResult[]): string[] {
   const wall = (subject: string): number => {
+    const own = allocation.find((r) => r.subject === subject)?.wallMicrosPerCycle;
+    if (own !== undefined) return own;
     const ops = uncontended.find((r) => r.subject === subject)?.opsPerSec;
     return ops === undefined || ops <= 0 ? Number.NaN : 1e6 / ops;
   };
@@ -607,7 +610,8 @@ function cycleGapMarkdown(uncontended: readonly UncontendedResult[], allocation:
   return [
     '### Where each cycle\'s gap to a baseline goes',
     '',
-    'µs per cycle, this run. Wall = 1 / ops/s of section 1 (the medians of its rounds). Server = the server µs of',
+    'µs per cycle, this run. Wall, server and client CPU come from the same cycles: the CPU rounds of the table above',
+    '(medians of the rounds; section 1\'s ops/s, measured in other cycles, give a noisier view of the same gap). Server = the server µs of',
     'the table above (Redis and Redlock; a dash elsewhere, where the server\'s time is in "rest"). Client CPU = the',
     'CPU column above, split by the CPU profile (scaled to that column) into own code (fencelock\'s against the',
     "baseline's: the peer's package, or for a raw loop the protocol the bench sends for it), the bench's session",

@@ -1,7 +1,8 @@
 /**
- * Scenario 1, uncontended: one client, acquire + release of one key in a loop, after a short
- * warm-up (connections, scripts loaded, sessions opened). The subjects of one backend run
- * interleaved in rounds (see rounds.ts); each slice is bounded by a cycle count AND a time budget.
+ * Scenario 1, uncontended: one client, acquire + release of one key in a loop, after a warm-up
+ * (connections, scripts loaded, sessions opened, and the JIT given time to compile the hot path). The
+ * subjects of one backend run interleaved in rounds (see rounds.ts); each slice is bounded by a cycle
+ * count AND a time budget.
  */
 import { randomUUID } from 'node:crypto';
 import { runAlone, runInterleaved, throughputResult, type RoundsMeasurement, type SliceRunner, type ThroughputResult } from './rounds.js';
@@ -15,9 +16,22 @@ export interface UncontendedOptions {
   readonly maxMs: number;
   /** Rounds the time and cycles are split into (default 1). */
   readonly rounds?: number;
-  /** Unmeasured cycles first, within the time of one slice (default min(500, maxCycles): enough for the JIT to settle). */
+  /** Unmeasured cycles first (default {@link UNCONTENDED_WARMUP_CYCLES}, at most maxCycles). */
   readonly warmupCycles?: number;
+  /** The most time those take per subject, ms (default {@link UNCONTENDED_WARMUP_MS}, at least one slice's time). */
+  readonly warmupMs?: number;
 }
+
+/**
+ * Warm-up cycles per subject. V8 compiles a function with its optimizing compiler only after it has
+ * run a while (its interrupt budget): a loop timed before that measures the interpreter, which
+ * penalizes the implementation with the most JavaScript per cycle. A few hundred cycles were enough
+ * for Redis, whose cycles are short, but a ZooKeeper or etcd cycle takes milliseconds, and their
+ * client CPU per cycle keeps falling for the first ~1,500 cycles (`bench:warm-up` shows the curve).
+ */
+export const UNCONTENDED_WARMUP_CYCLES = 2_000;
+/** The time bound of that warm-up per subject, ms: 2,000 cycles of 5–8 ms, the slowest subjects'. */
+export const UNCONTENDED_WARMUP_MS = 15_000;
 
 /** One subject's uncontended figures. */
 export type UncontendedResult = ThroughputResult;
@@ -61,10 +75,11 @@ export async function runUncontendedGroup(
   onError: (subject: Subject, error: unknown) => void = () => undefined,
 ): Promise<UncontendedResult[]> {
   const rounds = options.rounds ?? 1;
-  const warmup = options.warmupCycles ?? Math.min(500, options.maxCycles);
+  const warmup = Math.min(options.warmupCycles ?? UNCONTENDED_WARMUP_CYCLES, options.maxCycles);
+  const warmupMs = Math.max(options.warmupMs ?? UNCONTENDED_WARMUP_MS, options.maxMs / rounds);
   const measurements = await runInterleaved(
     subjects,
-    (subject) => openUncontended(subject, warmup, options.maxMs / rounds),
+    (subject) => openUncontended(subject, warmup, warmupMs),
     { rounds, sliceMs: options.maxMs / rounds, maxCyclesPerSlice: Math.max(1, Math.floor(options.maxCycles / rounds)) },
     onError,
   );
