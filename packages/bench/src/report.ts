@@ -16,7 +16,7 @@ import { pairedRatio, type RoundRange } from './rounds.js';
 import { round } from './stats.js';
 import { ratioToBestPeer } from './contention-rounds.js';
 import type { Load, StressContentionResult, StressResults } from './stress.js';
-import type { UncontendedResult } from './uncontended.js';
+import { UNCONTENDED_WARMUP_CYCLES, UNCONTENDED_WARMUP_MS, type UncontendedResult } from './uncontended.js';
 import { WAKEUP_DEFINITIONS, type WaitersResult } from './waiters.js';
 
 /** The machine the figures come from. */
@@ -687,7 +687,8 @@ export function renderMarkdown(results: BenchResults): string {
     '',
     '## 1. Uncontended: one client, acquire + release of one key in a loop',
     '',
-    'ops/s is the median over the rounds (best round next to it); latency percentiles pool every round.',
+    `ops/s is the median over the rounds (best round next to it); latency percentiles pool every round. Each subject first runs ${UNCONTENDED_WARMUP_CYCLES.toLocaleString('en-US')}`,
+    `unmeasured cycles (at most ${UNCONTENDED_WARMUP_MS / 1_000} s), so that the rounds measure the code V8 has optimized, as a long-running service runs it.`,
     '',
     '| backend | implementation | kind | cycles | ops/s | best round | p50 ms | p90 ms | p99 ms | max ms |',
     '|---|---|---|---:|---:|---:|---:|---:|---:|---:|',
