@@ -5,6 +5,8 @@
  * measurement must skip before it measures the optimized code a long-running service runs.
  */
 import { randomUUID } from 'node:crypto';
+import { lockCycle } from './allocation.js';
+import { measureCpu } from './cycle-costs.js';
 import type { Subject } from './subjects.js';
 
 /** Bounds of one curve. */
@@ -35,24 +37,16 @@ export interface WarmUpCurve {
 /** Runs `subject` from a fresh process's cold start (the caller's process: run one subject per process). */
 export async function measureWarmUp(subject: Subject, options: WarmUpOptions): Promise<WarmUpCurve> {
   const session = await subject.open();
-  const key = `warm-up:${randomUUID()}`;
+  const cycle = lockCycle(session, `warm-up:${randomUUID()}`);
   const windows: WarmUpWindow[] = [];
   try {
     const deadline = performance.now() + options.maxMs;
     let before = 0;
-    for (let window = 0; window < options.windows && performance.now() < deadline; window += 1) {
-      const cpu = process.cpuUsage();
-      const started = performance.now();
-      let cycles = 0;
-      while (cycles < options.cyclesPerWindow && performance.now() < deadline) {
-        await (await session.lock(key, 5_000))();
-        cycles += 1;
-      }
-      if (cycles === 0) break;
-      const used = process.cpuUsage(cpu);
-      const wallMicros = (performance.now() - started) * 1_000;
-      windows.push({ cyclesBefore: before, cycles, cpuMicrosPerCycle: (used.user + used.system) / cycles, wallMicrosPerCycle: wallMicros / cycles });
-      before += cycles;
+    while (windows.length < options.windows && performance.now() < deadline) {
+      const window = await measureCpu(cycle, options.cyclesPerWindow, deadline - performance.now());
+      if (window.cycles === 0) break;
+      windows.push({ cyclesBefore: before, cycles: window.cycles, cpuMicrosPerCycle: window.microsPerCycle, wallMicrosPerCycle: window.wallMicrosPerCycle });
+      before += window.cycles;
     }
   } finally {
     await session.close();
