@@ -6,7 +6,8 @@
  */
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { createFencedStoreClient, createLockRecorder, type HistoryEventInput } from '@fencelock/history-checker';
-import { BACKEND_TRAITS, createChaosProvider } from './backends.js';
+import { BACKEND_TRAITS } from './backend-traits.js';
+import { createChaosProvider } from './chaos-provider.js';
 import type { ClientMessage, ClientStartConfig, ParentMessage } from './protocol.js';
 import { createRng } from './rng.js';
 import { runWorkload } from './workload.js';
@@ -37,7 +38,7 @@ async function main(): Promise<void> {
   const loopDelay = monitorEventLoopDelay({ resolution: 10 });
   loopDelay.enable();
   const sink = (event: HistoryEventInput): void => void send({ type: 'event', event });
-  const provider = createChaosProvider(config.backend);
+  const provider = await createChaosProvider(config.backend);
   const recorder = createLockRecorder({ proc: config.proc, sink });
   const unwatch = recorder.watch(provider);
   void send({ type: 'ready' });

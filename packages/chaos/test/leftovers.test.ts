@@ -2,7 +2,8 @@
 import type { LockProvider } from '@fencelock/core';
 import { type RedisServer, startRedisServer } from '@fencelock/test-infra';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { type ClientBackendConfig, createChaosProvider, scanLeftovers } from '../src/backends.js';
+import { scanLeftovers } from '../src/backends.js';
+import { type ClientBackendConfig, createChaosProvider } from '../src/chaos-provider.js';
 
 let redis: RedisServer | undefined;
 beforeAll(async () => {
@@ -16,7 +17,7 @@ afterAll(async () => {
 async function withProvider(keyPrefix: string, body: (provider: LockProvider, config: ClientBackendConfig) => Promise<void>): Promise<void> {
   if (redis === undefined) throw new Error('redis did not start');
   const config: ClientBackendConfig = { backend: 'redis', ports: [redis.port], ttlMs: 2_000, keyPrefix };
-  const provider = createChaosProvider(config);
+  const provider = await createChaosProvider(config);
   try {
     await body(provider, config);
   } finally {
