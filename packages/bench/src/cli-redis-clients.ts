@@ -11,7 +11,7 @@ import { fileURLToPath } from 'node:url';
 import { sharedAddresses } from './bench-servers.js';
 import { listSetting, positiveSetting } from './cli-env.js';
 import { redisClientsCommand, redisClientsMarkdown, runRedisClients } from './redis-clients.js';
-import { redisClientPairs } from './subjects.js';
+import { redisClientPairs } from './subjects-redis-clients.js';
 
 const settings = { maxMs: positiveSetting('BENCH_SECONDS', 3) * 1000, rounds: Math.round(positiveSetting('BENCH_ROUNDS', 5)), maxCycles: positiveSetting('BENCH_CYCLES', 20_000) };
 const only = listSetting('BENCH_REDIS_CLIENTS');

@@ -128,7 +128,7 @@ export async function runHeldLocks(subject: Subject, probe: CounterProbe, option
   const lockCount = options.locks ?? 10_000;
   const ttlMs = options.ttlMs ?? 3_000;
   const concurrency = options.concurrency ?? 64;
-  const provider: LockProvider = subject.openProvider(ttlMs);
+  const provider: LockProvider = await subject.openProvider(ttlMs);
   const perLock = provider.capabilities.expiry === 'per-lock';
   let lost = 0;
   let extended = 0;

@@ -116,8 +116,8 @@ export async function runHerd(subject: Subject, probe: CounterProbe, options: He
   const releaseAfterMs = options.releaseAfterMs ?? 100;
   const boundMs = options.boundMs ?? waitMs + 30_000;
   const sessionTtlMs = options.sessionTtlMs ?? SESSION_TTL_MS;
-  const holderProvider = subject.openProvider(sessionTtlMs);
-  const herdProvider = subject.openProvider(sessionTtlMs);
+  const holderProvider = await subject.openProvider(sessionTtlMs);
+  const herdProvider = await subject.openProvider(sessionTtlMs);
   try {
     const key = `herd:${randomUUID()}`;
     // Connections, scripts and sessions are set up before the counters are read.

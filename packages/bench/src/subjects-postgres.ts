@@ -5,15 +5,20 @@
  */
 import { createHash } from 'node:crypto';
 import type { LockProvider } from '@fencelock/core';
-import { createPostgresLockProvider } from '@fencelock/postgres';
-import advisoryLockModule from 'advisory-lock';
-import pg from 'pg';
+import type advisoryLockModule from 'advisory-lock';
+import type pg from 'pg';
 import type { LockSession, Subject } from './subjects.js';
 
-// A CommonJS build of TypeScript's `export default`: Node's ESM import hands over `exports` (its
-// `default` is the function); vitest's interop hands over the function itself.
-const imported: unknown = advisoryLockModule;
-const advisoryLock = (typeof imported === 'function' ? imported : advisoryLockModule.default) as typeof advisoryLockModule.default;
+// The libraries are imported when a subject is opened (see subjects.ts).
+
+/** advisory-lock's function, from a CommonJS build of TypeScript's `export default`. */
+async function loadAdvisoryLock(): Promise<typeof advisoryLockModule.default> {
+  // Node's ESM import hands over `exports` (its `default` is the function); vitest's interop hands
+  // over the function itself.
+  const module: { default: unknown } = await import('advisory-lock');
+  const imported = module.default;
+  return (typeof imported === 'function' ? imported : (imported as typeof advisoryLockModule).default) as typeof advisoryLockModule.default;
+}
 
 /** The key's advisory-lock id the way a hand-written client would hash it: the first 8 bytes of SHA-256, signed. */
 function rawLockId(key: string): string {
@@ -21,7 +26,8 @@ function rawLockId(key: string): string {
 }
 
 async function rawPgSession(url: string): Promise<LockSession> {
-  const client = new pg.Client(url);
+  const { default: pgModule } = await import('pg');
+  const client = new pgModule.Client(url);
   client.on('error', () => undefined);
   await client.connect();
   // One statement at a time on the client, in call order (what pg 8 does for queries issued while
@@ -51,7 +57,8 @@ async function rawPgSession(url: string): Promise<LockSession> {
  * `lock()` blocks in `pg_advisory_lock` with no bound, so the bench uses `tryLock()` and the
  * package runs the scenarios without waiting only (uncontended, 64 keys).
  */
-function advisoryLockSession(url: string): LockSession {
+async function advisoryLockSession(url: string): Promise<LockSession> {
+  const advisoryLock = await loadAdvisoryLock();
   const mutexes = advisoryLock(url);
   return {
     async lock(key) {
@@ -68,11 +75,14 @@ function advisoryLockSession(url: string): LockSession {
  * adapter-to-session glue of subjects.ts; `sessionTtlMs` the session TTL of the latency scenarios.
  */
 export function postgresSubjects(url: string, fencelockSession: (provider: LockProvider) => LockSession, sessionTtlMs: number): readonly Subject[] {
-  const provider = (ttlMs: number): LockProvider => createPostgresLockProvider({ connection: url, namespace: 'fencelock-bench:', sessionTtlMs: ttlMs });
+  const provider = async (ttlMs: number): Promise<LockProvider> => {
+    const { createPostgresLockProvider } = await import('@fencelock/postgres');
+    return createPostgresLockProvider({ connection: url, namespace: 'fencelock-bench:', sessionTtlMs: ttlMs });
+  };
   return [
     {
       id: 'postgres/fencelock', backend: 'postgres', kind: 'fencelock', label: '@fencelock/postgres', waits: true,
-      open: async () => fencelockSession(provider(sessionTtlMs)),
+      open: async () => fencelockSession(await provider(sessionTtlMs)),
       openProvider: provider,
     },
     {
@@ -81,7 +91,7 @@ export function postgresSubjects(url: string, fencelockSession: (provider: LockP
     },
     {
       id: 'postgres/advisory-lock', backend: 'postgres', kind: 'peer', label: 'advisory-lock tryLock() (a connection per lock)', waits: false, package: 'advisory-lock',
-      open: async () => advisoryLockSession(url),
+      open: () => advisoryLockSession(url),
     },
   ];
 }

@@ -20,7 +20,7 @@ import type { EtcdCalls } from '../../etcd/src/etcd-calls.js';
 import { lockName } from '../../etcd/src/key-encoding.js';
 import { encodeLockValue } from '../../etcd/src/lock-value.js';
 import { deleteOwn, enqueue, lockRange, type LockRange } from '../../etcd/src/revision-queue.js';
-import { SESSION_TTL_MS, type LockSession, type Subject } from './subjects.js';
+import { SESSION_TTL_MS, type LockSession } from './subjects.js';
 
 /** The key prefix the twin locks under: its own, apart from the provider's `fencelock-bench/`. */
 export const ETCD_TWIN_KEY_PREFIX = 'fencelock-bench-twin/';
@@ -76,12 +76,4 @@ export async function etcdProtocolTwinSession(hosts: readonly string[]): Promise
     client.close();
     throw error;
   }
-}
-
-/** The twin as a bench subject (`etcd/protocol-twin`). */
-export function etcdProtocolTwin(hosts: readonly string[]): Subject {
-  return {
-    id: 'etcd/protocol-twin', backend: 'etcd', kind: 'raw', label: "raw etcd3 sending @fencelock/etcd's requests (same transactions)", waits: false,
-    open: () => etcdProtocolTwinSession(hosts),
-  };
 }

@@ -28,7 +28,7 @@ import { createRequire } from 'node:module';
 // source, so that the twin names its nodes as the provider does (the bench lives in the same repository).
 import { ownNodePrefix } from '../../zookeeper/src/contender-names.js';
 import { encodeKeySegment } from '../../zookeeper/src/key-encoding.js';
-import type { LockSession, Subject } from './subjects.js';
+import type { LockSession } from './subjects.js';
 
 /** Where the twin's lock znodes live: a root of its own, apart from the provider's `/fencelock-bench`. */
 export const ZOOKEEPER_TWIN_ROOT = '/fencelock-bench-twin';
@@ -191,12 +191,4 @@ export function zooKeeperProtocolTwinSession(connectionString: string): Promise<
     });
     client.connect();
   });
-}
-
-/** The twin as a bench subject (`zookeeper/protocol-twin`). */
-export function zooKeeperProtocolTwin(connectionString: string): Subject {
-  return {
-    id: 'zookeeper/protocol-twin', backend: 'zookeeper', kind: 'raw', label: "raw node-zookeeper-client sending @fencelock/zookeeper's requests", waits: false,
-    open: () => zooKeeperProtocolTwinSession(connectionString),
-  };
 }

@@ -5,30 +5,26 @@
  */
 import { randomUUID } from 'node:crypto';
 import { MemoryLockProvider, type LockProvider } from '@fencelock/core';
-import { createEtcdLockProvider } from '@fencelock/etcd';
-import { createRedisLockProvider, type HandoffPolicy } from '@fencelock/redis';
-import { createRedlockLockProvider } from '@fencelock/redlock';
-import { createZooKeeperLockProvider } from '@fencelock/zookeeper';
-import { Etcd3 } from 'etcd3';
+import type { HandoffPolicy } from '@fencelock/redis';
 import { Redis } from 'ioredis';
 import { createRequire } from 'node:module';
-import { Mutex, RedlockMutex } from 'redis-semaphore';
-// redlock 5.0.0-beta.2's package.json `exports` has no `types`: import its declarations by path.
-// @ts-expect-error TS7016 (no types through `exports`); typed by the cast below.
-import RedlockUntyped from 'redlock';
 import type RedlockTyped from '../node_modules/redlock/dist/index.js';
 import { sharedAddresses, type BenchAddresses } from './bench-servers.js';
 import { asyncMutexSubject, benchMemoryStore } from './memory-subject.js';
 import { postgresSubjects } from './subjects-postgres.js';
 import { redisFairFloor } from './subjects-fair-floor.js';
 import { BENCH_KEY_PREFIX, redisHandoffTwin, redisProtocolTwin, redlockProtocolTwin } from './subjects-protocol.js';
-import { etcdProtocolTwin } from './subjects-protocol-etcd.js';
-import { zooKeeperProtocolTwin } from './subjects-protocol-zookeeper.js';
 
-// The per-client subjects (fencelock and the raw loop on each Redis client library): their own section.
-export { redisClientPairs, type RedisClientPair } from './subjects-redis-clients.js';
+// Every adapter and peer library below is imported when a subject is opened, not with this module: a
+// worker process (a contention client, an allocation pass) opens one subject, and loading all of them
+// took it seconds of CPU before its first cycle.
 
-const Redlock = RedlockUntyped as typeof RedlockTyped;
+/** node-redlock's class (its 5.0.0-beta.2 `exports` has no `types`: typed from its declarations by path). */
+async function loadRedlock(): Promise<typeof RedlockTyped> {
+  // @ts-expect-error TS7016 (no types through `exports`); typed by the cast below.
+  const module: { default: unknown } = await import('redlock');
+  return module.default as typeof RedlockTyped;
+}
 
 /** The few node-zookeeper-client calls the raw ZooKeeper baseline makes (the package ships no types). */
 interface ZkClient {
@@ -40,10 +36,10 @@ interface ZkClient {
   getChildren(path: string, callback: (error: Error | null, children: string[]) => void): void;
   remove(path: string, version: number, callback: (error: Error | null) => void): void;
 }
-const zookeeper = createRequire(import.meta.url)('node-zookeeper-client') as {
+interface ZkModule {
   createClient(connectionString: string, options?: { sessionTimeout?: number }): ZkClient;
   CreateMode: { EPHEMERAL_SEQUENTIAL: number };
-};
+}
 
 /** The backend a subject runs on (`memory`: the in-process provider of `@fencelock/core`). */
 export type Backend = 'redis' | 'redlock' | 'etcd' | 'zookeeper' | 'memory' | 'postgres';
@@ -97,7 +93,7 @@ export interface Subject {
    * fencelock subjects only: a provider whose session (etcd lease, ZooKeeper session) lasts
    * `sessionTtlMs`; per-lock providers ignore it (their TTL is given per acquire).
    */
-  openProvider?(sessionTtlMs: number): LockProvider;
+  openProvider?(sessionTtlMs: number): Promise<LockProvider>;
 }
 
 /** Who a result is about: the fields every scenario's result starts with. */
@@ -145,7 +141,8 @@ function fencelockSession(provider: LockProvider): LockSession {
 export const RAW_RELEASE = "if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) else return 0 end";
 
 /** node-redlock, with an `error` listener so a failed attempt is retried instead of crashing. */
-function nodeRedlockSession(urls: readonly string[]): LockSession {
+async function nodeRedlockSession(urls: readonly string[]): Promise<LockSession> {
+  const Redlock = await loadRedlock();
   const clients = urls.map((url) => new Redis(url));
   const redlock = new Redlock(clients, { retryJitter: 200 });
   redlock.on('error', () => undefined);
@@ -166,6 +163,7 @@ function nodeRedlockSession(urls: readonly string[]): LockSession {
 
 function rawZooKeeperSession(connectionString: string): Promise<LockSession> {
   const root = '/fencelock-bench-raw';
+  const zookeeper = createRequire(import.meta.url)('node-zookeeper-client') as ZkModule;
   const client = zookeeper.createClient(connectionString, { sessionTimeout: 10_000 });
   const call = <T>(start: (done: (error: Error | null, result: T) => void) => void): Promise<T> =>
     new Promise<T>((resolve, reject) => start((error, result) => (error ? reject(error) : resolve(result))));
@@ -204,21 +202,31 @@ function rawZooKeeperSession(connectionString: string): Promise<LockSession> {
 export function subjects(addresses: BenchAddresses = sharedAddresses()): readonly Subject[] {
   const { redisUrl, redlockUrls, zkConnectionString, etcdEndpoints } = addresses;
   const hosts = [...etcdEndpoints];
-  const redis = (handoff: HandoffPolicy = 'waiters-first'): LockProvider => createRedisLockProvider({ connection: redisUrl, keyPrefix: BENCH_KEY_PREFIX, handoff });
-  const redlock = (handoff: HandoffPolicy = 'waiters-first'): LockProvider =>
-    createRedlockLockProvider({ masters: [...redlockUrls], keyPrefix: BENCH_KEY_PREFIX, handoff });
-  const etcd = (sessionTtlMs: number): LockProvider => createEtcdLockProvider({ connection: { hosts }, keyPrefix: 'fencelock-bench/', sessionTtlMs });
-  const zooKeeper = (sessionTimeoutMs: number): LockProvider =>
-    createZooKeeperLockProvider({ connectionString: zkConnectionString, sessionTimeoutMs, root: '/fencelock-bench' });
+  const redis = async (handoff: HandoffPolicy = 'waiters-first'): Promise<LockProvider> => {
+    const { createRedisLockProvider } = await import('@fencelock/redis');
+    return createRedisLockProvider({ connection: redisUrl, keyPrefix: BENCH_KEY_PREFIX, handoff });
+  };
+  const redlock = async (handoff: HandoffPolicy = 'waiters-first'): Promise<LockProvider> => {
+    const { createRedlockLockProvider } = await import('@fencelock/redlock');
+    return createRedlockLockProvider({ masters: [...redlockUrls], keyPrefix: BENCH_KEY_PREFIX, handoff });
+  };
+  const etcd = async (sessionTtlMs: number): Promise<LockProvider> => {
+    const { createEtcdLockProvider } = await import('@fencelock/etcd');
+    return createEtcdLockProvider({ connection: { hosts }, keyPrefix: 'fencelock-bench/', sessionTtlMs });
+  };
+  const zooKeeper = async (sessionTimeoutMs: number): Promise<LockProvider> => {
+    const { createZooKeeperLockProvider } = await import('@fencelock/zookeeper');
+    return createZooKeeperLockProvider({ connectionString: zkConnectionString, sessionTimeoutMs, root: '/fencelock-bench' });
+  };
   return [
     {
       id: 'redis/fencelock', backend: 'redis', kind: 'fencelock', label: '@fencelock/redis', waits: true,
-      open: async () => fencelockSession(redis()),
+      open: async () => fencelockSession(await redis()),
       openProvider: () => redis(),
     },
     {
       id: 'redis/fencelock-barging', backend: 'redis', kind: 'fencelock', label: "@fencelock/redis, handoff: 'barging'", waits: true, contentionOnly: true,
-      open: async () => fencelockSession(redis('barging')),
+      open: async () => fencelockSession(await redis('barging')),
     },
     {
       id: 'redis/raw-ioredis', backend: 'redis', kind: 'raw', label: 'raw ioredis SET NX PX + Lua release', waits: false,
@@ -273,6 +281,7 @@ export function subjects(addresses: BenchAddresses = sharedAddresses()): readonl
     {
       id: 'redis/redis-semaphore-mutex', backend: 'redis', kind: 'peer', label: 'redis-semaphore Mutex', waits: true, package: 'redis-semaphore',
       open: async () => {
+        const { Mutex } = await import('redis-semaphore');
         const client = new Redis(redisUrl);
         return {
           async lock(key, waitMs) {
@@ -286,18 +295,19 @@ export function subjects(addresses: BenchAddresses = sharedAddresses()): readonl
     },
     {
       id: 'redlock/fencelock', backend: 'redlock', kind: 'fencelock', label: `@fencelock/redlock, ${redlockUrls.length} masters`, waits: true,
-      open: async () => fencelockSession(redlock()),
+      open: async () => fencelockSession(await redlock()),
       openProvider: () => redlock(),
     },
     {
       id: 'redlock/fencelock-barging', backend: 'redlock', kind: 'fencelock', label: `@fencelock/redlock, ${redlockUrls.length} masters, handoff: 'barging'`, waits: true, contentionOnly: true,
-      open: async () => fencelockSession(redlock('barging')),
+      open: async () => fencelockSession(await redlock('barging')),
     },
     redlockProtocolTwin(redlockUrls, LOCK_TTL_MS),
     { id: 'redlock/node-redlock', backend: 'redlock', kind: 'peer', label: `node-redlock, ${redlockUrls.length} masters`, waits: true, package: 'redlock', open: async () => nodeRedlockSession(redlockUrls) },
     {
       id: 'redlock/redis-semaphore-redlock-mutex', backend: 'redlock', kind: 'peer', label: `redis-semaphore RedlockMutex, ${redlockUrls.length} masters`, waits: true, package: 'redis-semaphore',
       open: async () => {
+        const { RedlockMutex } = await import('redis-semaphore');
         const clients = redlockUrls.map((url) => new Redis(url));
         return {
           async lock(key, waitMs) {
@@ -313,12 +323,13 @@ export function subjects(addresses: BenchAddresses = sharedAddresses()): readonl
     },
     {
       id: 'etcd/fencelock', backend: 'etcd', kind: 'fencelock', label: '@fencelock/etcd', waits: true,
-      open: async () => fencelockSession(etcd(SESSION_TTL_MS)),
+      open: async () => fencelockSession(await etcd(SESSION_TTL_MS)),
       openProvider: etcd,
     },
     {
       id: 'etcd/raw-txn', backend: 'etcd', kind: 'raw', label: 'raw etcd txn (create-if-absent put, compare-and-delete)', waits: false,
       open: async () => {
+        const { Etcd3 } = await import('etcd3');
         const client = new Etcd3({ hosts });
         return {
           async lock(key) {
@@ -334,10 +345,14 @@ export function subjects(addresses: BenchAddresses = sharedAddresses()): readonl
         };
       },
     },
-    etcdProtocolTwin(hosts),
+    {
+      id: 'etcd/protocol-twin', backend: 'etcd', kind: 'raw', label: "raw etcd3 sending @fencelock/etcd's requests (same transactions)", waits: false,
+      open: async () => (await import('./subjects-protocol-etcd.js')).etcdProtocolTwinSession(hosts),
+    },
     {
       id: 'etcd/etcd3-lock', backend: 'etcd', kind: 'peer', label: 'etcd3 client.lock() (lease per lock)', waits: false, package: 'etcd3',
       open: async () => {
+        const { Etcd3 } = await import('etcd3');
         const client = new Etcd3({ hosts });
         return {
           async lock(key) {
@@ -353,16 +368,19 @@ export function subjects(addresses: BenchAddresses = sharedAddresses()): readonl
     },
     {
       id: 'zookeeper/fencelock', backend: 'zookeeper', kind: 'fencelock', label: '@fencelock/zookeeper', waits: true,
-      open: async () => fencelockSession(zooKeeper(SESSION_TTL_MS)),
+      open: async () => fencelockSession(await zooKeeper(SESSION_TTL_MS)),
       openProvider: zooKeeper,
     },
-    zooKeeperProtocolTwin(zkConnectionString),
+    {
+      id: 'zookeeper/protocol-twin', backend: 'zookeeper', kind: 'raw', label: "raw node-zookeeper-client sending @fencelock/zookeeper's requests", waits: false,
+      open: async () => (await import('./subjects-protocol-zookeeper.js')).zooKeeperProtocolTwinSession(zkConnectionString),
+    },
     { id: 'zookeeper/raw-recipe', backend: 'zookeeper', kind: 'raw', label: 'raw ephemeral-sequential recipe (node-zookeeper-client)', waits: false, open: () => rawZooKeeperSession(zkConnectionString) },
     {
       // What core itself costs per lock, with no network in the way (beside a plain in-process mutex).
       id: 'memory/fencelock', backend: 'memory', kind: 'fencelock', label: '@fencelock/core MemoryLockProvider', waits: true, inProcess: true,
       open: async () => fencelockSession(new MemoryLockProvider({ store: benchMemoryStore })),
-      openProvider: () => new MemoryLockProvider({ store: benchMemoryStore }),
+      openProvider: async () => new MemoryLockProvider({ store: benchMemoryStore }),
     },
     asyncMutexSubject(),
     ...(addresses.postgresUrl === undefined ? [] : postgresSubjects(addresses.postgresUrl, fencelockSession, SESSION_TTL_MS)),

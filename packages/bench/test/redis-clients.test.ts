@@ -7,8 +7,7 @@ import { topology } from '@fencelock/test-infra';
 import { describe, expect, it } from 'vitest';
 import { Logger } from '@valkey/valkey-glide';
 import { redisClientsMarkdown, runRedisClients } from '../src/redis-clients.js';
-import { REDIS_CLIENT_LIBRARIES } from '../src/subjects-redis-clients.js';
-import { redisClientPairs } from '../src/subjects.js';
+import { REDIS_CLIENT_LIBRARIES, redisClientPairs } from '../src/subjects-redis-clients.js';
 
 // GLIDE logs closed connections on the console.
 Logger.setLoggerConfig('off');
