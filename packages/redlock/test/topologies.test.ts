@@ -29,6 +29,12 @@ afterAll(async () => {
 
 const live = (): RedisServer[] => masters.filter((m) => m.running);
 
+/** How many clients are connected to `master`, the connection that asks not counted. */
+async function connectionsOn(master: RedisServer): Promise<number> {
+  const list = String(await redisCommand(master.port, ['CLIENT', 'LIST']));
+  return list.split('\n').filter((line) => line.trim() !== '' && !line.includes('cmd=client')).length;
+}
+
 describe('two of five masters killed', () => {
   const factory = providerFactory(urls);
   beforeAll(async () => {
@@ -174,7 +180,14 @@ describe('F16: a master of the holder\'s majority restarts empty', () => {
     try {
       const key = `f16-aof:${randomUUID()}`;
       const first = await holderOnThree(key, 10_000);
+      const holderConnections = await connectionsOn(masters[0]!);
       await masters[0]!.restart();
+      // The holder's release below waits for master 0 no longer than its request timeout: its client
+      // must be back on the restarted master first (it retries on a backoff that can outlast that).
+      await waitFor(async () => ((await connectionsOn(masters[0]!)) >= holderConnections ? true : undefined), {
+        timeoutMs: 10_000,
+        what: "the holder's client back on the restarted master",
+      });
       expect(await redisCommand(masters[0]!.port, ['EXISTS', key])).toBe(1);
       expect(await open().tryAcquire(key)).toBeUndefined();
       // Said this way so that a failure shows why the handle let go.
