@@ -28,7 +28,7 @@ function createMasters(options: ResolvedRedlockOptions): MasterNode[] {
     const created = typeof source === 'string' ? new Redis(source, settings) : new Redis({ ...settings, ...(source as RedisConnectionOptions) });
     // Connection errors are reported per request (in LockError.nodes); without a listener ioredis prints them.
     created.on('error', () => undefined);
-    return new MasterNode(endpoint, new IoredisLockClient(created), true);
+    return new MasterNode(endpoint, new IoredisLockClient(created, { coalesceWrites: true }), true);
   });
 }
 

@@ -9,6 +9,7 @@ import { driftMarginMs } from '@fencelock/core/adapter';
 import { type TcpProxy, freePort, redisCommand, startTcpProxy, waitFor } from '@fencelock/test-infra';
 import { Redis } from 'ioredis';
 import { randomBytes, randomUUID } from 'node:crypto';
+import { Socket } from 'node:net';
 import { afterAll, describe, expect, it, vi } from 'vitest';
 import { createRedlockLockProvider } from '../src/index.js';
 import { MasterNode } from '../src/master-node.js';
@@ -300,6 +301,48 @@ describe('the algorithm', () => {
     expect(await kept.release()).toBe(true);
     for (const port of majority) expect(await redisCommand(port, ['HGET', a, 'app'])).toBe('data');
     for (const port of ports) await redisCommand(port, ['DEL', a]);
+  });
+});
+
+describe('requests of one turn of the event loop', () => {
+  it('leave each master connection the provider opened in one write, not one each', async () => {
+    const provider = open();
+    const prefix = `one-write:${randomUUID()}:`;
+    // Connected, with the scripts loaded: the acquires below are EVALSHA calls and nothing else.
+    await (await provider.acquire(`${prefix}warm`, { waitMs: 0 })).release();
+    // Writes on sockets to the masters, counted where Node hands them to the socket (this file's
+    // worker only): one write carries one request or all the requests of a turn.
+    const writesTo = new Map<number, number>();
+    const count = (socket: Socket): void => {
+      if (ports.includes(socket.remotePort ?? -1)) writesTo.set(socket.remotePort ?? -1, (writesTo.get(socket.remotePort ?? -1) ?? 0) + 1);
+    };
+    const plainWrite = Socket.prototype._write;
+    const plainWritev = Socket.prototype._writev;
+    Socket.prototype._write = function (this: Socket, ...args: Parameters<Socket['_write']>) {
+      count(this);
+      return plainWrite.apply(this, args);
+    };
+    if (plainWritev !== undefined) {
+      Socket.prototype._writev = function (this: Socket, ...args: Parameters<NonNullable<Socket['_writev']>>) {
+        count(this);
+        return plainWritev.apply(this, args);
+      };
+    }
+    try {
+      const locks = 20;
+      const handles = await Promise.all(Array.from({ length: locks }, (_, i) => provider.acquire(`${prefix}${i}`, { waitMs: 0 })));
+      expect(handles.every((handle) => handle.isHeld())).toBe(true);
+      // One write per request would be 20 per master; a request sent in the caller's own turn may
+      // leave apart from those sent by the microtasks after it, so at most 2.
+      expect([...writesTo.values()].length).toBe(ports.length);
+      for (const writes of writesTo.values()) expect(writes).toBeLessThanOrEqual(2);
+      writesTo.clear();
+      await Promise.all(handles.map((handle) => handle.release()));
+      for (const writes of writesTo.values()) expect(writes).toBeLessThanOrEqual(2);
+    } finally {
+      Socket.prototype._write = plainWrite;
+      if (plainWritev !== undefined) Socket.prototype._writev = plainWritev;
+    }
   });
 });
 

@@ -1,4 +1,4 @@
-import { type CorkableSocket, monotonicNow, waitFor, withRequestTimeout } from '@fencelock/core/adapter';
+import { type CorkableSocket, TurnCork, monotonicNow, waitFor, withRequestTimeout } from '@fencelock/core/adapter';
 import { redisRefusal } from '../refusals.js';
 import type { ScriptArgument } from '../scripts/script-runner.js';
 import { repairReadyOnClosedSocket } from './ioredis-dead-ready.js';
@@ -53,6 +53,12 @@ export interface IoredisLockClientOptions {
   readonly Command?: IoredisCommandClass;
   /** The provider's per-request timeout, in ms. */
   readonly requestTimeoutMs?: number;
+  /**
+   * Scripts sent without `Command` (so without the timed commands, which coalesce their own): after
+   * the first of a turn, the rest of the turn's writes leave in one, as the timed commands' do. Only
+   * for a client the provider opened: a user's client keeps writing as its owner set it up.
+   */
+  readonly coalesceWrites?: boolean;
 }
 
 // After a hard disconnect, how long to wait for the socket's 'end' before moving on.
@@ -71,6 +77,7 @@ export class IoredisLockClient implements LockClient {
   readonly boundsCommands: boolean;
   readonly #client: IoredisInternals;
   readonly #timed: IoredisTimedCommands | undefined;
+  readonly #cork: TurnCork | undefined;
   #refusal: string | undefined;
 
   constructor(client: IoredisInternals, options: IoredisLockClientOptions = {}) {
@@ -82,6 +89,7 @@ export class IoredisLockClient implements LockClient {
         ? undefined
         : new IoredisTimedCommands((command) => client.sendCommand(command) as Promise<unknown>, Command, requestTimeoutMs, () => client.stream);
     this.boundsScripts = this.#timed !== undefined;
+    this.#cork = this.#timed === undefined && options.coalesceWrites === true ? new TurnCork() : undefined;
     // A Cluster's own queue is not bounded by commandTimeout (commands wait there for the slot map).
     this.boundsCommands = requestTimeoutMs !== undefined && !client.isCluster && client.options.commandTimeout === requestTimeoutMs;
     if (!client.isCluster) repairReadyOnClosedSocket(client);
@@ -135,6 +143,7 @@ export class IoredisLockClient implements LockClient {
   sendScript(command: 'eval' | 'evalsha', body: string, args: readonly ScriptArgument[]): Promise<unknown> {
     if (this.#timed !== undefined) return this.#timed.send(command, [body, args]);
     const client = this.#client;
+    this.#cork?.cork(client.stream);
     return ((command === 'evalsha' ? client.evalsha : client.eval) as unknown as ArrayCommand).call(client, body, args);
   }
 
