@@ -1,7 +1,8 @@
 /**
  * `pnpm bench`: every scenario against every subject in one run; writes bench-results/latest.json,
- * docs/BENCHMARKS.md and the charts in docs/bench/ (at the repository root). Bounds, from the
- * environment:
+ * docs/BENCHMARKS.md and the charts in docs/bench/ (at the repository root). A full run (no BENCH_*
+ * setting) also records its performance targets in docs/bench/history.json, which the report shows
+ * beside this run's. Bounds, from the environment:
  * - BENCH_SECONDS: time per subject per measurement (uncontended, 64 keys, contention; memory gets
  *   twice that and at most 100k cycles), default 3;
  * - BENCH_ROUNDS: interleaved rounds the uncontended and 64-key time is split into, default 5;
@@ -30,7 +31,9 @@ import { CONTENTION_WARMUP_MS, runContention, type ContentionResult } from './co
 import { runHeldLocks, type HeldLocksResult } from './held-locks.js';
 import { runMemory, type MemoryResult } from './memory.js';
 import { runParallelKeysGroup, type ParallelKeysResult } from './parallel-keys.js';
+import { performanceTargets } from './performance-targets.js';
 import { checkTargets, computeRatios, machineInfo, renderMarkdown, type BenchResults } from './report.js';
+import { isFullRun, readHistory, recordedRun, sourceCommit, withRun, writeHistory } from './run-history.js';
 import { redisServerMicros } from './server-counters.js';
 import { runStress, type StressResults } from './stress.js';
 import { runCoordination } from './coordination.js';
@@ -251,8 +254,15 @@ const charts = buildCharts({ uncontended, parallelKeys, contention });
 await mkdir(new URL('bench/', docsDir), { recursive: true });
 for (const chart of charts) await writeFile(new URL(`bench/${chart.file}`, docsDir), chart.svg);
 
+// The full runs before this one: the performance targets are shown against them.
+const historyPath = new URL('bench/history.json', docsDir);
+const history = await readHistory(historyPath);
+const commit = sourceCommit(new URL('../../', packageDir));
+const thisRunTargets = performanceTargets({ uncontended, parallelKeys, allocation, waiters });
+
 const results: BenchResults = {
   startedAt,
+  commit,
   machine: machineInfo(),
   settings: {
     secondsPerMeasurement: seconds,
@@ -280,6 +290,8 @@ const results: BenchResults = {
   charts: charts.map((chart) => ({ path: `bench/${chart.file}`, title: chart.title })),
   ratios: computeRatios(uncontended, contention, parallelKeys, allocation),
   targets: checkTargets(uncontended, contention, waiters, heldLocks, stress, allocation),
+  performanceTargets: thisRunTargets,
+  earlierRuns: history.filter((run) => run.startedAt !== startedAt),
   errors,
   fenceGrowth: await readFile(new URL('bench/fence-growth.md', docsDir), 'utf8').catch(() => undefined),
 };
@@ -288,9 +300,11 @@ const jsonPath = new URL('bench-results/latest.json', packageDir);
 const docsPath = new URL('BENCHMARKS.md', docsDir);
 await writeFile(jsonPath, `${JSON.stringify(results, null, 2)}\n`);
 await writeFile(docsPath, renderMarkdown(results));
+if (isFullRun()) await writeHistory(historyPath, withRun(history, recordedRun(startedAt, commit, thisRunTargets)));
 console.log(`\n${elapsed()} wrote ${fileURLToPath(jsonPath)}, ${fileURLToPath(docsPath)} and ${charts.length} charts in ${fileURLToPath(new URL('bench/', docsDir))}`);
 for (const ratio of results.ratios) {
   const range = ratio.roundRange === undefined ? '' : ` (rounds ${ratio.roundRange.min}–${ratio.roundRange.max})`;
   console.log(`${ratio.backend.padEnd(9)} ${ratio.scenario.padEnd(31)} ${ratio.ours} / ${ratio.baseline}: ${ratio.ratio}${range}`);
 }
-for (const target of results.targets) console.log(`${target.met ? 'met    ' : 'MISSED '} ${target.target}: ${target.measured}`);
+for (const target of [...results.targets, ...thisRunTargets]) console.log(`${target.met ? 'met    ' : 'MISSED '} ${target.target}: ${target.measured}`);
+console.log(isFullRun() ? `recorded this run in ${fileURLToPath(historyPath)}` : `not a full run (BENCH_* settings, or not built): not recorded in ${fileURLToPath(historyPath)}`);

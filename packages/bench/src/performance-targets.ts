@@ -1,0 +1,130 @@
+/**
+ * The targets of the issue "Performance: cheaper per lock than every peer", checked against one run:
+ * throughput ratios (the median of the per-round ratios of interleaved rounds, as in the ratio table),
+ * fencelock's own bytes per cycle, and heap per waiting acquire. Each target has a stable id, so that
+ * runs recorded in `docs/bench/history.json` (see `run-history.ts`) can be set side by side: the issue
+ * asks for every target to hold in two full runs.
+ */
+import type { AllocationResult } from './allocation.js';
+import { pairedRatio, type ThroughputResult } from './rounds.js';
+import { round } from './stats.js';
+import type { RecordedRun } from './run-history.js';
+import type { WaitersResult } from './waiters.js';
+
+/** Bytes fencelock itself may allocate per acquire + release cycle on the memory provider. */
+export const MEMORY_OWN_BYTES_TARGET = 3_000;
+/** Bytes fencelock itself may allocate per cycle on Redis, ioredis' share apart. */
+export const REDIS_OWN_BYTES_TARGET = 5_000;
+
+/** One target, checked against one run. */
+export interface PerformanceTarget {
+  /** Stable across runs: how the history matches a target of one run to the same target of another. */
+  readonly id: string;
+  readonly target: string;
+  /** The measured value (a ratio, or bytes), NaN when a side was not measured. */
+  readonly measured: number;
+  readonly met: boolean;
+}
+
+type Throughput = Pick<ThroughputResult, 'subject' | 'opsPerSec' | 'roundOpsPerSec'>;
+
+/** What the targets are checked against: a run's results (older results may lack a section). */
+export interface PerformanceInputs {
+  readonly uncontended: readonly Throughput[];
+  readonly parallelKeys: readonly Throughput[];
+  readonly allocation?: readonly Pick<AllocationResult, 'subject' | 'ownBytesPerCycle'>[];
+  readonly waiters: readonly Pick<WaitersResult, 'subject' | 'heapPerWaiterBytes'>[];
+}
+
+// [backend, fencelock subject, baseline subject, baseline's name, least ratio (NaN: it differs by scenario)]
+type ThroughputTarget = readonly [string, string, string, string, number];
+
+const THROUGHPUT_TARGETS: readonly ThroughputTarget[] = [
+  ['redis', 'redis/fencelock', 'redis/node-redlock', 'node-redlock', 1],
+  ['redis', 'redis/fencelock', 'redis/redis-semaphore-mutex', 'redis-semaphore Mutex', 1],
+  ['redis', 'redis/fencelock', 'redis/raw-ioredis', 'raw ioredis', Number.NaN],
+  ['redlock', 'redlock/fencelock', 'redlock/node-redlock', 'node-redlock (5 masters)', 1],
+  ['redlock', 'redlock/fencelock', 'redlock/redis-semaphore-redlock-mutex', 'redis-semaphore RedlockMutex (5 masters)', 1],
+  ['zookeeper', 'zookeeper/fencelock', 'zookeeper/raw-recipe', 'the raw ZooKeeper recipe', 1],
+  ['etcd', 'etcd/fencelock', 'etcd/raw-txn', 'the raw etcd transaction pair', 1],
+];
+
+// The one pair whose least ratio differs by scenario: ≥ 0.85 × raw ioredis uncontended, ≥ 0.8 at 64 keys.
+const RAW_REDIS_LEAST = { uncontended: 0.85, '64 keys': 0.8 } as const;
+
+const BACKEND_NAMES: Readonly<Record<string, string>> = { redis: 'Redis', redlock: 'Redlock-5', zookeeper: 'ZooKeeper', etcd: 'etcd' };
+
+/** Every target of the issue, checked against `inputs`. */
+export function performanceTargets(inputs: PerformanceInputs): PerformanceTarget[] {
+  const targets: PerformanceTarget[] = [];
+  const scenarios = [
+    ['uncontended', inputs.uncontended],
+    ['64 keys', inputs.parallelKeys],
+  ] as const;
+  for (const [scenario, rows] of scenarios) {
+    for (const [backend, oursId, theirsId, theirName, least] of THROUGHPUT_TARGETS) {
+      const atLeast = Number.isNaN(least) ? RAW_REDIS_LEAST[scenario] : least;
+      const ours = rows.find((r) => r.subject === oursId);
+      const theirs = rows.find((r) => r.subject === theirsId);
+      const ratio = ours === undefined || theirs === undefined || !(theirs.opsPerSec > 0) ? Number.NaN : pairedRatio(ours, theirs).ratio;
+      targets.push(check(`${scenario === 'uncontended' ? 'uncontended' : 'parallel-keys'}:${oursId}:${theirsId}`, `${BACKEND_NAMES[backend]} ${scenario} ≥ ${atLeast.toFixed(2)} × ${theirName}`, ratio, (v) => v >= atLeast));
+    }
+  }
+  const allocation = inputs.allocation ?? [];
+  const ownBytes = (id: string): number => allocation.find((r) => r.subject === id)?.ownBytesPerCycle ?? Number.NaN;
+  targets.push(
+    check('own-bytes:memory', `memory provider: fencelock's own bytes per cycle ≤ ${MEMORY_OWN_BYTES_TARGET.toLocaleString('en-US')} B`, ownBytes('memory/fencelock'), (v) => v <= MEMORY_OWN_BYTES_TARGET),
+    check('own-bytes:redis', `Redis: fencelock's own bytes per cycle ≤ ${REDIS_OWN_BYTES_TARGET.toLocaleString('en-US')} B (ioredis' share apart)`, ownBytes('redis/fencelock'), (v) => v <= REDIS_OWN_BYTES_TARGET),
+  );
+  const heap = (id: string): number => inputs.waiters.find((r) => r.subject === id)?.heapPerWaiterBytes ?? Number.NaN;
+  targets.push(
+    check(
+      'heap-per-waiter:redis',
+      "Redis: heap per waiting acquire ≤ redis-semaphore Mutex's (measured: ours / theirs)",
+      heap('redis/fencelock') / heap('redis/redis-semaphore-mutex'),
+      (v) => v <= 1,
+    ),
+  );
+  return targets;
+}
+
+function check(id: string, target: string, value: number, ok: (value: number) => boolean): PerformanceTarget {
+  const measured = Number.isFinite(value) ? round(value, value >= 100 ? 0 : 2) : Number.NaN;
+  return { id, target, measured, met: Number.isFinite(measured) && ok(measured) };
+}
+
+/** Earlier runs shown beside this one. */
+export const EARLIER_RUNS_SHOWN = 3;
+
+/**
+ * The section of docs/BENCHMARKS.md: every target in this run beside the full runs recorded before it
+ * (newest first), and whether it held in this run and the one before.
+ */
+export function performanceTargetsMarkdown(targets: readonly PerformanceTarget[], thisRun: { startedAt: string; commit?: string }, earlier: readonly RecordedRun[]): string[] {
+  const shown = [...earlier].sort((a, b) => b.startedAt.localeCompare(a.startedAt)).slice(0, EARLIER_RUNS_SHOWN);
+  const previous = shown[0];
+  const when = (run: { startedAt: string; commit?: string }): string => `${run.startedAt.slice(0, 16).replace('T', ' ')} UTC, ${run.commit ?? 'commit unknown'}`;
+  const cell = (target: Pick<PerformanceTarget, 'measured' | 'met'> | undefined): string => {
+    if (target === undefined) return '—';
+    const value = Number.isFinite(target.measured) ? String(target.measured) : 'not measured';
+    return target.met ? `${value} met` : `${value} **missed**`;
+  };
+  return [
+    '## Targets of the performance issue: this run and the full runs before it',
+    '',
+    'The issue "Performance: cheaper per lock than every peer" asks each of its targets to hold in two full',
+    'runs. Here they are in this run beside the last full `pnpm bench` runs recorded in `docs/bench/history.json`',
+    "(newest first; every full run adds itself, a subset run adds nothing). Ratios are ours ÷ theirs, the median of",
+    'the per-round ratios of sections 1 (uncontended) and 3a (64 keys); bytes are section 4b\'s own bytes per',
+    "cycle; heap per waiter is section 3b's. A commit marked `+ changes` ran with uncommitted code.",
+    '',
+    `| target | this run (${when(thisRun)}) | ${shown.map((run) => `earlier (${when(run)})`).join(' | ')}${shown.length === 0 ? '' : ' | '}held in this run and the one before |`,
+    `|---|---:|${shown.map(() => '---:|').join('')}---|`,
+    ...targets.map((target) => {
+      const before = previous?.targets.find((t) => t.id === target.id);
+      const both = before === undefined ? '—' : target.met && before.met ? 'yes' : '**no**';
+      return `| ${target.target} | ${cell(target)} | ${shown.map((run) => cell(run.targets.find((t) => t.id === target.id))).join(' | ')}${shown.length === 0 ? '' : ' | '}${both} |`;
+    }),
+    '',
+  ];
+}
