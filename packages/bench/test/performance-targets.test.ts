@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { performanceTargets, performanceTargetsMarkdown, type PerformanceInputs } from '../src/performance-targets.js';
+import { machineInfo, renderMarkdown } from '../src/report.js';
 import { HISTORY_RUNS, isFullRun, readHistory, recordedRun, sourceCommit, withRun, writeHistory, type RecordedRun } from '../src/run-history.js';
 
 // Every subject the targets compare, at 100 ops/s in each of three rounds.
@@ -93,6 +94,17 @@ describe("the performance issue's targets", () => {
     // Without an earlier run there is nothing to hold in both.
     const alone = performanceTargetsMarkdown(now, { startedAt: '2026-01-03T10:00:00.000Z' }, []);
     expect(alone.find((line) => line.startsWith('| Redis uncontended ≥ 1.00 × node-redlock |'))).toBe('| Redis uncontended ≥ 1.00 × node-redlock | 1.2 met | — |');
+  });
+
+  it('puts the section and the commit measured in docs/BENCHMARKS.md', () => {
+    const empty = { uncontended: [], parallelKeys: [], contention: [], waiters: [], memory: [], ratios: [], targets: [], errors: {}, settings: {} };
+    const markdown = renderMarkdown({ ...empty, startedAt: '2026-01-03T10:00:00.000Z', machine: machineInfo(), commit: 'ccccccc', performanceTargets: performanceTargets(inputs()), earlierRuns: [] });
+    expect(markdown).toContain('Measured 2026-01-03T10:00:00.000Z at commit ccccccc on ');
+    expect(markdown).toContain('## Targets of the performance issue: this run and the full runs before it');
+    // Older results, without either, render as before.
+    const older = renderMarkdown({ ...empty, startedAt: '2026-01-03T10:00:00.000Z', machine: machineInfo() });
+    expect(older).not.toContain('at commit');
+    expect(older).not.toContain('## Targets of the performance issue');
   });
 });
 
