@@ -300,7 +300,7 @@ const jsonPath = new URL('bench-results/latest.json', packageDir);
 const docsPath = new URL('BENCHMARKS.md', docsDir);
 await writeFile(jsonPath, `${JSON.stringify(results, null, 2)}\n`);
 await writeFile(docsPath, renderMarkdown(results));
-if (isFullRun()) await writeHistory(historyPath, withRun(history, recordedRun(startedAt, commit, thisRunTargets)));
+if (isFullRun()) await writeHistory(historyPath, withRun(history, recordedRun(startedAt, commit, results.machine, thisRunTargets)));
 console.log(`\n${elapsed()} wrote ${fileURLToPath(jsonPath)}, ${fileURLToPath(docsPath)} and ${charts.length} charts in ${fileURLToPath(new URL('bench/', docsDir))}`);
 for (const ratio of results.ratios) {
   const range = ratio.roundRange === undefined ? '' : ` (rounds ${ratio.roundRange.min}–${ratio.roundRange.max})`;

@@ -8,7 +8,8 @@
 import type { AllocationResult } from './allocation.js';
 import { pairedRatio, type ThroughputResult } from './rounds.js';
 import { round } from './stats.js';
-import type { RecordedRun } from './run-history.js';
+import { machineLabel, type RecordedRun } from './run-history.js';
+import type { MachineInfo } from './report.js';
 import type { WaitersResult } from './waiters.js';
 
 /** Bytes fencelock itself may allocate per acquire + release cycle on the memory provider. */
@@ -98,10 +99,18 @@ export const EARLIER_RUNS_SHOWN = 3;
 
 /**
  * The section of docs/BENCHMARKS.md: every target in this run beside the full runs recorded before it
- * (newest first), and whether it held in this run and the one before.
+ * on the same machine (newest first), and whether it held in this run and the one before.
  */
-export function performanceTargetsMarkdown(targets: readonly PerformanceTarget[], thisRun: { startedAt: string; commit?: string }, earlier: readonly RecordedRun[]): string[] {
-  const shown = [...earlier].sort((a, b) => b.startedAt.localeCompare(a.startedAt)).slice(0, EARLIER_RUNS_SHOWN);
+export function performanceTargetsMarkdown(
+  targets: readonly PerformanceTarget[],
+  thisRun: { startedAt: string; commit?: string; machine: Pick<MachineInfo, 'cpu' | 'cores'> },
+  earlier: readonly RecordedRun[],
+): string[] {
+  const machine = machineLabel(thisRun.machine);
+  const shown = earlier
+    .filter((run) => run.machine === machine)
+    .sort((a, b) => b.startedAt.localeCompare(a.startedAt))
+    .slice(0, EARLIER_RUNS_SHOWN);
   const previous = shown[0];
   const when = (run: { startedAt: string; commit?: string }): string => `${run.startedAt.slice(0, 16).replace('T', ' ')} UTC, ${run.commit ?? 'commit unknown'}`;
   const cell = (target: Pick<PerformanceTarget, 'measured' | 'met'> | undefined): string => {
@@ -113,8 +122,9 @@ export function performanceTargetsMarkdown(targets: readonly PerformanceTarget[]
     '## Targets of the performance issue: this run and the full runs before it',
     '',
     'The issue "Performance: cheaper per lock than every peer" asks each of its targets to hold in two full',
-    'runs. Here they are in this run beside the last full `pnpm bench` runs recorded in `docs/bench/history.json`',
-    "(newest first; every full run adds itself, a subset run adds nothing). Ratios are ours ÷ theirs, the median of",
+    `runs. Here they are in this run beside the last full \`pnpm bench\` runs on this machine (${machine}) recorded`,
+    'in `docs/bench/history.json` (newest first; every full run adds itself, a subset run adds nothing; runs of',
+    'other machines stay in the file and are not shown here). Ratios are ours ÷ theirs, the median of',
     'the per-round ratios of sections 1 (uncontended) and 3a (64 keys); bytes are section 4b\'s own bytes per',
     "cycle; heap per waiter is section 3b's. A commit marked `+ changes` ran with uncommitted code.",
     '',

@@ -7,6 +7,7 @@
 import { execFileSync } from 'node:child_process';
 import { readFile, writeFile } from 'node:fs/promises';
 import type { PerformanceTarget } from './performance-targets.js';
+import type { MachineInfo } from './report.js';
 
 /** Full runs kept in the history: enough to see a trend, few enough to read. */
 export const HISTORY_RUNS = 10;
@@ -17,6 +18,8 @@ export interface RecordedRun {
   readonly startedAt: string;
   /** The commit the run measured, `+ changes` when tracked code outside docs/ differed from it. */
   readonly commit: string;
+  /** The machine it ran on (see {@link machineLabel}): runs of other machines are not set beside this one's. */
+  readonly machine: string;
   readonly targets: readonly Pick<PerformanceTarget, 'id' | 'measured' | 'met'>[];
 }
 
@@ -51,8 +54,13 @@ export async function writeHistory(path: URL, history: readonly RecordedRun[]): 
 }
 
 /** What a run records of its targets. */
-export function recordedRun(startedAt: string, commit: string, targets: readonly PerformanceTarget[]): RecordedRun {
-  return { startedAt, commit, targets: targets.map(({ id, measured, met }) => ({ id, measured, met })) };
+export function recordedRun(startedAt: string, commit: string, machine: Pick<MachineInfo, 'cpu' | 'cores'>, targets: readonly PerformanceTarget[]): RecordedRun {
+  return { startedAt, commit, machine: machineLabel(machine), targets: targets.map(({ id, measured, met }) => ({ id, measured, met })) };
+}
+
+/** A machine as the history names it: its CPU model and core count. */
+export function machineLabel(machine: Pick<MachineInfo, 'cpu' | 'cores'>): string {
+  return `${machine.cpu}, ${machine.cores} cores`;
 }
 
 /**
@@ -74,8 +82,8 @@ export function sourceCommit(repository: URL): string {
 function parseRun(value: unknown): RecordedRun | undefined {
   if (typeof value !== 'object' || value === null) return undefined;
   const run = value as Record<string, unknown>;
-  const { startedAt, commit, targets } = run;
-  if (typeof startedAt !== 'string' || typeof commit !== 'string' || !Array.isArray(targets)) return undefined;
+  const { startedAt, commit, machine, targets } = run;
+  if (typeof startedAt !== 'string' || typeof commit !== 'string' || typeof machine !== 'string' || !Array.isArray(targets)) return undefined;
   const parsed: RecordedRun['targets'][number][] = [];
   for (const target of targets as unknown[]) {
     if (typeof target !== 'object' || target === null) return undefined;
@@ -84,7 +92,7 @@ function parseRun(value: unknown): RecordedRun | undefined {
     if (typeof id !== 'string' || typeof met !== 'boolean' || (measured !== null && typeof measured !== 'number')) return undefined;
     parsed.push({ id, measured: measured ?? Number.NaN, met });
   }
-  return { startedAt, commit, targets: parsed };
+  return { startedAt, commit, machine, targets: parsed };
 }
 
 /**

@@ -22,6 +22,8 @@ const SUBJECTS = [
   'etcd/raw-txn',
 ];
 
+const MACHINE = { cpu: 'Test CPU', cores: 2 };
+
 const even = (subject: string, rounds: readonly number[] = [100, 100, 100]): PerformanceInputs['uncontended'][number] => ({ subject, opsPerSec: rounds[1] ?? 0, roundOpsPerSec: rounds });
 
 function inputs(overrides: { uncontended?: Record<string, number[]>; parallelKeys?: Record<string, number[]> } = {}): PerformanceInputs {
@@ -82,9 +84,13 @@ describe("the performance issue's targets", () => {
   it('shows this run beside the recorded ones, newest first, and whether a target held in both', () => {
     const now = performanceTargets(inputs({ uncontended: { 'redis/fencelock': [120, 120, 120] } }));
     const missedBefore = now.map((t) => (t.id === 'uncontended:redis/fencelock:redis/node-redlock' ? { ...t, measured: 0.9, met: false } : t));
-    const older = recordedRun('2026-01-01T10:00:00.000Z', 'aaaaaaa', now);
-    const previous = recordedRun('2026-01-02T10:00:00.000Z', 'bbbbbbb + changes', missedBefore);
-    const lines = performanceTargetsMarkdown(now, { startedAt: '2026-01-03T10:00:00.000Z', commit: 'ccccccc' }, [older, previous]);
+    const older = recordedRun('2026-01-01T10:00:00.000Z', 'aaaaaaa', MACHINE, now);
+    const previous = recordedRun('2026-01-02T10:00:00.000Z', 'bbbbbbb + changes', MACHINE, missedBefore);
+    // A later run on another machine is neither shown nor "the one before".
+    const elsewhere = recordedRun('2026-01-02T12:00:00.000Z', 'ddddddd', { cpu: 'Other CPU', cores: 64 }, now);
+    const lines = performanceTargetsMarkdown(now, { startedAt: '2026-01-03T10:00:00.000Z', commit: 'ccccccc', machine: MACHINE }, [older, elsewhere, previous]);
+    expect(lines.join('\n')).toContain('runs on this machine (Test CPU, 2 cores)');
+    expect(lines.join('\n')).not.toContain('ddddddd');
     const header = lines.find((line) => line.startsWith('| target |')) ?? '';
     expect(header).toContain('this run (2026-01-03 10:00 UTC, ccccccc)');
     expect(header.indexOf('bbbbbbb + changes')).toBeLessThan(header.indexOf('aaaaaaa'));
@@ -92,7 +98,7 @@ describe("the performance issue's targets", () => {
     expect(row('Redis uncontended ≥ 1.00 × node-redlock')).toBe('| Redis uncontended ≥ 1.00 × node-redlock | 1.2 met | 0.9 **missed** | 1.2 met | **no** |');
     expect(row('Redis uncontended ≥ 1.00 × redis-semaphore Mutex').endsWith('| yes |')).toBe(true);
     // Without an earlier run there is nothing to hold in both.
-    const alone = performanceTargetsMarkdown(now, { startedAt: '2026-01-03T10:00:00.000Z' }, []);
+    const alone = performanceTargetsMarkdown(now, { startedAt: '2026-01-03T10:00:00.000Z', machine: MACHINE }, [elsewhere]);
     expect(alone.find((line) => line.startsWith('| Redis uncontended ≥ 1.00 × node-redlock |'))).toBe('| Redis uncontended ≥ 1.00 × node-redlock | 1.2 met | — |');
   });
 
@@ -118,7 +124,7 @@ describe('the run history', () => {
     dirs.push(dir);
     return dir;
   };
-  const run = (startedAt: string, commit = 'abcdef0'): RecordedRun => ({ startedAt, commit, targets: [{ id: 'own-bytes:redis', measured: 4_000, met: true }] });
+  const run = (startedAt: string, commit = 'abcdef0'): RecordedRun => ({ startedAt, commit, machine: 'Test CPU, 2 cores', targets: [{ id: 'own-bytes:redis', measured: 4_000, met: true }] });
 
   it('keeps runs oldest first, replaces a run of the same start, and keeps the last few', () => {
     const history = withRun([run('2026-01-02T00:00:00.000Z'), run('2026-01-01T00:00:00.000Z')], run('2026-01-02T00:00:00.000Z', 'fedcba9'));
