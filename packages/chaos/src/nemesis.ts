@@ -16,6 +16,11 @@ export interface CurrentHold {
   readonly lockId: string;
   /** Parent monotonic ns of the `acquire ok`. */
   readonly since: number;
+  /**
+   * Monotonic ns at which the holder's last grant or renewal runs out, as it reported it (`null`: it
+   * never expires). A provisional grant (a direct hand-off) starts short and is renewed soon after.
+   */
+  readonly validUntil: number | null;
 }
 
 /** A window in which the harness asserts that nobody acquires (FAULTS L2: CP backends under quorum loss). */
@@ -37,8 +42,12 @@ export interface NemesisContext {
   sleep(ms: number): Promise<boolean>;
   /** Locks held now. */
   holds(): CurrentHold[];
-  /** Waits (≤ `timeoutMs`) for a hold that started at or after `after` (parent ns); undefined on timeout. */
-  waitForHold(options: { after?: number; timeoutMs: number }): Promise<CurrentHold | undefined>;
+  /**
+   * Waits (≤ `timeoutMs`) for a hold that started at or after `after` (parent ns) and, with
+   * `minValidityMs`, whose validity runs at least that long past now (a renewal counts when it comes);
+   * undefined on timeout.
+   */
+  waitForHold(options: { after?: number; minValidityMs?: number; timeoutMs: number }): Promise<CurrentHold | undefined>;
   /** Live client procs. */
   procs(): string[];
   pauseClient(proc: string): void;

@@ -152,7 +152,12 @@ export async function runScenario(options: RunOptions): Promise<RunOutcome> {
     record({ ...event, t });
     if (event.nemesis !== undefined || event.lockId === null) return;
     if (event.f === 'acquire' && event.type === 'ok') {
-      holds.set(event.lockId, { proc: event.proc, key: event.key, lockId: event.lockId, since: t });
+      holds.set(event.lockId, { proc: event.proc, key: event.key, lockId: event.lockId, since: t, validUntil: event.validUntil ?? null });
+      for (const wake of holdWaiters) wake();
+    } else if (event.f === 'extend' && event.type === 'ok') {
+      const hold = holds.get(event.lockId);
+      if (hold === undefined) return;
+      holds.set(event.lockId, { ...hold, validUntil: event.validUntil ?? null });
       for (const wake of holdWaiters) wake();
     } else if ((event.f === 'release' && event.type === 'invoke') || event.f === 'lost') {
       holds.delete(event.lockId);
@@ -201,10 +206,12 @@ export async function runScenario(options: RunOptions): Promise<RunOutcome> {
         stopNemesis.signal.addEventListener('abort', aborted, { once: true });
       }),
     holds: () => [...holds.values()],
-    waitForHold: ({ after, timeoutMs }) =>
+    waitForHold: ({ after, minValidityMs, timeoutMs }) =>
       new Promise((resolve) => {
+        const outlives = (hold: CurrentHold): boolean =>
+          minValidityMs === undefined || hold.validUntil === null || hold.validUntil >= monotonicNs() + minValidityMs * 1e6;
         const find = (): CurrentHold | undefined =>
-          [...holds.values()].find((hold) => (after === undefined || hold.since >= after) && clients.get(hold.proc)?.paused === false);
+          [...holds.values()].find((hold) => (after === undefined || hold.since >= after) && clients.get(hold.proc)?.paused === false && outlives(hold));
         const first = find();
         if (first !== undefined || stopNemesis.signal.aborted) return resolve(first);
         const finish = (value: CurrentHold | undefined): void => {

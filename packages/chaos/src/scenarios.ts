@@ -6,9 +6,16 @@ import { hasElections, hasSemaphores, type BackendName } from './backends.js';
 import type { NemesisContext, Scenario } from './nemesis.js';
 import { terminateSessionsOf } from './postgres-sessions.js';
 
-/** Waits for a current holder (≤ 3 × TTL); logs `no-holder` and resolves undefined if none came. */
-async function holder(context: NemesisContext, after?: number) {
-  const hold = await context.waitForHold({ ...(after === undefined ? {} : { after }), timeoutMs: 3 * context.ttlMs });
+/**
+ * Waits for a current holder (≤ 3 × TTL), with `minValidityMs` one whose validity runs at least that
+ * long past now; logs `no-holder` and resolves undefined if none came.
+ */
+async function holder(context: NemesisContext, after?: number, minValidityMs?: number) {
+  const hold = await context.waitForHold({
+    ...(after === undefined ? {} : { after }),
+    ...(minValidityMs === undefined ? {} : { minValidityMs }),
+    timeoutMs: 3 * context.ttlMs,
+  });
   if (hold === undefined && !context.signal.aborted) context.log('no-holder');
   return hold;
 }
@@ -102,6 +109,14 @@ async function pausedAround(context: NemesisContext, proc: string, ms: number, d
   }
 }
 
+/**
+ * The validity, in TTLs, that the holder a negative control pauses across a restart (for TTL/4) must
+ * have left: the rest of it (about TTL/4) is when the others come back to the emptied server and take
+ * the lock it still believes it holds. A hold handed over provisionally (a direct grant, renewed to
+ * the full TTL shortly after) would otherwise run out during the pause and the control find nothing.
+ */
+const PAUSED_HOLDER_VALIDITY_FACTOR = 0.5;
+
 /** F10 / F11: kill -9 + immediate restart of the single Redis under a fresh holder, waiters waiting. */
 function redisRestart(persistence: boolean): Scenario {
   return {
@@ -114,7 +129,7 @@ function redisRestart(persistence: boolean): Scenario {
     keys: 1,
     workload: { probeShare: 0, holdMin: 1, holdMax: 1.2, abandonShare: 0 },
     async inject(context) {
-      const hold = await holder(context, context.now());
+      const hold = await holder(context, context.now(), PAUSED_HOLDER_VALIDITY_FACTOR * context.ttlMs);
       if (hold === undefined) return;
       await context.sleep(100);
       // The adapter notices a dropped connection within milliseconds and checks its key, so the
@@ -182,7 +197,7 @@ const redlockImmediateRestart: Scenario = {
     await Promise.all([context.servers.nodes[down1]?.kill(), context.servers.nodes[down2]?.kill()]);
     let restarted = false;
     try {
-      const hold = await holder(context, context.now());
+      const hold = await holder(context, context.now(), PAUSED_HOLDER_VALIDITY_FACTOR * context.ttlMs);
       await Promise.all([context.servers.nodes[down1]?.restart(), context.servers.nodes[down2]?.restart()]);
       context.log('stop-server-down', names[down1]);
       context.log('stop-server-down', names[down2]);
