@@ -159,6 +159,20 @@ export class LocalWaiters {
     chosen.wake?.();
   }
 
+  /**
+   * The subscription came back after its connection dropped: announcements made meanwhile are lost,
+   * so every local waiter tries again now rather than at its next poll (which may be as far as the
+   * holder's expiry). One attempt per waiter; those still refused wait as before.
+   */
+  wakeAll(): void {
+    for (const waiters of this.#byKey.values()) {
+      for (const waiter of waiters) {
+        waiter.notified = true;
+        waiter.wake?.();
+      }
+    }
+  }
+
   // Counts the announcements since `since` that would have woken a waiter of `lockKey` registered
   // as its owner id, as if it had been registered then (a grant among them is kept for it); when more
   // came than are kept, as if one had (an extra attempt is all it costs).

@@ -44,6 +44,23 @@ describe('LocalWaiters', () => {
     first.close();
     second.close();
   });
+
+  it('a subscription confirmed again wakes every waiter of every key, and a closed one no more', async () => {
+    const { waiters, first, second, firstWait, secondWait } = twoWaiters();
+    const other = waiters.wakeup('other-key', 'owner-3');
+    const closed = waiters.wakeup('other-key', 'owner-4');
+    closed.close();
+    const controller = new AbortController();
+    const otherWait = outcome(other.wait(60_000, controller.signal));
+    const closedWait = outcome(closed.wait(60_000, controller.signal));
+    waiters.wakeAll();
+    expect([await firstWait, await secondWait, await otherWait]).toEqual(['woken', 'woken', 'woken']);
+    controller.abort(new Error('end of test'));
+    expect(await closedWait).toBe('aborted');
+    first.close();
+    second.close();
+    other.close();
+  });
 });
 
 describe('LocalWaiters, a waiter registered after its first attempt', () => {

@@ -19,8 +19,8 @@ import {
  *
  * The connection is the client seam's subscriber (a duplicate of the provider's client), opened by
  * the first wait (not by an acquire that gets the lock at once) and closed with the provider.
- * Messages sent while it is (re)connecting are lost; waiters poll as well, so a missed message costs
- * at most one backoff delay.
+ * Messages sent while it is reconnecting are lost: when the server confirms the subscription again,
+ * every local waiter tries again at once (between reconnects, waiters poll as well).
  */
 export class ReleaseSubscriber {
   readonly #client: LockClient;
@@ -32,6 +32,8 @@ export class ReleaseSubscriber {
   #connection: SubscriberConnection | undefined;
   #subscribed: Promise<void> | undefined;
   #isSubscribed = false;
+  // Whether the subscription was ever confirmed: a confirmation after that follows a lost connection.
+  #wasConfirmed = false;
   #closed = false;
 
   constructor(client: LockClient, channel: string) {
@@ -94,6 +96,8 @@ export class ReleaseSubscriber {
           confirmed: () => {
             if (this.#closed) return;
             this.#isSubscribed = true;
+            if (this.#wasConfirmed) this.#waiters.wakeAll();
+            this.#wasConfirmed = true;
             confirm();
           },
           lost: () => {

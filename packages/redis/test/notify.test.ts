@@ -1,6 +1,6 @@
 import type { LockProvider } from '@fencelock/core';
 import { nextEvent, within } from '@fencelock/conformance';
-import { redisCommand, topology, waitFor } from '@fencelock/test-infra';
+import { redisCommand, startTcpProxy, topology, waitFor } from '@fencelock/test-infra';
 import { randomUUID } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createRedisLockProvider, type RedisLockProviderOptions } from '../src/index.js';
@@ -91,5 +91,40 @@ describe.each(targets)('release notifications (%s)', (_label, options, port) => 
     await Promise.all(locks.map((lock) => lock.release()));
     expect(await subscribers()).toBe(1);
     await granted;
+  }, 30_000);
+});
+
+describe('release notifications across a reconnect (single)', () => {
+  const port = Number(new URL(redisUrl).port);
+
+  it('a waiter tries again when its subscription comes back, so a release announced while it was down is not waited out', async () => {
+    const proxy = await startTcpProxy({ targetPort: port });
+    const channel = `fencelock:test:${randomUUID()}`;
+    const a = createRedisLockProvider({ connection: redisUrl, channel, retry: NO_POLLING });
+    // b reaches the server through the proxy, whose reset drops both its connections.
+    const b = createRedisLockProvider({ connection: `redis://127.0.0.1:${proxy.port}`, channel, retry: NO_POLLING });
+    try {
+      const key = `notify-reconnect:${randomUUID()}`;
+      // A minute of TTL: without a new attempt after the reconnect, b sleeps until the holder's expiry.
+      const holder = await a.acquire(key, { ttlMs: 60_000 });
+      const contended = nextEvent(b, 'contended', (e) => e.key === key, 5_000);
+      const waiting = b.acquire(key, { waitMs: 50_000 });
+      await contended;
+      await waitFor(async () => (Number(((await redisCommand(port, ['PUBSUB', 'NUMSUB', channel])) as [string, number])[1]) > 0 ? true : undefined), {
+        timeoutMs: 5_000,
+        what: "b's subscription",
+      });
+      proxy.setMode('reset');
+      // The release hands the lock to b, the head of the line, and announces it: b hears nothing.
+      expect(await holder.release()).toBe(true);
+      proxy.setMode('pass');
+      const lock = await within(waiting, 10_000, 'the waiter to try again once its subscription is back');
+      expect(lock.isHeld()).toBe(true);
+      expect(lock.fencingToken! > holder.fencingToken!).toBe(true);
+      await lock.release();
+    } finally {
+      await Promise.allSettled([a.close(), b.close()]);
+      await proxy.close();
+    }
   }, 30_000);
 });

@@ -20,9 +20,10 @@ const REMEMBERED_RELEASES = 1_024;
  * costs one attempt, not one per master, per process or per waiter, and that attempt does not race
  * the release on the masters that have not applied it yet (a lost race costs a round and a backoff).
  *
- * Announcements sent while a connection is down are lost on it; waiters poll as well, so a missed
- * one costs at most a backoff delay. A master that is down when the listener opens is subscribed
- * when it comes back.
+ * Announcements sent while a connection is down are lost on it (and a release may then never count
+ * to a majority): when a master confirms its subscription again, every local waiter tries again as
+ * soon as that master takes requests again (between reconnects, waiters poll as well). A master that is down when the listener opens is
+ * subscribed when it comes back.
  */
 export class ReleaseListener {
   readonly #masters: readonly MasterNode[];
@@ -31,6 +32,8 @@ export class ReleaseListener {
   readonly #recent = new Map<string, number>();
   readonly #quorum: number;
   #connections: SubscriberConnection[] | undefined;
+  // Per master, the unsubscribe of a wake-up waiting for its request connection (see #wakeAllOnceReachable).
+  readonly #pendingWakes = new Map<MasterNode, () => void>();
   #subscribed: Promise<void> | undefined;
   #isSubscribed = false;
   #closed = false;
@@ -63,6 +66,8 @@ export class ReleaseListener {
   /** Closes the subscriber connections, if they were opened. */
   close(): void {
     this.#closed = true;
+    for (const off of this.#pendingWakes.values()) off();
+    this.#pendingWakes.clear();
     for (const connection of this.#connections ?? []) connection.close();
     this.#connections = undefined;
     this.#isSubscribed = false;
@@ -82,19 +87,44 @@ export class ReleaseListener {
     };
     // Unlike the request connections (which fail fast while a master is down), a subscriber keeps
     // reconnecting and subscribing again (the seam does it for every client family).
-    this.#connections = this.#masters.map((master) =>
-      master.client.subscriber(
+    this.#connections = this.#masters.map((master) => {
+      // Whether this master's subscription was confirmed before: a confirmation after that follows a lost connection.
+      let wasConfirmed = false;
+      return master.client.subscriber(
         { channels: [RELEASE_CHANNEL, this.#ownChannel] },
         {
           message: (channel, message) => {
             if (channel === RELEASE_CHANNEL || channel === this.#ownChannel) this.#announced(message);
           },
-          confirmed: onConfirmed,
+          confirmed: () => {
+            onConfirmed();
+            if (wasConfirmed) this.#wakeAllOnceReachable(master);
+            wasConfirmed = true;
+          },
           lost: () => undefined,
         },
-      ),
-    );
+      );
+    });
     return this.#subscribed;
+  }
+
+  /**
+   * `master`'s subscription is back after its connection dropped: wakes every local waiter, once the
+   * master's request connection is back as well (an attempt sent before would find it down). Only the
+   * latest such wait per master is kept; closing the listener ends them.
+   */
+  #wakeAllOnceReachable(master: MasterNode): void {
+    this.#pendingWakes.get(master)?.();
+    this.#pendingWakes.delete(master);
+    if (this.#closed) return;
+    if (master.connected) return this.#waiters.wakeAll();
+    const off = master.onConnectionChange(() => {
+      if (!master.connected) return;
+      off();
+      this.#pendingWakes.delete(master);
+      if (!this.#closed) this.#waiters.wakeAll();
+    });
+    this.#pendingWakes.set(master, off);
   }
 
   // The copy of a release that makes a majority wakes the waiter it names as the head of the line,

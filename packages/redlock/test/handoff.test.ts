@@ -5,7 +5,7 @@
  */
 import { nextEvent, within } from '@fencelock/conformance';
 import { type LockProvider, isLockError } from '@fencelock/core';
-import { redisCommand } from '@fencelock/test-infra';
+import { redisCommand, startTcpProxy, waitFor } from '@fencelock/test-infra';
 import { Redis } from 'ioredis';
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it, vi } from 'vitest';
@@ -270,6 +270,46 @@ describe('release announcements', () => {
       wakeOne.mockRestore();
       listener.close();
       for (const master of masters) master.close();
+    }
+  });
+
+  it('lost while the connections were down: every waiter tries again once a master is subscribed and reachable again', async () => {
+    // Every master behind a proxy, whose reset drops the listener's subscriber and request connections.
+    const proxies = await Promise.all(ports.map((port) => startTcpProxy({ targetPort: port })));
+    const masters = proxies.map((proxy) => {
+      const url = `redis://127.0.0.1:${proxy.port}`;
+      return new MasterNode(url, new IoredisLockClient(new Redis(url)), true);
+    });
+    const listener = new ReleaseListener(masters);
+    const ownChannel = `${RELEASE_CHANNEL}:${listener.lineTag}`;
+    const subscribedEverywhere = async (): Promise<void> => {
+      await waitFor(
+        async () => {
+          const counts = await Promise.all(ports.map(async (port) => Number(((await redisCommand(port, ['PUBSUB', 'NUMSUB', ownChannel])) as [string, number])[1])));
+          return counts.every((count) => count === 1) ? true : undefined;
+        },
+        { timeoutMs: 10_000, what: 'the subscription on every master' },
+      );
+    };
+    const controller = new AbortController();
+    const waiting = listener.wakeup(`k:${randomUUID()}`, 'v');
+    try {
+      // The first wait opens the subscriptions and ends once one is confirmed.
+      await waiting.wait(10_000, controller.signal);
+      await subscribedEverywhere();
+      // A wait of a minute: only the listener can end it within the bound below.
+      const woken = waiting.wait(60_000, controller.signal).then(() => masters.some((master) => master.connected));
+      for (const proxy of proxies) proxy.setMode('reset');
+      for (const proxy of proxies) proxy.setMode('pass');
+      // Woken while a master takes requests again, so that the attempt it makes can reach it.
+      expect(await within(woken, 10_000, 'the waiter to be woken once the subscriptions are back')).toBe(true);
+      await subscribedEverywhere();
+    } finally {
+      controller.abort(new Error('end of test'));
+      waiting.close();
+      listener.close();
+      for (const master of masters) master.close();
+      await Promise.all(proxies.map((proxy) => proxy.close()));
     }
   });
 
