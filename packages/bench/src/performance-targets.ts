@@ -25,6 +25,22 @@ export interface PerformanceTarget {
   /** The measured value (a ratio, or bytes), NaN when a side was not measured. */
   readonly measured: number;
   readonly met: boolean;
+  /** A throughput target's split into protocol and library (see {@link ThroughputSplit}); absent for the others. */
+  readonly split?: ThroughputSplit;
+}
+
+/**
+ * Where a throughput ratio comes from, from the backend's protocol twin (a raw client loop that
+ * sends exactly fencelock's requests, with no library around them), paired by round as the ratio is:
+ * `protocol` = twin ÷ the baseline, what fencelock's requests reach with no library code at all, and
+ * `library` = fencelock ÷ twin, what the library's own code keeps of it. No library sending these
+ * requests can do better than the twin, so a target whose least ratio is above `protocol` cannot hold
+ * without sending something else.
+ */
+export interface ThroughputSplit {
+  readonly least: number;
+  readonly protocol: number;
+  readonly library: number;
 }
 
 type Throughput = Pick<ThroughputResult, 'subject' | 'opsPerSec' | 'roundOpsPerSec'>;
@@ -52,6 +68,14 @@ const THROUGHPUT_TARGETS: readonly ThroughputTarget[] = [
 
 const BACKEND_NAMES: Readonly<Record<string, string>> = { redis: 'Redis', redlock: 'Redlock-5', zookeeper: 'ZooKeeper', etcd: 'etcd' };
 
+/** Each backend's protocol twin (see `subjects-protocol*.ts`). */
+const PROTOCOL_TWINS: Readonly<Record<string, string>> = {
+  redis: 'redis/protocol-twin',
+  redlock: 'redlock/protocol-twin',
+  zookeeper: 'zookeeper/protocol-twin',
+  etcd: 'etcd/protocol-twin',
+};
+
 /** Every target of the issue, checked against `inputs`. */
 export function performanceTargets(inputs: PerformanceInputs): PerformanceTarget[] {
   const targets: PerformanceTarget[] = [];
@@ -62,10 +86,15 @@ export function performanceTargets(inputs: PerformanceInputs): PerformanceTarget
   for (const [scenario, idPrefix, rows] of scenarios) {
     for (const [backend, oursId, theirsId, theirName, leastUncontended, leastParallel] of THROUGHPUT_TARGETS) {
       const atLeast = scenario === 'uncontended' ? leastUncontended : leastParallel;
-      const ours = rows.find((r) => r.subject === oursId);
-      const theirs = rows.find((r) => r.subject === theirsId);
-      const ratio = ours === undefined || theirs === undefined || !(theirs.opsPerSec > 0) ? Number.NaN : pairedRatio(ours, theirs).ratio;
-      targets.push(check(`${idPrefix}:${oursId}:${theirsId}`, `${BACKEND_NAMES[backend]} ${scenario} ≥ ${atLeast.toFixed(2)} × ${theirName}`, ratio, (v) => v >= atLeast));
+      const measuredRatio = (a: string, b: string): number => {
+        const top = rows.find((r) => r.subject === a);
+        const bottom = rows.find((r) => r.subject === b);
+        return top === undefined || bottom === undefined || !(bottom.opsPerSec > 0) ? Number.NaN : pairedRatio(top, bottom).ratio;
+      };
+      const twin = PROTOCOL_TWINS[backend] ?? '';
+      const split = { least: atLeast, protocol: roundRatio(measuredRatio(twin, theirsId)), library: roundRatio(measuredRatio(oursId, twin)) };
+      const checked = check(`${idPrefix}:${oursId}:${theirsId}`, `${BACKEND_NAMES[backend]} ${scenario} ≥ ${atLeast.toFixed(2)} × ${theirName}`, measuredRatio(oursId, theirsId), (v) => v >= atLeast);
+      targets.push(Number.isFinite(split.protocol) && Number.isFinite(split.library) ? { ...checked, split } : checked);
     }
   }
   const allocation = inputs.allocation ?? [];
@@ -84,6 +113,10 @@ export function performanceTargets(inputs: PerformanceInputs): PerformanceTarget
     ),
   );
   return targets;
+}
+
+function roundRatio(value: number): number {
+  return Number.isFinite(value) ? round(value, 2) : Number.NaN;
 }
 
 function check(id: string, target: string, value: number, ok: (value: number) => boolean): PerformanceTarget {
@@ -133,6 +166,57 @@ export function performanceTargetsMarkdown(
       const both = before === undefined ? '—' : target.met && before.met ? 'yes' : '**no**';
       return row([target.target, cell(target), ...shown.map((run) => cell(run.targets.find((t) => t.id === target.id))), both]);
     }),
+    '',
+    ...throughputSplitMarkdown(
+      targets,
+      shown.find((run) => run.targets.some((target) => target.split !== undefined)),
+    ),
+  ];
+}
+
+/**
+ * What keeps each throughput target where it is, in this run and the one before (when it recorded the
+ * split): the protocol twin's ratio to the same baseline (fencelock's requests with no library) and
+ * fencelock's ratio to its twin (the library). A target whose least ratio is above the twin's is out of
+ * reach of any library sending these requests.
+ */
+export function throughputSplitMarkdown(targets: readonly PerformanceTarget[], previous: RecordedRun | undefined): string[] {
+  const split = targets.filter((target) => target.split !== undefined);
+  if (split.length === 0) return [];
+  const earlier = (id: string) => previous?.targets.find((target) => target.id === id)?.split;
+  const pair = (value: ThroughputSplit | undefined, pick: (split: ThroughputSplit) => number): string =>
+    value === undefined ? '—' : pick(value).toFixed(2);
+  const verdict = (target: PerformanceTarget): string => {
+    const { least, protocol } = target.split as ThroughputSplit;
+    if (target.met) return 'met';
+    if (protocol < least) return `the requests: alone they reach ${protocol.toFixed(2)}, below ${least.toFixed(2)}`;
+    return `the library: the requests alone reach ${protocol.toFixed(2)}`;
+  };
+  const row = (cells: readonly string[]): string => `| ${cells.join(' | ')} |`;
+  return [
+    '### Protocol or library: what keeps each throughput target where it is',
+    '',
+    "Each backend's protocol twin is a raw client loop that sends exactly fencelock's requests with no library",
+    'around them (see "Protocol or library" in 4b). "Requests alone" = twin ÷ the baseline: the most any library',
+    `sending these requests could reach. "Library" = fencelock ÷ twin: what fencelock's own code keeps of it.`,
+    'Both are medians of the per-round ratios of the same rounds as the target; they multiply to about the',
+    "target's ratio, not exactly (a median of products is not the product of medians). Where a target misses",
+    'and its requests alone are below its least ratio, no library change can make it hold: only sending',
+    'something else could. The run before is the last full run on this machine that recorded the split.',
+    '',
+    row(['target', 'this run', 'requests alone', 'library', 'run before: requests alone', 'run before: library', 'what keeps it there (this run)']),
+    '|---|---:|---:|---:|---:|---:|---|',
+    ...split.map((target) =>
+      row([
+        target.target,
+        target.measured.toFixed(2),
+        pair(target.split, (s) => s.protocol),
+        pair(target.split, (s) => s.library),
+        pair(earlier(target.id), (s) => s.protocol),
+        pair(earlier(target.id), (s) => s.library),
+        verdict(target),
+      ]),
+    ),
     '',
   ];
 }

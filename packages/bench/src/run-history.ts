@@ -6,7 +6,7 @@
  */
 import { execFileSync } from 'node:child_process';
 import { readFile, writeFile } from 'node:fs/promises';
-import type { PerformanceTarget } from './performance-targets.js';
+import type { PerformanceTarget, ThroughputSplit } from './performance-targets.js';
 import type { MachineInfo } from './report.js';
 
 /** Full runs kept in the history: enough to see a trend, few enough to read. */
@@ -20,7 +20,7 @@ export interface RecordedRun {
   readonly commit: string;
   /** The machine it ran on (see {@link machineLabel}): runs of other machines are not set beside this one's. */
   readonly machine: string;
-  readonly targets: readonly Pick<PerformanceTarget, 'id' | 'measured' | 'met'>[];
+  readonly targets: readonly Pick<PerformanceTarget, 'id' | 'measured' | 'met' | 'split'>[];
 }
 
 /** The recorded runs, oldest first; none when the file is absent. A file that is not JSON throws: it is committed, so it is fixed, not lost. */
@@ -49,13 +49,16 @@ export function withRun(history: readonly RecordedRun[], run: RecordedRun): Reco
 /** Writes `history` as the bench reads it back. */
 export async function writeHistory(path: URL, history: readonly RecordedRun[]): Promise<void> {
   // NaN (a side not measured) has no JSON form: null, read back as NaN.
-  const runs = history.map((run) => ({ ...run, targets: run.targets.map((t) => ({ id: t.id, measured: Number.isFinite(t.measured) ? t.measured : null, met: t.met })) }));
+  const runs = history.map((run) => ({
+    ...run,
+    targets: run.targets.map((t) => ({ id: t.id, measured: Number.isFinite(t.measured) ? t.measured : null, met: t.met, ...(t.split === undefined ? {} : { split: t.split }) })),
+  }));
   await writeFile(path, `${JSON.stringify(runs, null, 2)}\n`);
 }
 
 /** What a run records of its targets. */
 export function recordedRun(startedAt: string, commit: string, machine: Pick<MachineInfo, 'cpu' | 'cores'>, targets: readonly PerformanceTarget[]): RecordedRun {
-  return { startedAt, commit, machine: machineLabel(machine), targets: targets.map(({ id, measured, met }) => ({ id, measured, met })) };
+  return { startedAt, commit, machine: machineLabel(machine), targets: targets.map(({ id, measured, met, split }) => ({ id, measured, met, ...(split === undefined ? {} : { split }) })) };
 }
 
 /** A machine as the history names it: its CPU model and core count. */
@@ -87,12 +90,20 @@ function parseRun(value: unknown): RecordedRun | undefined {
   const parsed: RecordedRun['targets'][number][] = [];
   for (const target of targets as unknown[]) {
     if (typeof target !== 'object' || target === null) return undefined;
-    const { id, measured, met } = target as Record<string, unknown>;
+    const { id, measured, met, split } = target as Record<string, unknown>;
     // Written as null when not measured.
     if (typeof id !== 'string' || typeof met !== 'boolean' || (measured !== null && typeof measured !== 'number')) return undefined;
-    parsed.push({ id, measured: measured ?? Number.NaN, met });
+    const parsedSplit = parseSplit(split);
+    parsed.push({ id, measured: measured ?? Number.NaN, met, ...(parsedSplit === undefined ? {} : { split: parsedSplit }) });
   }
   return { startedAt, commit, machine, targets: parsed };
+}
+
+// A throughput target's recorded split (runs before it was recorded have none).
+function parseSplit(value: unknown): ThroughputSplit | undefined {
+  if (typeof value !== 'object' || value === null) return undefined;
+  const { least, protocol, library } = value as Record<string, unknown>;
+  return typeof least === 'number' && typeof protocol === 'number' && typeof library === 'number' ? { least, protocol, library } : undefined;
 }
 
 /**

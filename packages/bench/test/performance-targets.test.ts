@@ -102,6 +102,25 @@ describe("the performance issue's targets", () => {
     expect(alone.find((line) => line.startsWith('| Redis uncontended ≥ 1.00 × node-redlock |'))).toBe('| Redis uncontended ≥ 1.00 × node-redlock | 1.2 met | — |');
   });
 
+  it('splits each throughput ratio into what the requests alone reach and what the library keeps, and names what keeps a missed target below', () => {
+    const twins = ['redis/protocol-twin', 'redlock/protocol-twin', 'zookeeper/protocol-twin', 'etcd/protocol-twin'];
+    const base = inputs({ uncontended: { 'redis/fencelock': [90, 90, 90], 'redlock/fencelock': [95, 95, 95] } });
+    const rates: Record<string, number[]> = { 'redis/protocol-twin': [95, 95, 95], 'redlock/protocol-twin': [110, 110, 110] };
+    const withTwins = { ...base, uncontended: [...base.uncontended, ...twins.map((twin) => even(twin, rates[twin]))] };
+    const targets = performanceTargets(withTwins);
+    expect(byId(targets, 'uncontended:redis/fencelock:redis/node-redlock').split).toEqual({ least: 1, protocol: 0.95, library: 0.95 });
+    expect(byId(targets, 'uncontended:redlock/fencelock:redlock/node-redlock').split).toEqual({ least: 1, protocol: 1.1, library: 0.86 });
+    // No twin measured (64 keys here): no split.
+    expect(byId(targets, 'parallel-keys:redis/fencelock:redis/node-redlock').split).toBeUndefined();
+    const before = recordedRun('2026-01-02T10:00:00.000Z', 'bbbbbbb', MACHINE, targets.map((t) => (t.split === undefined ? t : { ...t, split: { ...t.split, protocol: 0.5 } })));
+    const lines = performanceTargetsMarkdown(targets, { startedAt: '2026-01-03T10:00:00.000Z', machine: MACHINE }, [before]);
+    const row = (target: string) => lines.find((line) => line.startsWith(`| ${target} |`) && line.split('|').length === 9) ?? '';
+    expect(row('Redis uncontended ≥ 1.00 × node-redlock')).toBe('| Redis uncontended ≥ 1.00 × node-redlock | 0.90 | 0.95 | 0.95 | 0.50 | 0.95 | the requests: alone they reach 0.95, below 1.00 |');
+    expect(row('Redlock-5 uncontended ≥ 1.00 × node-redlock (5 masters)')).toBe('| Redlock-5 uncontended ≥ 1.00 × node-redlock (5 masters) | 0.95 | 1.10 | 0.86 | 0.50 | 0.86 | the library: the requests alone reach 1.10 |');
+    // 0.9 ≥ 0.85 × raw ioredis.
+    expect(row('Redis uncontended ≥ 0.85 × raw ioredis').endsWith('| met |')).toBe(true);
+  });
+
   it('puts the section and the commit measured in docs/BENCHMARKS.md', () => {
     const empty = { uncontended: [], parallelKeys: [], contention: [], waiters: [], memory: [], ratios: [], targets: [], errors: {}, settings: {} };
     const markdown = renderMarkdown({ ...empty, startedAt: '2026-01-03T10:00:00.000Z', machine: machineInfo(), commit: 'ccccccc', performanceTargets: performanceTargets(inputs()), earlierRuns: [] });
@@ -125,6 +144,14 @@ describe('the run history', () => {
     return dir;
   };
   const run = (startedAt: string, commit = 'abcdef0'): RecordedRun => ({ startedAt, commit, machine: 'Test CPU, 2 cores', targets: [{ id: 'own-bytes:redis', measured: 4_000, met: true }] });
+
+  it('reads back the split of a throughput target as written, and none where none was recorded', async () => {
+    const path = pathToFileURL(join(await scratch(), 'history.json'));
+    const split = { least: 1, protocol: 0.93, library: 1.03 };
+    const recorded: RecordedRun = { startedAt: '2026-01-01T00:00:00.000Z', commit: 'abcdef0', machine: 'Test CPU, 2 cores', targets: [{ id: 'uncontended:etcd/fencelock:etcd/raw-txn', measured: 0.95, met: false, split }, { id: 'own-bytes:redis', measured: 4_000, met: true }] };
+    await writeHistory(path, [recorded]);
+    expect(await readHistory(path)).toEqual([recorded]);
+  });
 
   it('keeps runs oldest first, replaces a run of the same start, and keeps the last few', () => {
     const history = withRun([run('2026-01-02T00:00:00.000Z'), run('2026-01-01T00:00:00.000Z')], run('2026-01-02T00:00:00.000Z', 'fedcba9'));

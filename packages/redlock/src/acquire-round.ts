@@ -3,6 +3,7 @@ import type { RedlockKeys } from './lock-keys.js';
 import { type MasterNode, type NodeReply, NodeNotConnectedError } from './master-node.js';
 import { type RoundTally, tally } from './node-outcomes.js';
 import { quorumOf, remainingValidityMs, roundValidUntil } from './quorum.js';
+import { acquireArguments } from './redlock-scripts.js';
 import { MastersRelease } from './release-round.js';
 import { type Stragglers, voteRound } from './vote-round.js';
 
@@ -72,7 +73,8 @@ export async function acquireRound(
   const quorum = quorumOf(masters.length);
   const { keys, value, ttlMs, registerMs, lineTag, barging } = input;
   const start = monotonicNow();
-  const replies = await voteRound(masters, (master, sink, index) => master.acquire(keys, value, ttlMs, registerMs, lineTag, barging, sink, index), {
+  const args = acquireArguments(keys, value, ttlMs, registerMs, lineTag, barging);
+  const replies = await voteRound(masters, (master, sink, index) => master.acquire(args, sink, index), {
     timeoutMs: input.requestTimeoutMs,
     enoughYes: quorum,
     stragglers,

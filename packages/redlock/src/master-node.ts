@@ -1,6 +1,5 @@
 import { RequestTimeoutError, monotonicNow, waitFor, withRequestTimeout, type BackendWarning, type NodeOutcome } from '@fencelock/core/adapter';
-import { ScriptRunner, evictionPolicyWarning, extendManyScript, extendReplyFlags, type ClientStatus, type LockClient } from '@fencelock/redis-shared';
-import type { RedlockKeys } from './lock-keys.js';
+import { ScriptRunner, evictionPolicyWarning, extendManyScript, extendReplyFlags, type ClientStatus, type LockClient, type ScriptArgument } from '@fencelock/redis-shared';
 import { type RedlockScripts, defineRedlockScripts } from './redlock-scripts.js';
 
 /** What one master answered to one command: a value, or an error (never a throw). */
@@ -144,20 +143,20 @@ export class MasterNode {
 
   /**
    * The Redlock acquire step on this master: `SET lock value NX PX ttl` with the line of waiters
-   * (see `redlock-scripts.ts`); tells `sink` whether this master granted it, as answer `index`.
-   * Unbounded: the caller's round bounds it.
+   * (see `redlock-scripts.ts`; `args` from `acquireArguments`); tells `sink` whether this master
+   * granted it, as answer `index`. Unbounded: the caller's round bounds it.
    */
-  acquire(keys: RedlockKeys, value: string, ttlMs: number, registerMs: number, lineTag: string, barging: boolean, sink: VoteSink, index: number): void {
-    this.#scripts.acquire(keys, value, ttlMs, registerMs, lineTag, barging, sink, index);
+  acquire(args: readonly ScriptArgument[], sink: VoteSink, index: number): void {
+    this.#scripts.acquire(args, sink, index);
   }
 
   /**
-   * Deletes `keys.lock` only if it holds `value`, announcing the release on `channel` and reserving
-   * the free key for the waiters while someone waits (`head` empty: neither). Unbounded: the
-   * caller's round bounds it. Tells `sink` whether it deleted, as answer `index`.
+   * Deletes the lock key only if it holds the value, announcing the release and reserving the free
+   * key for the waiters while someone waits (`args` from `releaseArguments`; an empty head: neither).
+   * Unbounded: the caller's round bounds it. Tells `sink` whether it deleted, as answer `index`.
    */
-  release(keys: RedlockKeys, value: string, channel: string, head: string, sink: VoteSink, index: number): void {
-    this.#scripts.release(keys, value, channel, head, sink, index);
+  release(args: readonly ScriptArgument[], sink: VoteSink, index: number): void {
+    this.#scripts.release(args, sink, index);
   }
 
   /** Takes `value` out of the line of waiters of a lock; tells `sink` whether it was there. Unbounded: the caller's round bounds it. */

@@ -109,10 +109,23 @@ return 1
  * {@link defineRedlockScripts}). Each call tells its answer to a round's {@link VoteSink}.
  */
 export interface RedlockScripts {
-  /** See {@link ACQUIRE_LUA}; answers whether this master granted the key (1), not why it refused (0 or -2). */
-  acquire(keys: RedlockKeys, value: string, ttlMs: number, registerMs: number, lineTag: string, barging: boolean, sink: VoteSink, index: number): void;
-  /** See {@link RELEASE_LUA}; answers whether the key held `value` and was deleted. */
-  release(keys: RedlockKeys, value: string, channel: string, head: string, sink: VoteSink, index: number): void;
+  /** See {@link ACQUIRE_LUA}, with {@link acquireArguments}; answers whether this master granted the key (1), not why it refused (0 or -2). */
+  acquire(args: readonly ScriptArgument[], sink: VoteSink, index: number): void;
+  /** See {@link RELEASE_LUA}, with {@link releaseArguments}; answers whether the key held `value` and was deleted. */
+  release(args: readonly ScriptArgument[], sink: VoteSink, index: number): void;
+}
+
+/**
+ * The acquire script's arguments (see {@link ACQUIRE_LUA}), the same for every master: a round builds
+ * them once. The clients copy what they send, so one array serves all the masters' calls.
+ */
+export function acquireArguments(keys: RedlockKeys, value: string, ttlMs: number, registerMs: number, lineTag: string, barging: boolean): readonly ScriptArgument[] {
+  return [KEY_COUNT, keys.lock, keys.waiters, keys.reserved, value, ttlMs, registerMs, lineTag, barging ? '1' : ''];
+}
+
+/** The release script's arguments (see {@link RELEASE_LUA} and {@link acquireArguments}). */
+export function releaseArguments(keys: RedlockKeys, value: string, channel: string, head: string): readonly ScriptArgument[] {
+  return [KEY_COUNT, keys.lock, keys.waiters, keys.reserved, value, channel, head, HANDOFF_RESERVATION_MS];
 }
 
 /** The SHAs of the acquire and release scripts (to look them up in a master's script cache). */
@@ -130,13 +143,11 @@ export function defineRedlockScripts(client: LockClient): RedlockScripts {
   const acquire = new ScriptRunner(client, { lua: ACQUIRE_LUA });
   const release = new ScriptRunner(client, { lua: RELEASE_LUA });
   return {
-    acquire: (keys, value, ttlMs, registerMs, lineTag, barging, sink, index) =>
-      vote(acquire, [KEY_COUNT, keys.lock, keys.waiters, keys.reserved, value, ttlMs, registerMs, lineTag, barging ? '1' : ''], sink, index),
+    acquire: (args, sink, index) => vote(acquire, args, sink, index),
     // A release is sent whole again at once on NOSCRIPT: it deletes only this acquisition's value,
     // so it is harmless whenever it lands, and the master may hold a copy (its acquire went out
     // whole, or before a flush that came between the two).
-    release: (keys, value, channel, head, sink, index) =>
-      vote(release, [KEY_COUNT, keys.lock, keys.waiters, keys.reserved, value, channel, head, HANDOFF_RESERVATION_MS], sink, index, true),
+    release: (args, sink, index) => vote(release, args, sink, index, true),
   };
 }
 

@@ -1,5 +1,6 @@
 import { type RedlockKeys, RELEASE_CHANNEL } from './lock-keys.js';
 import type { MasterNode, NodeReply } from './master-node.js';
+import { releaseArguments } from './redlock-scripts.js';
 import { type Stragglers, voteRound } from './vote-round.js';
 
 /** What a release round needs besides the masters. */
@@ -25,8 +26,8 @@ export interface ReleaseInput {
  * queued behind any request it may still deliver, so a late SET is undone by it in order.
  */
 export function releaseOnAll(masters: readonly MasterNode[], input: ReleaseInput): Promise<NodeReply<boolean>[]> {
-  const { keys, value, head } = input;
-  return voteRound(masters, (master, sink, index) => master.release(keys, value, RELEASE_CHANNEL, head, sink, index), {
+  const args = releaseArguments(input.keys, input.value, RELEASE_CHANNEL, input.head);
+  return voteRound(masters, (master, sink, index) => master.release(args, sink, index), {
     timeoutMs: input.timeoutMs,
     askDown: true,
     enoughYes: input.enoughYes,
