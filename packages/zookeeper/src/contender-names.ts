@@ -36,10 +36,15 @@ export interface Contender {
   readonly ownerId: string | undefined;
 }
 
-const CONTENDER = /^(.*?)(-lock-|__lock__|__READ__|__WRIT__|__rlock__)(\d{10})$/;
+// The markers a contender's name ends with, before the sequence. At most one of them can end right
+// before it: `-lock-` ends in '-', and of those ending in "__" none is a suffix of another.
+const CONTENDER_MARKERS: readonly string[] = ['-lock-', '__lock__', '__READ__', '__WRIT__', '__rlock__'];
 // Curator's LeaderLatch sorts by what follows the last `latch-` (the 10-digit sequence).
-const LATCH_CANDIDATE = /^(.*?)(latch-)(\d{10})$/;
+const LATCH_MARKERS: readonly string[] = ['latch-'];
 const READ_MARKERS = new Set(['__READ__', '__rlock__']);
+const SEQUENCE_DIGITS = 10;
+// What a regular expression's `.` does not match: such a prefix never named a contender.
+const LINE_TERMINATOR = /[\n\r\u2028\u2029]/;
 // Curator's protected prefix; its trailing '-' belongs to the `-lock-` marker in mutex names.
 const PROTECTED = /^_c_([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})-?$/i;
 const KAZOO_ID = /^([0-9a-f]{32})$/i;
@@ -49,15 +54,40 @@ const KAZOO_ID = /^([0-9a-f]{32})$/i;
  * them) or, with `naming` `latch`, not a latch candidate.
  */
 export function parseContender(name: string, naming: QueueNaming = 'curator'): Contender | undefined {
-  const match = (naming === 'latch' ? LATCH_CANDIDATE : CONTENDER).exec(name);
-  if (match === null) return undefined;
-  const [, prefix = '', marker = '', digits = ''] = match;
-  return {
-    name,
-    sequence: Number.parseInt(digits, 10),
-    mode: READ_MARKERS.has(marker) ? 'shared' : 'exclusive',
-    ownerId: ownerFromPrefix(prefix),
-  };
+  // `<prefix><marker><10 digits>`, read from the end: every acquire parses each child of its lock, and
+  // a pattern with a lazy prefix tries each marker at each position of the name.
+  const digitsAt = name.length - SEQUENCE_DIGITS;
+  if (digitsAt < 0) return undefined;
+  for (let i = digitsAt; i < name.length; i += 1) {
+    const code = name.charCodeAt(i);
+    if (code < 48 || code > 57) return undefined;
+  }
+  for (const marker of naming === 'latch' ? LATCH_MARKERS : CONTENDER_MARKERS) {
+    const markerAt = digitsAt - marker.length;
+    if (markerAt < 0 || !name.startsWith(marker, markerAt)) continue;
+    const prefix = name.slice(0, markerAt);
+    if (LINE_TERMINATOR.test(prefix)) return undefined;
+    return new ParsedContender(name, Number.parseInt(name.slice(digitsAt), 10), READ_MARKERS.has(marker) ? 'shared' : 'exclusive', prefix);
+  }
+  return undefined;
+}
+
+// A parsed child; its owner id is read from the prefix only when asked (by `inspect`, not by acquires).
+class ParsedContender implements Contender {
+  readonly #prefix: string;
+
+  constructor(
+    readonly name: string,
+    readonly sequence: number,
+    readonly mode: LockMode,
+    prefix: string,
+  ) {
+    this.#prefix = prefix;
+  }
+
+  get ownerId(): string | undefined {
+    return ownerFromPrefix(this.#prefix);
+  }
 }
 
 function ownerFromPrefix(prefix: string): string | undefined {

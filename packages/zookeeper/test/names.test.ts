@@ -30,6 +30,29 @@ describe('contender names', () => {
   const id = randomUUID();
   const hex = id.replaceAll('-', '');
 
+  it('are recognised exactly as the patterns of the other recipes match them: marker, then ten digits at the end', () => {
+    // The patterns Curator's and kazoo's names were first recognised by, kept here as the reference.
+    const contender = /^(.*?)(-lock-|__lock__|__READ__|__WRIT__|__rlock__)(\d{10})$/;
+    const latch = /^(.*?)(latch-)(\d{10})$/;
+    const sequences = ['0000000001', '000000001', '00000000001', '000000000x', '\u0660000000001', '9999999999'];
+    const heads = ['', `_c_${id}`, hex, 'a\nb', 'a\u2028', 'x-lock-0000000001', '_rlock_', '__', '-lock', 'latch', 'é🔒'];
+    const markers = ['-lock-', '__lock__', '__READ__', '__WRIT__', '__rlock__', 'latch-', '_lock_', '-lock', 'lock-', '', '__r'];
+    for (const head of heads) {
+      for (const marker of markers) {
+        for (const sequence of sequences) {
+          const name = `${head}${marker}${sequence}`;
+          for (const [naming, pattern] of [['curator', contender], ['latch', latch]] as const) {
+            const match = pattern.exec(name);
+            const parsed = parseContender(name, naming);
+            expect(parsed === undefined, `${JSON.stringify(name)} as ${naming}`).toBe(match === null);
+            if (match === null || parsed === undefined) continue;
+            expect([parsed.sequence, parsed.mode], name).toEqual([Number.parseInt(match[3] ?? '', 10), match[2] === '__READ__' || match[2] === '__rlock__' ? 'shared' : 'exclusive']);
+          }
+        }
+      }
+    }
+  });
+
   it('parses Curator, Curator read-write and kazoo names, and ignores anything else', () => {
     expect(parseContender(`_c_${id}-lock-0000000003`)).toMatchObject({ sequence: 3, mode: 'exclusive', ownerId: id });
     expect(parseContender(`_c_${id}-__READ__0000000004`)).toMatchObject({ sequence: 4, mode: 'shared', ownerId: id });
