@@ -22,8 +22,8 @@ const REMEMBERED_RELEASES = 1_024;
  *
  * Announcements sent while a connection is down are lost on it (and a release may then never count
  * to a majority): when a master confirms its subscription again, every local waiter tries again as
- * soon as that master takes requests again (between reconnects, waiters poll as well). A master that is down when the listener opens is
- * subscribed when it comes back.
+ * soon as that master takes requests again (between reconnects, waiters poll as well). A master
+ * that is down when the listener opens is subscribed when it comes back.
  */
 export class ReleaseListener {
   readonly #masters: readonly MasterNode[];
