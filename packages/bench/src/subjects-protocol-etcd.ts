@@ -34,7 +34,7 @@ type TxnOnly = Pick<EtcdCalls, 'txn'>;
 /** Sends `request` as the provider's `EtcdCalls.txn` does: a txn with a grpc deadline. */
 function rawTxn(client: Etcd3): TxnOnly {
   return {
-    txn: (request: ITxnRequest): Promise<ITxnResponse> => client.kv.txn(request, { deadline: new Date(Date.now() + REQUEST_TIMEOUT_MS) }),
+    txn: (request: ITxnRequest): Promise<ITxnResponse> => client.kv.txn(request, { deadline: Date.now() + REQUEST_TIMEOUT_MS }),
   };
 }
 

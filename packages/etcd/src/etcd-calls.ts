@@ -42,9 +42,10 @@ export class EtcdCalls {
     this.#streamAnchor = keyPrefix === '' ? UNPREFIXED_STREAM_ANCHOR : Buffer.from(keyPrefix, 'utf8');
   }
 
-  // grpc deadlines are wall-clock Dates; this is only a timeout, never a validity computation.
-  #options(): { deadline: Date } {
-    return { deadline: new Date(Date.now() + this.#requestTimeoutMs) };
+  // grpc deadlines are wall-clock times (a Date, or its ms as a number, which spares a Date per
+  // request); this is only a timeout, never a validity computation.
+  #options(): { deadline: number } {
+    return { deadline: Date.now() + this.#requestTimeoutMs };
   }
 
   range(request: IRangeRequest): Promise<IRangeResponse> {
