@@ -1,0 +1,37 @@
+/**
+ * `pnpm --filter @fencelock/bench bench:critical-path`: where the wall time of an uncontended acquire
+ * + release goes, call by call (see `critical-path.ts`), for each backend's subjects interleaved, on
+ * the shared servers (`pnpm infra:up`). Prints the table; writes nothing. Settings from the
+ * environment: BENCH_SUBJECTS (subject ids, comma-separated; default: every uncontended subject of
+ * Redis, Redlock, ZooKeeper and etcd), BENCH_ROUNDS (default 5), BENCH_CYCLES (measured cycles per
+ * subject per round, default 400), BENCH_WARMUP (cycles before them, default 2000).
+ */
+import { criticalPathMarkdown, measureCriticalPaths, type CriticalPath } from './critical-path.js';
+import { listSetting, nonNegativeSetting, positiveSetting } from './cli-env.js';
+import { subjectById, subjects as allSubjects, type Subject } from './subjects.js';
+
+const WIRE_BACKENDS = new Set(['redis', 'redlock', 'zookeeper', 'etcd']);
+
+const ids = listSetting('BENCH_SUBJECTS');
+const chosen: Subject[] =
+  ids.length > 0
+    ? ids.map((id) => subjectById(id))
+    : allSubjects().filter((subject) => WIRE_BACKENDS.has(subject.backend) && subject.contentionOnly !== true && subject.inProcess !== true);
+const options = {
+  rounds: Math.round(positiveSetting('BENCH_ROUNDS', 5)),
+  cyclesPerRound: Math.round(positiveSetting('BENCH_CYCLES', 400)),
+  warmupCycles: Math.round(nonNegativeSetting('BENCH_WARMUP', 2_000)),
+  maxSliceMs: 20_000,
+};
+const results: CriticalPath[] = [];
+// One backend at a time: its subjects share its servers, and take turns on them.
+for (const backend of [...new Set(chosen.map((subject) => subject.backend))]) {
+  const group = chosen.filter((subject) => subject.backend === backend);
+  console.error(`measuring ${group.map((subject) => subject.id).join(', ')}…`);
+  results.push(...(await measureCriticalPaths(group, options)));
+}
+const settings = ['BENCH_SUBJECTS', 'BENCH_ROUNDS', 'BENCH_CYCLES', 'BENCH_WARMUP']
+  .filter((name) => process.env[name] !== undefined)
+  .map((name) => `${name}=${process.env[name] ?? ''} `)
+  .join('');
+console.log(criticalPathMarkdown(results, `${settings}pnpm --filter @fencelock/bench bench:critical-path`).join('\n'));

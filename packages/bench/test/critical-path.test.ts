@@ -1,0 +1,86 @@
+import net from 'node:net';
+import { Duplex } from 'node:stream';
+import { describe, expect, it } from 'vitest';
+import { callPhases, criticalPathMarkdown, measureCriticalPaths, medianPhases, WireProbe, type WireEvent } from '../src/critical-path.js';
+import { subjectById } from '../src/subjects.js';
+
+const send = (at: number): WireEvent => ({ kind: 'send', at });
+const reply = (at: number): WireEvent => ({ kind: 'reply', at });
+
+describe('callPhases', () => {
+  it('cuts a call at its first send and the last reply before it returned', () => {
+    // Two requests out (a pipelined acquire), two replies, then the caller resumes at 100.
+    expect(callPhases(0, 100, [send(10), send(12), reply(60), reply(70)])).toEqual({ beforeSend: 10, onTheWire: 60, afterReply: 30, total: 100 });
+  });
+
+  it('ignores what happened outside the call, and a reply read before anything was sent', () => {
+    expect(callPhases(100, 200, [send(50), reply(90), reply(105), send(120), reply(180), send(250), reply(260)])).toEqual({
+      beforeSend: 20,
+      onTheWire: 60,
+      afterReply: 20,
+      total: 100,
+    });
+  });
+
+  it('cannot cut a call that sent nothing, or read nothing after its send', () => {
+    expect(callPhases(0, 100, [])).toBeUndefined();
+    expect(callPhases(0, 100, [reply(10), reply(20)])).toBeUndefined();
+    expect(callPhases(0, 100, [reply(10), send(20)])).toBeUndefined();
+  });
+
+  it('takes the median of each phase on its own', () => {
+    const calls = [callPhases(0, 10, [send(1), reply(9)]), callPhases(0, 30, [send(5), reply(20)]), callPhases(0, 20, [send(2), reply(10)])];
+    expect(medianPhases(calls.map((call) => call!))).toEqual({ beforeSend: 2, onTheWire: 8, afterReply: 10, total: 20 });
+  });
+});
+
+describe('WireProbe', () => {
+  it('sees a socket write leave and its echo come back, and puts Node back when removed', async () => {
+    const server = net.createServer((socket) => socket.pipe(socket));
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const { port } = server.address() as net.AddressInfo;
+    const socket = net.connect(port, '127.0.0.1');
+    await new Promise<void>((resolve) => socket.once('connect', resolve));
+    const writeGeneric = (net.Socket.prototype as unknown as { _writeGeneric: unknown })._writeGeneric;
+    const write = Duplex.prototype.write;
+    const probe = new WireProbe();
+    try {
+      probe.install();
+      const echoed = new Promise<void>((resolve) => socket.once('data', () => resolve()));
+      socket.write('ping');
+      await echoed;
+      const events = probe.take();
+      // The echo server runs in this process too: its read and its write are seen between ours.
+      expect(events.map((event) => event.kind)).toEqual(['send', 'reply', 'send', 'reply']);
+      expect(events.map((event) => event.at)).toEqual(events.map((event) => event.at).sort((a, b) => a - b));
+    } finally {
+      probe.uninstall();
+      socket.destroy();
+      await new Promise((resolve) => server.close(resolve));
+    }
+    expect((net.Socket.prototype as unknown as { _writeGeneric: unknown })._writeGeneric).toBe(writeGeneric);
+    expect(Duplex.prototype.write).toBe(write);
+    expect(Object.prototype.hasOwnProperty.call(Duplex.prototype, 'emit')).toBe(false);
+    expect(probe.take()).toEqual([]);
+  });
+});
+
+describe('measureCriticalPaths', () => {
+  // One subject on a socket (RESP) and one on gRPC (HTTP/2 streams): each cycle must be cut.
+  it.each(['redis/raw-ioredis', 'etcd/raw-txn'])('cuts every cycle of %s, and its phases add up to its calls', async (id) => {
+    const [result] = await measureCriticalPaths([subjectById(id)], { rounds: 2, cyclesPerRound: 20, warmupCycles: 20, maxSliceMs: 20_000 });
+    expect(result).toBeDefined();
+    const { acquire, release, cycles, cut } = result!;
+    expect(cycles).toBe(40);
+    expect(cut).toBe(40);
+    for (const call of [acquire, release]) {
+      expect(call.onTheWire).toBeGreaterThan(0);
+      expect(call.beforeSend).toBeGreaterThanOrEqual(0);
+      expect(call.afterReply).toBeGreaterThanOrEqual(0);
+      // Each call's total holds its time on the wire, so their medians keep that order.
+      expect(call.total).toBeGreaterThanOrEqual(call.onTheWire);
+    }
+    const table = criticalPathMarkdown([result!], 'cmd');
+    expect(table.at(-1)).toContain('| 40 / 40 |');
+  });
+});
