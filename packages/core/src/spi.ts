@@ -31,6 +31,7 @@ export type { Slotted } from './lifecycle/slot-list.js';
 export { DeadlineQueue } from './lifecycle/deadline-queue.js';
 export { RequestDeadlines } from './lifecycle/request-deadlines.js';
 export { InFlight } from './lifecycle/in-flight.js';
+export { KeyCache } from './key-cache.js';
 export { TurnCork } from './lifecycle/turn-cork.js';
 export type { CorkableSocket, TurnCorkOptions } from './lifecycle/turn-cork.js';
 export type { RequestDeadlineHandlers } from './lifecycle/request-deadlines.js';

@@ -12,6 +12,7 @@ import {
   type LockMode,
   type SemaphoreHolder,
   type SemaphoreInfo,
+  KeyCache,
   LockError,
   LockErrorCode,
   backendUnavailableError,
@@ -136,6 +137,8 @@ export class EtcdBackend implements LockBackend {
   readonly capabilities = ETCD_CAPABILITIES;
   readonly #settings: EtcdBackendSettings;
   readonly #calls: EtcdCalls;
+  // Each lock key's range, named once: the key's escape and the range's buffers cost on every acquire.
+  readonly #lockRanges: KeyCache<LockRange>;
   readonly #held = new Map<string, HeldLock>();
   readonly #sessions = new Set<LeaseSession>();
   // The watches of held keys, so that close() leaves none on a client it does not own.
@@ -151,6 +154,7 @@ export class EtcdBackend implements LockBackend {
   constructor(settings: EtcdBackendSettings) {
     this.#settings = settings;
     this.#calls = settings.calls;
+    this.#lockRanges = new KeyCache((key) => lockRange(lockName(key, settings.keyPrefix, settings.keyEncoding), settings.keyPrefix));
   }
 
   /** The lease TTL etcd granted to the current session, in ms, once one is open. */
@@ -165,7 +169,7 @@ export class EtcdBackend implements LockBackend {
 
   // Async: a key refused by the encoding (thrown while naming the range) rejects, never throws.
   async acquire(request: BackendAcquireRequest): Promise<BackendGrant | undefined> {
-    const range = lockRange(lockName(request.key, this.#settings.keyPrefix, this.#settings.keyEncoding), this.#settings.keyPrefix);
+    const range = this.#lockRanges.get(request.key);
     const { mode } = request;
     const value = encodeLockValue({ ownerId: request.ownerId, mode, metadata: request.metadata });
     return this.#rounds(request, this.#mutexQueue(range, value, mode, 'lock', `lock "${request.key}"`));
@@ -326,7 +330,7 @@ export class EtcdBackend implements LockBackend {
   }
 
   async inspect(key: string): Promise<LockInfo | undefined> {
-    const range = lockRange(lockName(key, this.#settings.keyPrefix, this.#settings.keyEncoding), this.#settings.keyPrefix);
+    const range = this.#lockRanges.get(key);
     const waiters = await listWaiters(this.#calls, range).catch((error: unknown) => {
       throw asRefusal(error, "reading the lock's keys");
     });
@@ -416,7 +420,7 @@ export class EtcdBackend implements LockBackend {
   /** One enqueue-and-wait on the current session: a grant, `undefined` at the deadline, or `requeue`. */
   async #attempt(request: ContenderRequest, queue: ContenderQueue): Promise<BackendGrant | undefined | 'requeue'> {
     const session = await this.#openSession(request);
-    const name = session.claimName(`${queue.range.prefix.toString('utf8')}${session.hex}`);
+    const name = session.claimName(`${queue.range.prefixText}${session.hex}`);
     const waiterKey = Buffer.from(name, 'utf8');
     let revision: bigint | undefined;
     let granted = false;

@@ -13,16 +13,19 @@ import { prefixRange, tombstoneRoot } from './key-encoding.js';
 export interface LockRange {
   /** `<lock>/`, the prefix of every waiter key. */
   readonly prefix: Buffer;
+  /** The same prefix as text (waiter names are built from it). */
+  readonly prefixText: string;
   readonly start: Buffer;
   readonly end: Buffer;
   /** Where this lock's tombstones live (`tombstoneRoot` of the provider's key prefix). */
   readonly tombstones: Buffer;
 }
 
-/** Builds the waiter range of lock `name`. */
+/** Builds the waiter range of lock `name` (its buffers are shared by whoever holds it: never write to them). */
 export function lockRange(name: string, keyPrefix: string): LockRange {
-  const prefix = Buffer.from(`${name}/`, 'utf8');
-  return { prefix, ...prefixRange(prefix), tombstones: tombstoneRoot(keyPrefix) };
+  const prefixText = `${name}/`;
+  const prefix = Buffer.from(prefixText, 'utf8');
+  return { prefix, prefixText, ...prefixRange(prefix), tombstones: tombstoneRoot(keyPrefix) };
 }
 
 /**

@@ -7,7 +7,8 @@
  * @packageDocumentation
  */
 export { RESERVED_KEY_PATTERN } from './reserved-keys.js';
-export { KeyCache } from './key-cache.js';
+// Moved to core (every adapter derives names per key); still exported here for adapters that import it from us.
+export { KeyCache } from '@fencelock/core/adapter';
 export type {
   KnownRedisClusterOptions,
   KnownRedisConnectionOptions,

@@ -1,5 +1,6 @@
 import {
   DRIFT_FIXED_MS,
+  KeyCache,
   LockErrorCode,
   SlotList,
   backendUnavailableError,
@@ -29,7 +30,6 @@ import {
   ExtendBatcher,
   MutexElections,
   HANDOFF_RESERVATION_MS,
-  KeyCache,
   evictionPolicyWarning,
   extendManyScript,
   lineMember,

@@ -12,9 +12,10 @@ import {
   monotonicNow,
   normalizeCapabilities,
   DEFAULT_RETRY,
+  KeyCache,
   waitForGrant,
 } from '@fencelock/core/adapter';
-import { KeyCache, MutexElections, lineMember, mergeEvictionWarnings } from '@fencelock/redis-shared';
+import { MutexElections, lineMember, mergeEvictionWarnings } from '@fencelock/redis-shared';
 import { redlockElectionKeys } from './election-keys.js';
 import { type AcquireRound, type MasterCopy, acquireRound } from './acquire-round.js';
 import { ExtendRounds } from './extend-round.js';

@@ -3,9 +3,10 @@
 const DEFAULT_SIZE = 1_024;
 
 /**
- * The side keys of a lock key, remembered for the next acquisitions of the same key: building them
- * (a CRC or a check over the key, a few strings) is a noticeable share of an uncontended acquire.
- * A `derive` that throws (a reserved key) caches nothing.
+ * What an adapter derives from a lock key (its side keys, its path or range), remembered for the next
+ * acquisitions of the same key: building it (a CRC or a check over the key, an escape, a few strings
+ * or buffers) is a noticeable share of an uncontended acquire. A `derive` that throws (a reserved
+ * key) caches nothing. Keep what it derives immutable: every acquisition of the key shares it.
  */
 export class KeyCache<T> {
   readonly #derive: (key: string) => T;
