@@ -3,7 +3,8 @@
  * throughput is one over this time, so it is what the throughput ratios compare. Each call is cut at
  * two moments seen from the process:
  *
- * - its first request leaving (a socket write; for gRPC, a message written on its HTTP/2 stream);
+ * - its first request leaving (a socket write; for gRPC, a message written on its HTTP/2 stream, which
+ *   Node's session puts on the socket itself a little later);
  * - the last reply read before the caller resumed (data read from a socket or an HTTP/2 stream).
  *
  * That gives three phases: **before the send** (the caller's library, then its client library, up
