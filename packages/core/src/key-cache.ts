@@ -1,4 +1,4 @@
-// Keys whose derived names are remembered; the cache is emptied when it is full (a bound on memory,
+// Keys whose derived values are remembered; the cache is emptied when it is full (a bound on memory,
 // not an LRU: a working set larger than this costs what no cache would).
 const DEFAULT_SIZE = 1_024;
 
@@ -13,19 +13,23 @@ export class KeyCache<T> {
   readonly #size: number;
   readonly #entries = new Map<string, T>();
 
+  /**
+   * @param derive builds what is cached for a key; it may throw (nothing is cached then).
+   * @param size how many keys are kept before the cache starts again from empty.
+   */
   constructor(derive: (key: string) => T, size = DEFAULT_SIZE) {
     this.#derive = derive;
     this.#size = size;
   }
 
-  /** The names derived from `key`. */
+  /** What `derive` gave for `key`, derived now if it is not cached. */
   get(key: string): T {
-    let names = this.#entries.get(key);
-    if (names === undefined) {
-      names = this.#derive(key);
+    let derived = this.#entries.get(key);
+    if (derived === undefined) {
+      derived = this.#derive(key);
       if (this.#entries.size >= this.#size) this.#entries.clear();
-      this.#entries.set(key, names);
+      this.#entries.set(key, derived);
     }
-    return names;
+    return derived;
   }
 }
