@@ -29,6 +29,7 @@ export type { PostgresServer, PostgresServerOptions } from './postgres-dedicated
 export type { PostgresProbeOptions, PostgresProbeResult } from './postgres-probe.js';
 
 export { startTcpProxy } from './tcp-proxy.js';
+export { alertThenReset, recordSockets, type SocketRecorder } from './socket-faults.js';
 export type { TcpProxy, TcpProxyOptions, ProxyMode } from './tcp-proxy.js';
 
 export type { ServerNode, RestartOptions } from './managed-server.js';

@@ -73,6 +73,7 @@ export { GlideLockClient, type GlideConfiguration, type GlideInternals } from '.
 export { GlideStatus, isGlideConnectionError, type GlideCommandOptions, type GlideRoute } from './client/glide-status.js';
 export { SUPPORTED_CLIENTS, assertSupportedClient, isSupportedClient, lockClientOf } from './client/lock-client-of.js';
 export { loadIoredis, type IoredisModule } from './client/load-ioredis.js';
+export { listenToOwnedConnection } from './client/ioredis-owned-errors.js';
 export { EVICTION_POLICY_WARNING, evictionPolicyWarning, mergeEvictionWarnings, type ServerCommand } from './eviction-check.js';
 export { LINE_TAG_LENGTH, lineMember, newLineTag, withoutLineTag } from './line-tag.js';
 export { redisRefusal, refusalCause } from './refusals.js';

@@ -1,6 +1,7 @@
 import { backoffDelayMs } from '@fencelock/core/adapter';
 import {
   IoredisLockClient,
+  listenToOwnedConnection,
   loadIoredis,
   lockClientOf,
   type KnownRedisConnectionOptions,
@@ -62,9 +63,7 @@ export function openRedisConnection(options: RedisLockProviderOptions, resolved:
   } else {
     client = new ioredis.Redis({ ...redisDefaults(resolved), ...options.connection });
   }
-  // Without a listener ioredis prints every connection error; the provider reports them through
-  // rejected calls and the handles' `uncertain` state instead.
-  client.on('error', () => undefined);
+  listenToOwnedConnection(client);
   // A client we opened comes from the ioredis loaded here: its script commands can be built here,
   // each carrying the request bound.
   const lockClient = new IoredisLockClient(client, { Command: ioredis.Command, requestTimeoutMs: resolved.requestTimeoutMs });

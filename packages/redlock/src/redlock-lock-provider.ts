@@ -1,5 +1,5 @@
 import { BaseLockProvider } from '@fencelock/core/adapter';
-import { IoredisLockClient, loadIoredis, type KnownRedisConnectionOptions, type RedisConnectionOptions } from '@fencelock/redis-shared';
+import { IoredisLockClient, listenToOwnedConnection, loadIoredis, type KnownRedisConnectionOptions, type RedisConnectionOptions } from '@fencelock/redis-shared';
 import { MasterNode } from './master-node.js';
 import { type RedlockLockProviderOptions, type ResolvedRedlockOptions, resolveRedlockOptions } from './options.js';
 import { quorumOf } from './quorum.js';
@@ -26,8 +26,8 @@ function createMasters(options: ResolvedRedlockOptions): MasterNode[] {
     const { Redis } = loadIoredis('options.masters');
     const settings = { ...OWNED_CLIENT_DEFAULTS, ...options.redisOptions };
     const created = typeof source === 'string' ? new Redis(source, settings) : new Redis({ ...settings, ...(source as RedisConnectionOptions) });
-    // Connection errors are reported per request (in LockError.nodes); without a listener ioredis prints them.
-    created.on('error', () => undefined);
+    // Connection errors are reported per request (in LockError.nodes).
+    listenToOwnedConnection(created);
     return new MasterNode(endpoint, new IoredisLockClient(created, { coalesceWrites: true }), true);
   });
 }

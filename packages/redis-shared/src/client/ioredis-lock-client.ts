@@ -2,6 +2,7 @@ import { type CorkableSocket, TurnCork, monotonicNow, waitFor, withRequestTimeou
 import { redisRefusal } from '../refusals.js';
 import type { ScriptArgument } from '../scripts/script-runner.js';
 import { repairReadyOnClosedSocket } from './ioredis-dead-ready.js';
+import { listenToOwnedConnection } from './ioredis-owned-errors.js';
 import { IoredisTimedCommands, type IoredisCommand, type IoredisCommandClass } from './ioredis-timed-commands.js';
 import type {
   ClientEndpoint,
@@ -286,7 +287,8 @@ function clusterSubscriber(client: IoredisInternals, to: Subscriptions, handlers
 }
 
 function listen(connection: IoredisInternals, handlers: SubscriberHandlers): void {
-  connection.on('error', () => undefined);
+  // The subscriber is a connection the adapter opened, even beside a user's client.
+  listenToOwnedConnection(connection);
   connection.on('message', (channel: string, message: string) => handlers.message(channel, message, undefined));
   connection.on('pmessage', (pattern: string, channel: string, message: string) => handlers.message(channel, message, pattern));
 }

@@ -1,0 +1,47 @@
+import net from 'node:net';
+
+/**
+ * Every socket `net.createConnection` opens in this process until `stop()` (ioredis opens its plain
+ * connections there, and the module is read at each call, so a client loaded before still counts).
+ */
+export interface SocketRecorder {
+  /** The sockets opened so far, oldest first; splice it to start a new batch. */
+  readonly sockets: net.Socket[];
+  /** Puts the original `net.createConnection` back. */
+  stop(): void;
+}
+
+/** Starts recording the sockets opened in this process: see {@link SocketRecorder}. */
+export function recordSockets(): SocketRecorder {
+  const original = net.createConnection;
+  const sockets: net.Socket[] = [];
+  const recording = (...args: Parameters<typeof net.createConnection>): net.Socket => {
+    const socket = original.apply(net, args);
+    sockets.push(socket);
+    return socket;
+  };
+  net.createConnection = recording as typeof net.createConnection;
+  return {
+    sockets,
+    stop: () => {
+      if (net.createConnection === recording) net.createConnection = original;
+    },
+  };
+}
+
+/**
+ * What Node's TLS socket does when a TLS 1.3 server refuses the client's certificate: the alert,
+ * which arrives after the client's side of the handshake, is emitted as an 'error', then the reset
+ * of the same connection is emitted as a second one; then the socket is gone. Throws (from the
+ * second emit) when nothing listens for the socket's errors any more.
+ */
+export function alertThenReset(socket: net.Socket): void {
+  const alert = Object.assign(new Error('tlsv1 alert unknown ca'), { code: 'ERR_SSL_TLSV1_ALERT_UNKNOWN_CA' });
+  const reset = Object.assign(new Error('read ECONNRESET'), { code: 'ECONNRESET', syscall: 'read', errno: -104 });
+  try {
+    socket.emit('error', alert);
+    socket.emit('error', reset);
+  } finally {
+    socket.destroy();
+  }
+}
