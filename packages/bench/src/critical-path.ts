@@ -26,10 +26,14 @@ import { median } from './rounds.js';
 import { round } from './stats.js';
 import { subjectFields, type LockSession, type Subject, type SubjectFields } from './subjects.js';
 
-/** A request leaving the process, or a reply read, at `at` (µs on the monotonic clock). */
+/**
+ * A request leaving the process, or a reply read, at `at` (µs on the monotonic clock), when the event
+ * loop had spent `idle` µs in all waiting for something to happen (its idle time so far).
+ */
 export interface WireEvent {
   readonly kind: 'send' | 'reply';
   readonly at: number;
+  readonly idle: number;
 }
 
 /** One call (an acquire or a release) cut at its first send and its last reply, µs. */
@@ -38,6 +42,12 @@ export interface CallPhases {
   readonly beforeSend: number;
   /** From the first request leaving to the last reply read before the caller resumed. */
   readonly onTheWire: number;
+  /**
+   * Of that, the time the event loop waited with nothing to run (the network and the server, alone);
+   * the rest the process was busy: the library and client code run after the send, other callbacks,
+   * the garbage collector — and, meanwhile, a reply that had already arrived waited to be read.
+   */
+  readonly idleOnTheWire: number;
   /** From that reply to the caller resuming. */
   readonly afterReply: number;
   /** From the call to the caller resuming. */
@@ -49,24 +59,38 @@ export interface CallPhases {
  * events seen meanwhile; `undefined` when it sent nothing, or read no reply after its first send.
  */
 export function callPhases(start: number, end: number, events: readonly WireEvent[]): CallPhases | undefined {
-  let firstSend: number | undefined;
-  let lastReply: number | undefined;
+  let firstSend: WireEvent | undefined;
+  let lastReply: WireEvent | undefined;
   for (const event of events) {
     if (event.at < start || event.at > end) continue;
-    if (event.kind === 'send') firstSend ??= event.at;
-    else if (firstSend !== undefined) lastReply = event.at;
+    if (event.kind === 'send') firstSend ??= event;
+    else if (firstSend !== undefined) lastReply = event;
   }
   if (firstSend === undefined || lastReply === undefined) return undefined;
-  return { beforeSend: firstSend - start, onTheWire: lastReply - firstSend, afterReply: end - lastReply, total: end - start };
+  return {
+    beforeSend: firstSend.at - start,
+    onTheWire: lastReply.at - firstSend.at,
+    idleOnTheWire: lastReply.idle - firstSend.idle,
+    afterReply: end - lastReply.at,
+    total: end - start,
+  };
 }
 
 /** The medians of each phase over some calls (each median on its own: they need not add up). */
 export function medianPhases(calls: readonly CallPhases[]): CallPhases {
   const of = (pick: (call: CallPhases) => number): number => round(median(calls.map(pick)), 1);
-  return { beforeSend: of((call) => call.beforeSend), onTheWire: of((call) => call.onTheWire), afterReply: of((call) => call.afterReply), total: of((call) => call.total) };
+  return {
+    beforeSend: of((call) => call.beforeSend),
+    onTheWire: of((call) => call.onTheWire),
+    idleOnTheWire: of((call) => call.idleOnTheWire),
+    afterReply: of((call) => call.afterReply),
+    total: of((call) => call.total),
+  };
 }
 
 const now = (): number => performance.now() * 1_000;
+// libuv's count of the time its loop spent waiting for events (updated as each wait ends), µs.
+const idleNow = (): number => performance.eventLoopUtilization().idle * 1_000;
 
 // An HTTP/2 stream (gRPC's transport): a Duplex with a session, which is not a socket.
 function isHttp2Stream(stream: object): boolean {
@@ -94,15 +118,15 @@ export class WireProbe {
     const hadOwnEmit = Object.prototype.hasOwnProperty.call(duplex, 'emit');
     const emit = duplex.emit;
     socket._writeGeneric = function (this: object, ...args: unknown[]): unknown {
-      events().push({ kind: 'send', at: now() });
+      events().push({ kind: 'send', at: now(), idle: idleNow() });
       return writeGeneric.apply(this, args);
     };
     duplex.write = function (this: object, ...args: unknown[]): unknown {
-      if (isHttp2Stream(this)) events().push({ kind: 'send', at: now() });
+      if (isHttp2Stream(this)) events().push({ kind: 'send', at: now(), idle: idleNow() });
       return write.apply(this, args);
     };
     duplex.emit = function (this: object, event: string | symbol, ...args: unknown[]): boolean {
-      if (event === 'data' && (this instanceof net.Socket || isHttp2Stream(this))) events().push({ kind: 'reply', at: now() });
+      if (event === 'data' && (this instanceof net.Socket || isHttp2Stream(this))) events().push({ kind: 'reply', at: now(), idle: idleNow() });
       return emit.call(this, event, ...args);
     };
     this.#restore = () => {
@@ -220,13 +244,14 @@ export function criticalPath(subject: Subject, cycles: readonly CyclePhases[]): 
 
 /** The phases as a markdown table, one row per subject, with the command that measured them. */
 export function criticalPathMarkdown(results: readonly CriticalPath[], command: string): string[] {
-  const phases = (call: CallPhases): string => [call.beforeSend, call.onTheWire, call.afterReply, call.total].map((value) => value.toFixed(1)).join(' | ');
+  const phases = (call: CallPhases): string =>
+    [call.beforeSend, call.onTheWire, call.idleOnTheWire, call.afterReply, call.total].map((value) => value.toFixed(1)).join(' | ');
   return [
     `Median µs per call of a sequential acquire + release loop, one key, each backend's subjects interleaved in rounds (command: \`${command}\`).`,
-    'Before send: from the call to its first request leaving the process. On the wire: from there to the last reply read before the caller resumed (network, server, the client library handling the rest of the call\'s requests). After reply: from that reply to the caller. Each column is a median of its own.',
+    'Before send: from the call to its first request leaving the process. On the wire: from there to the last reply read before the caller resumed (network, server, the client library handling the rest of the call\'s requests). Idle: of the time on the wire, how long the event loop waited with nothing to run; the rest the process was busy (code run after the send, the garbage collector), and a reply that arrived meanwhile waited to be read. After reply: from that reply to the caller. Each column is a median of its own.',
     '',
-    '| backend | implementation | kind | acquire: before send | on the wire | after reply | total | release: before send | on the wire | after reply | total | cycle | cycles cut |',
-    '|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
+    '| backend | implementation | kind | acquire: before send | on the wire | idle | after reply | total | release: before send | on the wire | idle | after reply | total | cycle | cycles cut |',
+    '|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
     ...results.map((result) => `| ${result.backend} | ${result.label} | ${result.kind} | ${phases(result.acquire)} | ${phases(result.release)} | ${result.cycle.toFixed(1)} | ${result.cut} / ${result.cycles} |`),
   ];
 }

@@ -4,19 +4,27 @@ import { describe, expect, it } from 'vitest';
 import { callPhases, criticalPathMarkdown, measureCriticalPaths, medianPhases, WireProbe, type WireEvent } from '../src/critical-path.js';
 import { subjectById } from '../src/subjects.js';
 
-const send = (at: number): WireEvent => ({ kind: 'send', at });
-const reply = (at: number): WireEvent => ({ kind: 'reply', at });
+const send = (at: number, idle = 0): WireEvent => ({ kind: 'send', at, idle });
+const reply = (at: number, idle = 0): WireEvent => ({ kind: 'reply', at, idle });
 
 describe('callPhases', () => {
   it('cuts a call at its first send and the last reply before it returned', () => {
-    // Two requests out (a pipelined acquire), two replies, then the caller resumes at 100.
-    expect(callPhases(0, 100, [send(10), send(12), reply(60), reply(70)])).toEqual({ beforeSend: 10, onTheWire: 60, afterReply: 30, total: 100 });
+    // Two requests out (a pipelined acquire), two replies, then the caller resumes at 100; the loop
+    // waited 45 µs of the 60 between the first send and the last reply.
+    expect(callPhases(0, 100, [send(10, 5), send(12, 5), reply(60, 40), reply(70, 50)])).toEqual({
+      beforeSend: 10,
+      onTheWire: 60,
+      idleOnTheWire: 45,
+      afterReply: 30,
+      total: 100,
+    });
   });
 
   it('ignores what happened outside the call, and a reply read before anything was sent', () => {
     expect(callPhases(100, 200, [send(50), reply(90), reply(105), send(120), reply(180), send(250), reply(260)])).toEqual({
       beforeSend: 20,
       onTheWire: 60,
+      idleOnTheWire: 0,
       afterReply: 20,
       total: 100,
     });
@@ -29,8 +37,8 @@ describe('callPhases', () => {
   });
 
   it('takes the median of each phase on its own', () => {
-    const calls = [callPhases(0, 10, [send(1), reply(9)]), callPhases(0, 30, [send(5), reply(20)]), callPhases(0, 20, [send(2), reply(10)])];
-    expect(medianPhases(calls.map((call) => call!))).toEqual({ beforeSend: 2, onTheWire: 8, afterReply: 10, total: 20 });
+    const calls = [callPhases(0, 10, [send(1), reply(9, 3)]), callPhases(0, 30, [send(5), reply(20, 1)]), callPhases(0, 20, [send(2), reply(10, 7)])];
+    expect(medianPhases(calls.map((call) => call!))).toEqual({ beforeSend: 2, onTheWire: 8, idleOnTheWire: 3, afterReply: 10, total: 20 });
   });
 });
 
@@ -53,6 +61,10 @@ describe('WireProbe', () => {
       // The echo server runs in this process too: its read and its write are seen between ours.
       expect(events.map((event) => event.kind)).toEqual(['send', 'reply', 'send', 'reply']);
       expect(events.map((event) => event.at)).toEqual(events.map((event) => event.at).sort((a, b) => a - b));
+      // Between our send and the echo the loop may have waited (not always: in-process, the echo can be
+      // ready each time the loop looks), never for longer than the time between them.
+      expect(events[3]!.idle - events[0]!.idle).toBeGreaterThanOrEqual(0);
+      expect(events[3]!.idle - events[0]!.idle).toBeLessThanOrEqual(events[3]!.at - events[0]!.at);
     } finally {
       probe.uninstall();
       socket.destroy();
@@ -79,8 +91,12 @@ describe('measureCriticalPaths', () => {
       expect(call.afterReply).toBeGreaterThanOrEqual(0);
       // Each call's total holds its time on the wire, so their medians keep that order.
       expect(call.total).toBeGreaterThanOrEqual(call.onTheWire);
+      // The loop waits on the server for part of the time on the wire, never more than all of it.
+      expect(call.idleOnTheWire).toBeGreaterThan(0);
+      expect(call.idleOnTheWire).toBeLessThanOrEqual(call.onTheWire);
     }
     const table = criticalPathMarkdown([result!], 'cmd');
     expect(table.at(-1)).toContain('| 40 / 40 |');
+    expect(table.at(-3)).toContain('| idle |');
   });
 });
