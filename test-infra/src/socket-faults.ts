@@ -1,8 +1,11 @@
+import { syncBuiltinESMExports } from 'node:module';
 import net from 'node:net';
+import tls from 'node:tls';
 
 /**
- * Every socket `net.createConnection` opens in this process until `stop()` (ioredis opens its plain
- * connections there, and the module is read at each call, so a client loaded before still counts).
+ * Every socket `net.createConnection` or `tls.connect` opens in this process until `stop()` (ioredis
+ * opens its connections there). Both modules' exports are replaced, named ES module imports of them
+ * included, so code loaded before still counts.
  */
 export interface SocketRecorder {
   /** The sockets opened so far, oldest first; splice it to start a new batch. */
@@ -13,18 +16,28 @@ export interface SocketRecorder {
 
 /** Starts recording the sockets opened in this process: see {@link SocketRecorder}. */
 export function recordSockets(): SocketRecorder {
-  const original = net.createConnection;
   const sockets: net.Socket[] = [];
-  const recording = (...args: Parameters<typeof net.createConnection>): net.Socket => {
-    const socket = original.apply(net, args);
+  const createConnection = net.createConnection;
+  const connect = tls.connect;
+  const recordingPlain = (...args: Parameters<typeof net.createConnection>): net.Socket => {
+    const socket = createConnection.apply(net, args);
     sockets.push(socket);
     return socket;
   };
-  net.createConnection = recording as typeof net.createConnection;
+  const recordingTls = (...args: Parameters<typeof tls.connect>): tls.TLSSocket => {
+    const socket = connect.apply(tls, args);
+    sockets.push(socket);
+    return socket;
+  };
+  net.createConnection = recordingPlain as typeof net.createConnection;
+  tls.connect = recordingTls as typeof tls.connect;
+  syncBuiltinESMExports();
   return {
     sockets,
     stop: () => {
-      if (net.createConnection === recording) net.createConnection = original;
+      if (net.createConnection === recordingPlain) net.createConnection = createConnection;
+      if (tls.connect === recordingTls) tls.connect = connect;
+      syncBuiltinESMExports();
     },
   };
 }

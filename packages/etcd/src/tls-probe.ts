@@ -40,7 +40,8 @@ export function probeTls(connection: IOptions, timeoutMs: number): Promise<strin
     };
     const timer = setTimeout(() => done(undefined), timeoutMs);
     socket.once('data', () => done(undefined));
-    socket.once('error', (error) => done(tlsCertificateProblem(error)));
+    // `on`, not `once`: under TLS 1.3 a refusal can come as an alert and then a reset, two errors.
+    socket.on('error', (error) => done(tlsCertificateProblem(error)));
     socket.once('close', () => done(undefined));
   });
 }
