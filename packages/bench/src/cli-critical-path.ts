@@ -4,7 +4,9 @@
  * the shared servers (`pnpm infra:up`). Prints the table; writes nothing. Settings from the
  * environment: BENCH_SUBJECTS (subject ids, comma-separated; default: every uncontended subject of
  * Redis, Redlock, ZooKeeper and etcd), BENCH_ROUNDS (default 5), BENCH_CYCLES (measured cycles per
- * subject per round, default 400), BENCH_WARMUP (cycles before them, default 2000).
+ * subject per round, default 400), BENCH_WARMUP (cycles before them, default 2000), BENCH_OWN_TURNS
+ * (`1`: each call starts in a turn of the event loop of its own, not in the previous call's
+ * continuation).
  */
 import { criticalPathMarkdown, measureCriticalPaths, type CriticalPath } from './critical-path.js';
 import { listSetting, nonNegativeSetting, positiveSetting } from './cli-env.js';
@@ -22,6 +24,7 @@ const options = {
   cyclesPerRound: Math.round(positiveSetting('BENCH_CYCLES', 400)),
   warmupCycles: Math.round(nonNegativeSetting('BENCH_WARMUP', 2_000)),
   maxSliceMs: 20_000,
+  ownTurns: process.env.BENCH_OWN_TURNS === '1',
 };
 const results: CriticalPath[] = [];
 // One backend at a time: its subjects share its servers, and take turns on them.
@@ -30,7 +33,7 @@ for (const backend of [...new Set(chosen.map((subject) => subject.backend))]) {
   console.error(`measuring ${group.map((subject) => subject.id).join(', ')}…`);
   results.push(...(await measureCriticalPaths(group, options)));
 }
-const settings = ['BENCH_SUBJECTS', 'BENCH_ROUNDS', 'BENCH_CYCLES', 'BENCH_WARMUP']
+const settings = ['BENCH_SUBJECTS', 'BENCH_ROUNDS', 'BENCH_CYCLES', 'BENCH_WARMUP', 'BENCH_OWN_TURNS']
   .filter((name) => process.env[name] !== undefined)
   .map((name) => `${name}=${process.env[name] ?? ''} `)
   .join('');

@@ -158,13 +158,27 @@ export interface CyclePhases {
   readonly release: CallPhases | undefined;
 }
 
-/** Runs one acquire + release of `key` on `session` with `probe` recording, and cuts both calls. */
-export async function measuredCycle(session: LockSession, key: string, probe: WireProbe): Promise<CyclePhases> {
+// One turn of the event loop: what the previous call left queued runs, and the next call starts from
+// a fresh callback instead of the previous call's continuation.
+const nextTurn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
+
+/**
+ * Runs one acquire + release of `key` on `session` with `probe` recording, and cuts both calls. With
+ * `ownTurns`, each call starts in a turn of the event loop of its own (unmeasured in between), as
+ * calls do in a service; otherwise each starts in the continuation of the previous one, as in a tight
+ * loop (the throughput scenarios).
+ */
+export async function measuredCycle(session: LockSession, key: string, probe: WireProbe, ownTurns = false): Promise<CyclePhases> {
+  if (ownTurns) await nextTurn();
   probe.take();
   const acquireStart = now();
   const release = await session.lock(key, 5_000);
   const acquireEnd = now();
   const acquireEvents = probe.take();
+  if (ownTurns) {
+    await nextTurn();
+    probe.take();
+  }
   const releaseStart = now();
   await release();
   const releaseEnd = now();
@@ -181,6 +195,8 @@ export interface CriticalPathOptions {
   readonly warmupCycles: number;
   /** Most time of a subject's warm-up and of each of its slices, ms. */
   readonly maxSliceMs: number;
+  /** Each call starts in a turn of the event loop of its own (see {@link measuredCycle}). Default false. */
+  readonly ownTurns?: boolean;
 }
 
 /** One subject's phases: medians over its measured cycles. */
@@ -216,7 +232,7 @@ export async function measureCriticalPaths(subjects: readonly Subject[], options
         const deadline = performance.now() + options.maxSliceMs;
         probe.install();
         try {
-          for (let i = 0; i < options.cyclesPerRound && performance.now() < deadline; i += 1) entry.cycles.push(await measuredCycle(entry.session, entry.key, probe));
+          for (let i = 0; i < options.cyclesPerRound && performance.now() < deadline; i += 1) entry.cycles.push(await measuredCycle(entry.session, entry.key, probe, options.ownTurns === true));
         } finally {
           probe.uninstall();
         }

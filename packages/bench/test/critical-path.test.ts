@@ -1,7 +1,8 @@
 import net from 'node:net';
 import { Duplex } from 'node:stream';
 import { describe, expect, it } from 'vitest';
-import { callPhases, criticalPathMarkdown, measureCriticalPaths, medianPhases, WireProbe, type WireEvent } from '../src/critical-path.js';
+import { callPhases, criticalPathMarkdown, measureCriticalPaths, measuredCycle, medianPhases, WireProbe, type WireEvent } from '../src/critical-path.js';
+import type { LockSession } from '../src/subjects.js';
 import { subjectById } from '../src/subjects.js';
 
 const send = (at: number, idle = 0): WireEvent => ({ kind: 'send', at, idle });
@@ -77,10 +78,48 @@ describe('WireProbe', () => {
   });
 });
 
+describe('measuredCycle', () => {
+  // A session that notes, at each call, whether the previous call's turn of the event loop is over
+  // (each call queues an immediate that ends it).
+  function turnWatchingSession(): { session: LockSession; inPreviousTurn: boolean[] } {
+    const inPreviousTurn: boolean[] = [];
+    let previousTurnOpen = false;
+    const call = (): void => {
+      inPreviousTurn.push(previousTurnOpen);
+      previousTurnOpen = true;
+      setImmediate(() => {
+        previousTurnOpen = false;
+      });
+    };
+    const session: LockSession = {
+      lock: async () => {
+        call();
+        return async () => call();
+      },
+      close: async () => undefined,
+    };
+    return { session, inPreviousTurn };
+  }
+
+  it('starts each call in the continuation of the previous one, or in a turn of its own', async () => {
+    const probe = new WireProbe();
+    for (const ownTurns of [false, true]) {
+      const { session, inPreviousTurn } = turnWatchingSession();
+      for (let i = 0; i < 3; i += 1) await measuredCycle(session, 'k', probe, ownTurns);
+      // The very first call has no previous one.
+      expect(inPreviousTurn.slice(1), `ownTurns: ${ownTurns}`).toEqual(Array(5).fill(!ownTurns));
+    }
+  });
+});
+
 describe('measureCriticalPaths', () => {
   // One subject on a socket (RESP) and one on gRPC (HTTP/2 streams): each cycle must be cut.
-  it.each(['redis/raw-ioredis', 'etcd/raw-txn'])('cuts every cycle of %s, and its phases add up to its calls', async (id) => {
-    const [result] = await measureCriticalPaths([subjectById(id)], { rounds: 2, cyclesPerRound: 20, warmupCycles: 20, maxSliceMs: 20_000 });
+  it.each([
+    ['redis/raw-ioredis', false],
+    ['etcd/raw-txn', false],
+    ['redis/raw-ioredis', true],
+  ])('cuts every cycle of %s (own turns: %s), and its phases add up to its calls', async (id, ownTurns) => {
+    const [result] = await measureCriticalPaths([subjectById(id)], { rounds: 2, cyclesPerRound: 20, warmupCycles: 20, maxSliceMs: 20_000, ownTurns });
     expect(result).toBeDefined();
     const { acquire, release, cycles, cut } = result!;
     expect(cycles).toBe(40);
