@@ -10,7 +10,7 @@ import tls from 'node:tls';
 export interface SocketRecorder {
   /** The sockets opened so far, oldest first; splice it to start a new batch. */
   readonly sockets: net.Socket[];
-  /** Puts the original `net.createConnection` back. */
+  /** Puts the original `net.createConnection` and `tls.connect` back. */
   stop(): void;
 }
 
