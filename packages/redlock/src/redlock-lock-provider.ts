@@ -23,12 +23,12 @@ const OWNED_CLIENT_DEFAULTS: KnownRedisConnectionOptions = {
 function createMasters(options: ResolvedRedlockOptions): MasterNode[] {
   return options.masters.map(({ endpoint, source, client }) => {
     if (client !== undefined) return new MasterNode(endpoint, client, false);
-    const { Redis } = loadIoredis('options.masters');
+    const { Redis, Command } = loadIoredis('options.masters');
     const settings = { ...OWNED_CLIENT_DEFAULTS, ...options.redisOptions };
     const created = typeof source === 'string' ? new Redis(source, settings) : new Redis({ ...settings, ...(source as RedisConnectionOptions) });
     // Connection errors are reported per request (in LockError.nodes).
     listenToOwnedConnection(created);
-    return new MasterNode(endpoint, new IoredisLockClient(created, { coalesceWrites: true }), true);
+    return new MasterNode(endpoint, new IoredisLockClient(created, { Command, coalesceWrites: true }), true);
   });
 }
 

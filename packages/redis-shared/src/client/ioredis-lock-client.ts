@@ -3,7 +3,8 @@ import { redisRefusal } from '../refusals.js';
 import type { ScriptArgument } from '../scripts/script-runner.js';
 import { repairReadyOnClosedSocket } from './ioredis-dead-ready.js';
 import { listenToOwnedConnection } from './ioredis-owned-errors.js';
-import { IoredisTimedCommands, type IoredisCommand, type IoredisCommandClass } from './ioredis-timed-commands.js';
+import { IoredisTimedCommands } from './ioredis-timed-commands.js';
+import { wireCommand, type IoredisCommand, type IoredisCommandClass } from './ioredis-wire-command.js';
 import type {
   ClientEndpoint,
   ClientStatus,
@@ -48,8 +49,8 @@ export interface IoredisInternals {
 export interface IoredisLockClientOptions {
   /**
    * The `Command` class of the ioredis copy that made the client — known only for a client the
-   * provider opened itself. With it (and `requestTimeoutMs`) script commands carry the request
-   * bound themselves, through one shared timer.
+   * provider opened itself. With it, script commands are built and written by `wireCommand`; with
+   * `requestTimeoutMs` too, they also carry the request bound themselves, through one shared timer.
    */
   readonly Command?: IoredisCommandClass;
   /** The provider's per-request timeout, in ms. */
@@ -78,6 +79,8 @@ export class IoredisLockClient implements LockClient {
   readonly boundsCommands: boolean;
   readonly #client: IoredisInternals;
   readonly #timed: IoredisTimedCommands | undefined;
+  // Without the timed commands: the class that builds script commands, when the client's is known.
+  readonly #Command: IoredisCommandClass | undefined;
   readonly #cork: TurnCork | undefined;
   #refusal: string | undefined;
 
@@ -89,6 +92,7 @@ export class IoredisLockClient implements LockClient {
       Command === undefined || requestTimeoutMs === undefined
         ? undefined
         : new IoredisTimedCommands((command) => client.sendCommand(command) as Promise<unknown>, Command, requestTimeoutMs, () => client.stream);
+    this.#Command = this.#timed === undefined ? Command : undefined;
     this.boundsScripts = this.#timed !== undefined;
     this.#cork = this.#timed === undefined && options.coalesceWrites === true ? new TurnCork() : undefined;
     // A Cluster's own queue is not bounded by commandTimeout (commands wait there for the slot map).
@@ -145,6 +149,7 @@ export class IoredisLockClient implements LockClient {
     if (this.#timed !== undefined) return this.#timed.send(command, [body, args]);
     const client = this.#client;
     this.#cork?.cork(client.stream);
+    if (this.#Command !== undefined) return client.sendCommand(wireCommand(this.#Command, command, body, args)) as Promise<unknown>;
     return ((command === 'evalsha' ? client.evalsha : client.eval) as unknown as ArrayCommand).call(client, body, args);
   }
 

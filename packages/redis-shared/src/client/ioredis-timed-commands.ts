@@ -1,18 +1,6 @@
 import { type CorkableSocket, RequestDeadlines, RequestTimeoutError, TurnCork } from '@fencelock/core/adapter';
 import type { ScriptArgument } from '../scripts/script-runner.js';
-
-/** The members of an ioredis `Command` used here (ioredis 5 and 6, iovalkey). */
-export interface IoredisCommand {
-  readonly name: string;
-  readonly isResolved: boolean;
-  reject(error: Error): void;
-  setTimeout: (timeout: number) => void;
-}
-
-/** ioredis' `Command` class, from the same copy of the package as the client it is sent on. */
-export type IoredisCommandClass = new (name: string, args: ScriptArgument[], options: { replyEncoding: 'utf8' }) => IoredisCommand;
-
-const REPLY_AS_TEXT = { replyEncoding: 'utf8' } as const;
+import { wireCommand, type IoredisCommand, type IoredisCommandClass } from './ioredis-wire-command.js';
 
 // ioredis arms a timer for every command of a client with `commandTimeout`, through the command's own
 // `setTimeout`: the commands sent here have theirs replaced by this no-op (an own property, not a
@@ -27,7 +15,7 @@ function boundElsewhere(): void {
  * client), each bounded by `requestTimeoutMs` from when it is sent — queued while reconnecting
  * included, as ioredis' `commandTimeout` bounds them — through one shared timer (core's
  * `RequestDeadlines`) instead of one per command. Sent with `sendCommand`, without the argument
- * handling of the client's command methods.
+ * handling of the client's command methods, and written as `wireCommand` builds them.
  */
 export class IoredisTimedCommands {
   readonly #send: (command: IoredisCommand) => Promise<unknown>;
@@ -51,8 +39,7 @@ export class IoredisTimedCommands {
 
   /** Sends `name` (`evalsha` or `eval`) with `args` (the SHA or script, then its arguments); resolves the reply as text. */
   send(name: string, args: [string, readonly ScriptArgument[]]): Promise<unknown> {
-    // Command flattens nested arrays (copying `args` once, as it always does).
-    const command = new this.#Command(name, args as unknown as ScriptArgument[], REPLY_AS_TEXT);
+    const command = wireCommand(this.#Command, name, args[0], args[1]);
     command.setTimeout = boundElsewhere;
     // Watched before it is sent: a client closed for good rejects it at once, and that is fine.
     this.#deadlines.add(command);

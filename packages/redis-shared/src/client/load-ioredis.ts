@@ -1,7 +1,7 @@
 import { LockTypeError } from '@fencelock/core/adapter';
 import { createRequire } from 'node:module';
 import type { IoredisInternals } from './ioredis-lock-client.js';
-import type { IoredisCommandClass } from './ioredis-timed-commands.js';
+import type { IoredisCommandClass } from './ioredis-wire-command.js';
 
 /** What the adapters take from the ioredis package to open the connections they own. */
 export interface IoredisModule {
