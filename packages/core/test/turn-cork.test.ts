@@ -1,5 +1,5 @@
 import { PassThrough } from 'node:stream';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { TurnCork } from '../src/adapter.js';
 
 /** A stream that records each write that reaches it: one chunk, or (`_writev`) a batch. */
@@ -78,5 +78,26 @@ describe('TurnCork', () => {
     cork.cork(half);
     cork.cork(half);
     expect(corked).toBe(0);
+  });
+
+  it('ends the turn of every cork in the process with one callback: a round over five connections schedules it once', async () => {
+    const connections = Array.from({ length: 5 }, () => ({ cork: new TurnCork(), ...recordingStream() }));
+    const nextTick = vi.spyOn(process, 'nextTick');
+    try {
+      for (const { cork, stream } of connections) send(cork, stream, 'a');
+      for (const { cork, stream } of connections) send(cork, stream, 'b');
+      expect(nextTick).toHaveBeenCalledTimes(1);
+    } finally {
+      nextTick.mockRestore();
+    }
+    for (const { writes } of connections) expect(writes).toEqual([['a']]);
+    await nextTurn();
+    for (const { stream, writes } of connections) {
+      expect(writes).toEqual([['a'], ['b']]);
+      expect(stream.writableCorked).toBe(0);
+    }
+    // The next turn starts over for each of them.
+    for (const { cork, stream } of connections) send(cork, stream, 'c');
+    for (const { writes } of connections) expect(writes).toEqual([['a'], ['b'], ['c']]);
   });
 });

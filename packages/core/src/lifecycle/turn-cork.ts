@@ -20,18 +20,28 @@ export interface TurnCorkOptions {
  * the event loop (from the turn's second request on, or its first, see {@link TurnCorkOptions}), so
  * that the requests of many concurrent acquires and releases, resumed by one read of replies, leave
  * in one write instead of a system call (and a wake-up of the server) each. Order is unchanged.
+ *
+ * Every `TurnCork` of the process shares one end-of-turn callback: a `process.nextTick` costs about
+ * as much as a small request's own handling, and a Redlock round writes to every master in one turn.
  */
 export class TurnCork {
+  // The corks that sent in this turn (each once), ended together when the turn ends.
+  static #sentThisTurn: TurnCork[] = [];
+  static #spare: TurnCork[] = [];
+  static #scheduled = false;
+  static readonly #endTurn = (): void => {
+    const ending = TurnCork.#sentThisTurn;
+    TurnCork.#sentThisTurn = TurnCork.#spare;
+    TurnCork.#scheduled = false;
+    for (let i = 0; i < ending.length; i += 1) (ending[i] as TurnCork).#end();
+    ending.length = 0;
+    TurnCork.#spare = ending;
+  };
+
   // 'sent': a request left in this turn; 'corked': the socket below is corked until the turn ends.
   #state: 'idle' | 'sent' | 'corked' = 'idle';
   #corked: CorkableSocket | undefined;
   readonly #firstAtOnce: boolean;
-  readonly #endTurn = (): void => {
-    const corked = this.#corked;
-    this.#corked = undefined;
-    this.#state = 'idle';
-    corked?.uncork?.();
-  };
 
   constructor(options: TurnCorkOptions = {}) {
     this.#firstAtOnce = options.firstAtOnce ?? true;
@@ -40,13 +50,26 @@ export class TurnCork {
   /** Call before each request is written on `socket` (no socket, or one that cannot be corked: nothing is done). */
   cork(socket: CorkableSocket | null | undefined): void {
     if (this.#state === 'corked' || typeof socket?.cork !== 'function' || typeof socket.uncork !== 'function') return;
-    if (this.#state === 'idle') process.nextTick(this.#endTurn);
-    if (this.#state === 'idle' && this.#firstAtOnce) {
-      this.#state = 'sent';
-      return;
+    if (this.#state === 'idle') {
+      TurnCork.#sentThisTurn.push(this);
+      if (!TurnCork.#scheduled) {
+        TurnCork.#scheduled = true;
+        process.nextTick(TurnCork.#endTurn);
+      }
+      if (this.#firstAtOnce) {
+        this.#state = 'sent';
+        return;
+      }
     }
     socket.cork();
     this.#corked = socket;
     this.#state = 'corked';
+  }
+
+  #end(): void {
+    const corked = this.#corked;
+    this.#corked = undefined;
+    this.#state = 'idle';
+    corked?.uncork?.();
   }
 }
