@@ -61,7 +61,12 @@ interface AttemptState {
   sent: number;
   /** How many attempts were sent; the last one's number (attempts are numbered from 1). */
   count: number;
-  /** Send times of the last {@link RECENT_SENDS} attempts, by number modulo that size. */
+  /** Send time of the first attempt, when it registered as a waiter (−∞ otherwise). */
+  firstSent: number;
+  /**
+   * Send times of the last {@link RECENT_SENDS} attempts after the first, by number modulo that size:
+   * made by the second attempt (most acquisitions end with the first).
+   */
   sends: number[] | undefined;
   /** The wake-up source of the wait, which brings direct grants (see #directGrant). */
   wakeup: GrantWakeup | undefined;
@@ -160,7 +165,7 @@ export class RedisLockBackend implements LockBackend, GrantingBackend {
 
   // The lock protocol at `keys`: a lock's own keys, or an election's (see MutexElections).
   async #acquireAt(request: BackendAcquireRequest, keys: RedisLockKeys): Promise<BackendGrant | undefined> {
-    const attempts: AttemptState = { sent: 0, count: 0, sends: undefined, wakeup: undefined, indeterminate: false, heldUntil: undefined, registered: false };
+    const attempts: AttemptState = { sent: 0, count: 0, firstSent: Number.NEGATIVE_INFINITY, sends: undefined, wakeup: undefined, indeterminate: false, heldUntil: undefined, registered: false };
     // Counted before the first attempt is sent: a release announced between its reply and the wait
     // registered after it is still seen (see LocalWaiters.wakeup).
     const since = this.#subscriber.announcements;
@@ -373,7 +378,8 @@ export class RedisLockBackend implements LockBackend, GrantingBackend {
     let ask = '';
     if (register > 0) {
       attempts.registered = true;
-      (attempts.sends ??= new Array<number>(RECENT_SENDS))[attempts.count % RECENT_SENDS] = sent;
+      if (attempts.count === 1) attempts.firstSent = sent;
+      else (attempts.sends ??= new Array<number>(RECENT_SENDS))[attempts.count % RECENT_SENDS] = sent;
       ask = `${attempts.count}:${directGrantTtlMs(request.ttlMs)}`;
     }
     const args: ScriptArgument[] = [
@@ -396,11 +402,11 @@ export class RedisLockBackend implements LockBackend, GrantingBackend {
    */
   #directGrant(request: BackendAcquireRequest, keys: RedisLockKeys, attempts: AttemptState): BackendGrant | undefined {
     const direct = attempts.wakeup?.takeGrant();
-    if (direct === undefined || attempts.sends === undefined) return undefined;
+    if (direct === undefined) return undefined;
     const number = direct.attempt;
     if (number < 1 || number > attempts.count || number <= attempts.count - RECENT_SENDS) return undefined;
     const grantTtlMs = directGrantTtlMs(request.ttlMs);
-    const sent = attempts.sends[number % RECENT_SENDS] ?? Number.NEGATIVE_INFINITY;
+    const sent = (number === 1 ? attempts.firstSent : attempts.sends?.[number % RECENT_SENDS]) ?? Number.NEGATIVE_INFINITY;
     const validUntil = validityDeadline(sent, grantTtlMs, this.#options.clockDriftFactor);
     if (validUntil <= monotonicNow()) return undefined;
     const grant = new RedisGrant(this, request, keys, BigInt(direct.token), validUntil, grantTtlMs < request.ttlMs);

@@ -25,16 +25,23 @@ export interface TurnCorkOptions {
  * as much as a small request's own handling, and a Redlock round writes to every master in one turn.
  */
 export class TurnCork {
-  // The corks that sent in this turn (each once), ended together when the turn ends.
-  static #sentThisTurn: TurnCork[] = [];
-  static #spare: TurnCork[] = [];
+  // The corks that sent in this turn (each once), ended together when the turn ends. Two lists in
+  // turn, emptied slot by slot and never shrunk: a list's storage is allocated once, not every turn.
+  static #sentThisTurn: (TurnCork | undefined)[] = [];
+  static #spare: (TurnCork | undefined)[] = [];
+  static #sent = 0;
   static #scheduled = false;
   static readonly #endTurn = (): void => {
     const ending = TurnCork.#sentThisTurn;
+    const count = TurnCork.#sent;
     TurnCork.#sentThisTurn = TurnCork.#spare;
+    TurnCork.#sent = 0;
     TurnCork.#scheduled = false;
-    for (let i = 0; i < ending.length; i += 1) (ending[i] as TurnCork).#end();
-    ending.length = 0;
+    for (let i = 0; i < count; i += 1) {
+      const cork = ending[i] as TurnCork;
+      ending[i] = undefined;
+      cork.#end();
+    }
     TurnCork.#spare = ending;
   };
 
@@ -51,7 +58,8 @@ export class TurnCork {
   cork(socket: CorkableSocket | null | undefined): void {
     if (this.#state === 'corked' || typeof socket?.cork !== 'function' || typeof socket.uncork !== 'function') return;
     if (this.#state === 'idle') {
-      TurnCork.#sentThisTurn.push(this);
+      TurnCork.#sentThisTurn[TurnCork.#sent] = this;
+      TurnCork.#sent += 1;
       if (!TurnCork.#scheduled) {
         TurnCork.#scheduled = true;
         process.nextTick(TurnCork.#endTurn);

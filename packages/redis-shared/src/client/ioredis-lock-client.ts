@@ -4,7 +4,7 @@ import type { ScriptArgument } from '../scripts/script-runner.js';
 import { repairReadyOnClosedSocket } from './ioredis-dead-ready.js';
 import { listenToOwnedConnection } from './ioredis-owned-errors.js';
 import { IoredisTimedCommands } from './ioredis-timed-commands.js';
-import { wireCommand, type IoredisCommand, type IoredisCommandClass } from './ioredis-wire-command.js';
+import { wireCommands, type IoredisCommand, type IoredisCommandClass, type WireCommandBuilder } from './ioredis-wire-command.js';
 import type {
   ClientEndpoint,
   ClientStatus,
@@ -49,7 +49,7 @@ export interface IoredisInternals {
 export interface IoredisLockClientOptions {
   /**
    * The `Command` class of the ioredis copy that made the client — known only for a client the
-   * provider opened itself. With it, script commands are built and written by `wireCommand`; with
+   * provider opened itself. With it, script commands are built and written by `wireCommands`; with
    * `requestTimeoutMs` too, they also carry the request bound themselves, through one shared timer.
    */
   readonly Command?: IoredisCommandClass;
@@ -79,8 +79,8 @@ export class IoredisLockClient implements LockClient {
   readonly boundsCommands: boolean;
   readonly #client: IoredisInternals;
   readonly #timed: IoredisTimedCommands | undefined;
-  // Without the timed commands: the class that builds script commands, when the client's is known.
-  readonly #Command: IoredisCommandClass | undefined;
+  // Without the timed commands: how script commands are built, when the client's Command class is known.
+  readonly #build: WireCommandBuilder | undefined;
   readonly #cork: TurnCork | undefined;
   #refusal: string | undefined;
 
@@ -91,8 +91,8 @@ export class IoredisLockClient implements LockClient {
     this.#timed =
       Command === undefined || requestTimeoutMs === undefined
         ? undefined
-        : new IoredisTimedCommands((command) => client.sendCommand(command) as Promise<unknown>, Command, requestTimeoutMs, () => client.stream);
-    this.#Command = this.#timed === undefined ? Command : undefined;
+        : new IoredisTimedCommands((command) => client.sendCommand(command) as Promise<unknown>, Command, requestTimeoutMs, () => client.stream, client.isCluster);
+    this.#build = this.#timed === undefined && Command !== undefined ? wireCommands(Command, { forCluster: client.isCluster, boundElsewhere: false }) : undefined;
     this.boundsScripts = this.#timed !== undefined;
     this.#cork = this.#timed === undefined && options.coalesceWrites === true ? new TurnCork() : undefined;
     // A Cluster's own queue is not bounded by commandTimeout (commands wait there for the slot map).
@@ -149,7 +149,7 @@ export class IoredisLockClient implements LockClient {
     if (this.#timed !== undefined) return this.#timed.send(command, [body, args]);
     const client = this.#client;
     this.#cork?.cork(client.stream);
-    if (this.#Command !== undefined) return client.sendCommand(wireCommand(this.#Command, command, body, args)) as Promise<unknown>;
+    if (this.#build !== undefined) return client.sendCommand(this.#build(command, body, args)) as Promise<unknown>;
     return ((command === 'evalsha' ? client.evalsha : client.eval) as unknown as ArrayCommand).call(client, body, args);
   }
 

@@ -1,33 +1,32 @@
 import { type CorkableSocket, RequestDeadlines, RequestTimeoutError, TurnCork } from '@fencelock/core/adapter';
 import type { ScriptArgument } from '../scripts/script-runner.js';
-import { wireCommand, type IoredisCommand, type IoredisCommandClass } from './ioredis-wire-command.js';
-
-// ioredis arms a timer for every command of a client with `commandTimeout`, through the command's own
-// `setTimeout`: the commands sent here have theirs replaced by this no-op (an own property, not a
-// subclass: a subclass whose name a transpiler sets, as tsx does, takes V8 off its fast path for
-// constructing it, which doubles the client's CPU per cycle).
-function boundElsewhere(): void {
-  // Bounded by the provider's RequestDeadlines.
-}
+import { wireCommands, type IoredisCommand, type IoredisCommandClass, type WireCommandBuilder } from './ioredis-wire-command.js';
 
 /**
  * Script commands on an ioredis client the provider opened (so built by the same ioredis as the
  * client), each bounded by `requestTimeoutMs` from when it is sent — queued while reconnecting
  * included, as ioredis' `commandTimeout` bounds them — through one shared timer (core's
- * `RequestDeadlines`) instead of one per command. Sent with `sendCommand`, without the argument
- * handling of the client's command methods, and written as `wireCommand` builds them.
+ * `RequestDeadlines`) instead of the timer ioredis arms per command. Sent with `sendCommand`, as
+ * `wireCommands` builds them, without the argument handling of the client's command methods.
  */
 export class IoredisTimedCommands {
   readonly #send: (command: IoredisCommand) => Promise<unknown>;
-  readonly #Command: IoredisCommandClass;
+  readonly #build: WireCommandBuilder;
   readonly #deadlines: RequestDeadlines<IoredisCommand>;
   readonly #socket: () => CorkableSocket | null | undefined;
   readonly #cork = new TurnCork();
 
-  constructor(send: (command: IoredisCommand) => Promise<unknown>, Command: IoredisCommandClass, timeoutMs: number, socket: () => CorkableSocket | null | undefined) {
+  /** `forCluster`: the client is a Cluster (see `wireCommands`). */
+  constructor(
+    send: (command: IoredisCommand) => Promise<unknown>,
+    Command: IoredisCommandClass,
+    timeoutMs: number,
+    socket: () => CorkableSocket | null | undefined,
+    forCluster: boolean,
+  ) {
     this.#send = send;
     this.#socket = socket;
-    this.#Command = Command;
+    this.#build = wireCommands(Command, { forCluster, boundElsewhere: true });
     this.#deadlines = new RequestDeadlines<IoredisCommand>(timeoutMs, {
       // ioredis marks a command resolved, not one that failed (an error reply, a lost connection):
       // such a command stays until its deadline, with the settled ones sent after it (a timeout's
@@ -39,8 +38,7 @@ export class IoredisTimedCommands {
 
   /** Sends `name` (`evalsha` or `eval`) with `args` (the SHA or script, then its arguments); resolves the reply as text. */
   send(name: string, args: [string, readonly ScriptArgument[]]): Promise<unknown> {
-    const command = wireCommand(this.#Command, name, args[0], args[1]);
-    command.setTimeout = boundElsewhere;
+    const command = this.#build(name, args[0], args[1]);
     // Watched before it is sent: a client closed for good rejects it at once, and that is fine.
     this.#deadlines.add(command);
     // ioredis writes each command as it is sent: after the first of a turn, the rest leave together.
