@@ -55,6 +55,14 @@ describe('sockets of connections the provider opened', () => {
     await lockAndWake(made, 'k');
   }, 30_000);
 
+  it("leaves the client's own properties as ioredis made them (an accessor there would put every property of the client in V8's slow mode)", async () => {
+    const made = provider({ connection: redisUrl });
+    await lockAndWake(made, 'k');
+    const descriptor = Object.getOwnPropertyDescriptor(made.client, 'stream');
+    expect(descriptor?.get).toBeUndefined();
+    expect(descriptor?.value).toBe((made.client as Redis).stream);
+  });
+
   it("cluster: every node's connection survives two errors", async () => {
     const made = provider({ clusterNodes: redisClusterUrls.map(clusterNode) });
     await lockAndWake(made, 'k');

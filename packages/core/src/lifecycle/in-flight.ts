@@ -20,7 +20,7 @@ export class InFlight {
   /** A piece of work ended (call once per {@link begin}). */
   end(): void {
     this.#count -= 1;
-    if (this.#count === 0) for (const resolve of this.#idle.splice(0)) resolve();
+    if (this.#count === 0 && this.#idle.length > 0) for (const resolve of this.#idle.splice(0)) resolve();
   }
 
   /** Resolves once nothing is in flight. */

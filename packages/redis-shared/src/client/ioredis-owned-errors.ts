@@ -13,10 +13,17 @@
  */
 
 interface OwnedClient {
-  stream?: unknown;
+  readonly stream?: unknown;
+  readonly connector?: Connector;
   readonly isCluster?: boolean;
   nodes?(role: 'all'): readonly object[];
   on(event: string, listener: (...args: never[]) => void): unknown;
+}
+
+// ioredis' connector of a single server (standalone or Sentinel): it makes each socket the client
+// uses, and keeps the newest in its own `stream`.
+interface Connector {
+  stream?: unknown;
 }
 
 interface Emitter {
@@ -33,12 +40,17 @@ function listenToSocket(socket: unknown): void {
 }
 
 // A single server's client connects on its own schedule (at once, on demand, on every reconnect),
-// and puts each new socket in `stream` before anything can arrive on it: that assignment is where
-// the socket gets its listener.
+// each time through its connector, which puts the new socket in its own `stream` as it makes it,
+// before anything can arrive on it: that assignment is where the socket gets its listener. The
+// connector's property, not the client's: an accessor defined on the client itself would turn all of
+// the client's properties into V8's slow (dictionary) mode, and ioredis reads them on every command.
 function listenToEverySocket(client: OwnedClient): void {
-  let current = client.stream;
+  listenToSocket(client.stream);
+  const connector = client.connector;
+  if (connector === undefined || connector === null) return;
+  let current = connector.stream;
   listenToSocket(current);
-  Object.defineProperty(client, 'stream', {
+  Object.defineProperty(connector, 'stream', {
     configurable: true,
     enumerable: true,
     get: () => current,
