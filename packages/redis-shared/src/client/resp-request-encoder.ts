@@ -114,7 +114,7 @@ const partsOfRequest: Part[] = [];
 /**
  * Encodes script requests (`EVALSHA <sha> …` / `EVAL <script> …`) in the protocol (RESP) as ioredis
  * writes them: an array of bulk strings, each argument as its UTF-8 bytes, a number as its decimal
- * string. One encoder per connection.
+ * string. One encoder per client (its cache only saves work: any requests may share one).
  *
  * Calls of one script repeat most of their arguments (the keys of the same lock, the TTL, the
  * constants): each part equal to the same part of the last request with the same body is copied
