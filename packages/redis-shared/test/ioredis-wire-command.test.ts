@@ -86,6 +86,20 @@ for (const [family, Command] of FAMILIES) {
       }
     });
 
+    it("gives the commands of every client one class (one shape for ioredis' code to read), per timer choice", () => {
+      // A Redlock round sends on five clients: five classes would make every property ioredis reads
+      // of a command (in its constructor, its queues, its reply handling) megamorphic.
+      const classOf = (boundElsewhere: boolean, forCluster = false) =>
+        Object.getPrototypeOf(wireCommands(Command, { forCluster, boundElsewhere })('evalsha', SHA, [1, 'k'])) as object;
+      const untimed = classOf(false);
+      expect(classOf(false)).toBe(untimed);
+      expect(classOf(false, true)).toBe(untimed);
+      const bounded = classOf(true);
+      expect(classOf(true)).toBe(bounded);
+      expect(bounded).not.toBe(untimed);
+      expect(Object.getPrototypeOf(bounded)).toBe(Command.prototype);
+    });
+
     it('resolves its promise with the reply as text, as the client methods do', async () => {
       const command = wireCommand(Command, 'evalsha', SHA, [1, 'k']) as unknown as Inspectable;
       command.resolve(Buffer.from('1712345678901234000'));

@@ -41,21 +41,27 @@ export interface WireCommandOptions {
 
 type CommandBase = new (name: string, args: ScriptArgument[], options: { replyEncoding: 'utf8' }) => IoredisCommand & { args: readonly ScriptArgument[] };
 
+type WireCommandClass = new (name: string, wire: Buffer, args: readonly ScriptArgument[]) => IoredisCommand;
+
+// The classes made for each `Command` class: [commands that arm ioredis' timer, commands bounded by the caller].
+const madeFor = new WeakMap<IoredisCommandClass, [WireCommandClass, WireCommandClass]>();
+
 /**
- * Script commands for clients of ioredis' `Command` class (so of the same ioredis copy), each with
- * its request encoded here in the protocol (RESP) once, into a `Buffer` (see `RespRequestEncoder`).
- *
- * ioredis' own path handles the arguments several times over on the client's CPU, which bounds a
- * Redlock round and a client with many keys in flight: its constructor flattens them into a new
- * array and converts each one, its `toWritable` measures and concatenates them into a string of
- * many pieces, and the socket then flattens that string and encodes it. Here the command is
- * constructed without arguments (nothing to flatten or convert), its `toWritable` returns the bytes
- * encoded here (each time ioredis writes it: a resend to another cluster node, a command queued
- * while connecting), and the socket writes them as they are. A subclass made here at run time, not
- * own properties set on each command: those would give each command a second block of properties.
+ * The subclass of `Command` that writes its `wire` bytes, one per `Command` class and timer choice
+ * for the process, not one per client: ioredis' code reads the same properties of every command it
+ * sends (in its constructor, its queues, its reply handling), and a Redlock round's five clients
+ * would otherwise give it five shapes to read, which V8 handles megamorphically (by a slow lookup).
  */
-export function wireCommands(Command: IoredisCommandClass, options: WireCommandOptions): WireCommandBuilder {
-  const { forCluster, boundElsewhere } = options;
+function wireCommandClass(Command: IoredisCommandClass, boundElsewhere: boolean): WireCommandClass {
+  let made = madeFor.get(Command);
+  if (made === undefined) {
+    made = [subclassOf(Command, false), subclassOf(Command, true)];
+    madeFor.set(Command, made);
+  }
+  return made[boundElsewhere ? 1 : 0];
+}
+
+function subclassOf(Command: IoredisCommandClass, boundElsewhere: boolean): WireCommandClass {
   const Base = Command as unknown as CommandBase;
   class WireCommand extends Base {
     readonly wire: Buffer;
@@ -73,6 +79,27 @@ export function wireCommands(Command: IoredisCommandClass, options: WireCommandO
   if (boundElsewhere) {
     Object.defineProperty(WireCommand.prototype, 'setTimeout', { value: boundByCaller, writable: true, configurable: true });
   }
+  return WireCommand;
+}
+
+/**
+ * Script commands for clients of ioredis' `Command` class (so of the same ioredis copy), each with
+ * its request encoded here in the protocol (RESP) once, into a `Buffer` (see `RespRequestEncoder`).
+ *
+ * ioredis' own path handles the arguments several times over on the client's CPU, which bounds a
+ * Redlock round and a client with many keys in flight: its constructor flattens them into a new
+ * array and converts each one, its `toWritable` measures and concatenates them into a string of
+ * many pieces, and the socket then flattens that string and encodes it. Here the command is
+ * constructed without arguments (nothing to flatten or convert), its `toWritable` returns the bytes
+ * encoded here (each time ioredis writes it: a resend to another cluster node, a command queued
+ * while connecting), and the socket writes them as they are. A subclass shared by every client of
+ * that `Command` class, not own properties set on each command: those would give each command a
+ * second block of properties. Each builder has an encoder of its own (a client's requests repeat
+ * their own keys).
+ */
+export function wireCommands(Command: IoredisCommandClass, options: WireCommandOptions): WireCommandBuilder {
+  const { forCluster, boundElsewhere } = options;
+  const WireCommand = wireCommandClass(Command, boundElsewhere);
   const encoder = new RespRequestEncoder();
   return (name, body, args) => new WireCommand(name, encoder.encode(name, body, args), forCluster ? [body, ...args.map(textOf)] : args);
 }
