@@ -17,6 +17,7 @@ import { fileURLToPath } from 'node:url';
 import type { SplitMessage } from './allocation-worker.js';
 import { nextChildMessage } from './child-message.js';
 import { measureBytes, measureCpu, runBounded, type AllocationSplit, type CycleCosts, type OwnerShare } from './cycle-costs.js';
+import { roundOrder } from './round-order.js';
 import { median } from './rounds.js';
 import { round } from './stats.js';
 import { subjectFields, type Backend, type LockSession, type Subject, type SubjectFields } from './subjects.js';
@@ -124,10 +125,10 @@ export async function runAllocationGroup(
       }
     };
     for (const entry of open) await attempt(entry.subject, async () => void (await runBounded(entry.cycle, options.warmupCycles ?? Math.min(2_000, options.cycles), options.maxMs)));
-    // Round r runs the subjects from the r-th on, so that none always comes first after a pause.
+    // A balanced order (see round-order.ts): none always first after a pause, nor always right after the same other.
     for (let index = 0; index < rounds; index += 1) {
-      for (let offset = 0; offset < open.length; offset += 1) {
-        const entry = open[(index + offset) % open.length]!;
+      for (const at of roundOrder(open.length, index)) {
+        const entry = open[at]!;
         await attempt(entry.subject, async () => {
           const serverBefore = await entry.serverMicros?.();
           const slice = await measureCpu(entry.cycle, Math.max(1, Math.floor(options.cycles / rounds)), options.maxMs / rounds);

@@ -22,6 +22,7 @@
 import { randomUUID } from 'node:crypto';
 import net from 'node:net';
 import { Duplex } from 'node:stream';
+import { roundOrder } from './round-order.js';
 import { median } from './rounds.js';
 import { round } from './stats.js';
 import { subjectFields, type LockSession, type Subject, type SubjectFields } from './subjects.js';
@@ -226,9 +227,9 @@ export async function measureCriticalPaths(subjects: readonly Subject[], options
       for (let i = 0; i < options.warmupCycles && performance.now() < deadline; i += 1) await (await session.lock(key, 5_000))();
     }
     for (let r = 0; r < options.rounds; r += 1) {
-      for (let s = 0; s < opened.length; s += 1) {
-        // Rotated each round, so no subject always runs right after the same other one.
-        const entry = opened[(s + r) % opened.length]!;
+      // A balanced order (see round-order.ts): no subject always runs right after the same other one.
+      for (const at of roundOrder(opened.length, r)) {
+        const entry = opened[at]!;
         const deadline = performance.now() + options.maxSliceMs;
         probe.install();
         try {

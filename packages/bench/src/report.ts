@@ -655,7 +655,7 @@ export function renderMarkdown(results: BenchResults): string {
     '',
     'ours / baseline, same backend, same run. Above 1 is better for throughput; below 1 is better for hand-off',
     'latency. Throughput ratios come from interleaved rounds (ours and every baseline of the backend take',
-    'turns in short slices, A B C, B C A, …): the ratio is the median of the per-round ratios, and the range',
+    'turns in short slices, each round in a balanced order): the ratio is the median of the per-round ratios, and the range',
     'column shows the smallest and largest per-round ratio (number of rounds), a direct view of the noise.',
     '',
     '| backend | scenario | fencelock | baseline | kind | ratio | per-round range |',

@@ -1,10 +1,12 @@
 /**
  * Interleaved rounds: on a shared, noisy 2-core machine a long run of A then a long run of B
  * compares A's quiet minute with B's busy one. Instead every subject of a backend keeps its
- * connection open and they take turns in short slices, A B C, B C A, C A B … (the order rotates
- * so nobody is always first after a pause); throughput is the median over rounds, and a ratio is
- * the median of the per-round ratios (each from slices run seconds apart).
+ * connection open and they take turns in short slices, in an order that changes every round so
+ * that nobody is always first after a pause nor always right after the same subject (see
+ * `round-order.ts`); throughput is the median over rounds, and a ratio is the median of the
+ * per-round ratios (each from slices run seconds apart).
  */
+import { roundOrder } from './round-order.js';
 import { round, summarize } from './stats.js';
 import { subjectFields, type Subject, type SubjectFields } from './subjects.js';
 
@@ -75,7 +77,7 @@ export function pairedRatio(
 }
 
 /**
- * Opens every subject, then runs `options.rounds` rounds of one slice each, in rotating order.
+ * Opens every subject, then runs `options.rounds` rounds of one slice each, in a balanced order (`roundOrder`).
  * A subject whose open or slice fails is reported through `onError` and leaves the rotation.
  */
 export async function runInterleaved(
@@ -95,7 +97,7 @@ export async function runInterleaved(
   const measurements = active.map((entry) => entry.measurement);
   try {
     for (let round = 0; round < options.rounds; round += 1) {
-      const order = active.map((_, index) => active[(index + round) % active.length]);
+      const order = roundOrder(active.length, round).map((index) => active[index]);
       for (const entry of order) {
         if (entry === undefined || !active.includes(entry)) continue;
         try {

@@ -4,7 +4,7 @@
  * `SET NX PX` + Lua compare-and-delete that redis-semaphore and the raw baseline send, to the
  * provider's own two scripts. The server's time is `INFO commandstats` (µs spent running the cycle's
  * top-level commands: a script's time includes the commands it runs), read before and after each
- * step's loop; steps take turns in rounds (A B C, B C A, …) and a step's figure is the median of its
+ * step's loop; steps take turns in rounds, in a balanced order (`round-order.ts`), and a step's figure is the median of its
  * rounds. The client and the network are not in it: it is the server side of section 4b's split.
  *
  * The script steps send the provider's keys and arguments (6 keys and 8 arguments to acquire, 6 and 5
@@ -14,6 +14,7 @@
 import { EFFECTS_REPLICATION_LUA, nextTokenLua, redisLockScripts, scriptSha } from '@fencelock/redis-shared';
 import { Redis } from 'ioredis';
 import { redisLockKeys, type RedisLockKeys } from '../../redis/src/redis-keys.js';
+import { roundOrder } from './round-order.js';
 import { median, type RoundRange } from './rounds.js';
 import { FIRST_ASK, REGISTRATION_MS, RESERVATION_MS } from './subjects-protocol.js';
 import { RAW_RELEASE } from './subjects.js';
@@ -117,8 +118,8 @@ export async function runScriptCosts(redisUrl: string, settings: ScriptCostSetti
       await client.script('LOAD', step.releaseLua);
     }
     for (let r = 0; r < settings.rounds; r += 1) {
-      for (let i = 0; i < steps.length; i += 1) {
-        const step = steps[(i + r) % steps.length];
+      for (const at of roundOrder(steps.length, r)) {
+        const step = steps[at];
         if (step === undefined) continue;
         const before = await commandStats(client);
         let every = true;
