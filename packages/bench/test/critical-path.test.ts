@@ -131,7 +131,10 @@ describe('measureCriticalPaths', () => {
       // Each call's total holds its time on the wire, so their medians keep that order.
       expect(call.total).toBeGreaterThanOrEqual(call.onTheWire);
       // The loop waits on the server for part of the time on the wire, never more than all of it.
-      expect(call.idleOnTheWire).toBeGreaterThan(0);
+      // etcd's commit takes milliseconds, so the loop always waits for it; a loopback Redis may
+      // have answered before the loop next polls (no wait at all, the median then 0 on a busy machine).
+      if (id.startsWith('etcd/')) expect(call.idleOnTheWire).toBeGreaterThan(0);
+      else expect(call.idleOnTheWire).toBeGreaterThanOrEqual(0);
       expect(call.idleOnTheWire).toBeLessThanOrEqual(call.onTheWire);
     }
     const table = criticalPathMarkdown([result!], 'cmd');
