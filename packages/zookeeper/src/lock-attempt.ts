@@ -9,8 +9,10 @@
  *   second node with our prefix (a create the client retried by itself) is deleted.
  * - The attempt holds the lock when no contender it must wait for precedes it (see `blockerOf`);
  *   otherwise it watches only that one predecessor (no herd effect) and re-checks when woken.
- * - The read that gives our node's czxid also leaves a watch on it (see `OwnNodeWatch`), handed to
- *   the grant; every other watch of ours the attempt made is stopped when it ends.
+ * - On a free lock the grant costs the create and one listing, sent together: the create's reply
+ *   carries our node's czxid (CREATE2, see `create-with-stat.ts`) and the listing leaves the watch
+ *   the grant holds (see `OwnNodeWatch`). A grant after a wait reads our node's czxid with a read
+ *   that leaves a watch on it. Every other watch of ours the attempt made is stopped when it ends.
  * - Whatever the attempt created is deleted before it resolves `undefined` or rejects, including a
  *   create answered after we stopped waiting for it. What cannot be deleted now (the client is
  *   disconnected, the delete got no answer, a create's outcome is unknown) is handed to core
@@ -18,11 +20,11 @@
  */
 import { type BackendAcquireRequest, LockError, LockErrorCode, RequestTimeoutError, monotonicNow } from '@fencelock/core/adapter';
 import { CreateMode, Exception, type Stat } from 'node-zookeeper-client';
-import { type QueueNaming, blockerOf, ownNodePrefix, parseContender, sortedContenders } from './contender-names.js';
+import { type QueueNaming, blockerOf, ownNodePrefix, sortedContenders } from './contender-names.js';
+import type { KnownLockZnodes } from './known-lock-znodes.js';
 import { createLockParentAhead, ensureLockParent } from './lock-parent.js';
 import { OwnNodeWatch, czxidOf } from './own-node-watch.js';
 import { OwnSequentialNode } from './own-sequential-node.js';
-import type { SequenceHints } from './sequence-hints.js';
 import { WatchLatch } from './watch-latch.js';
 import { type ZooKeeperSession, zooKeeperCode } from './zookeeper-session.js';
 
@@ -43,21 +45,28 @@ export interface AttemptSettings {
   readonly lockPath: string;
   /** How our node is named and which children queue with it (a lock's contenders, or a latch's candidates). */
   readonly naming: QueueNaming;
-  /** Guesses of our next sequence number per lock, shared by the provider's attempts. */
-  readonly hints: SequenceHints;
+  /** The lock znodes the provider has used (shared by its attempts). */
+  readonly knownZnodes: KnownLockZnodes;
 }
 
 /**
- * The reads sent right behind the create, before its reply: ZooKeeper answers one session's requests
- * in the order they were sent, so both see our new node. Each settles to `undefined` on failure (the
- * first round then asks again).
+ * What the create that made our node brought: the listing sent right behind it, before its reply
+ * (ZooKeeper answers one session's requests in the order they were sent, so it sees our new node),
+ * and the stat the create's reply carried.
  */
 interface FirstReads {
-  /** The lock's children, listed after our create. */
+  /** The lock's children, listed after our create; `undefined` when the listing failed (the first round asks again). */
   readonly children: Promise<string[] | undefined>;
-  /** The stat of the node we guessed we would create (read with a watch), and that guessed name. */
-  readonly guessedName: string | undefined;
-  readonly guessedStat: Promise<Stat | null | undefined> | undefined;
+  /** The watch the listing left (on the lock znode), standing in for the one on our node. */
+  readonly watch: OwnNodeWatch;
+  /** Our node's stat; `undefined` when the client could not send CREATE2. */
+  readonly stat: Stat | undefined;
+}
+
+/** A create's answer: our node's path, and its stat when the create was a CREATE2. */
+interface Created {
+  readonly path: string;
+  readonly stat: Stat | undefined;
 }
 
 /**
@@ -92,8 +101,6 @@ export function lockRequestFor(
 // Each round is one wake-up (a watch, the deadline, a session change): far more than any real wait needs.
 const MAX_ROUNDS = 100_000;
 const MAX_CREATE_ATTEMPTS = 5;
-// The sequence ZooKeeper gives the first child of a new znode (its cversion is 0), as its 10 digits.
-const FIRST_SEQUENCE = '0000000000';
 
 /** One run of the lock recipe for one acquire request (internal; see the module comment). */
 export class LockAttempt {
@@ -101,8 +108,8 @@ export class LockAttempt {
   readonly #request: BackendAcquireRequest;
   readonly #prefix: string;
   readonly #node: OwnSequentialNode;
-  // Every watch this attempt set on a node of its own (a guessed name, our node): all but the one
-  // handed to the grant are stopped when the attempt ends.
+  // Every watch this attempt set (the first listing's, our node's): all but the one handed to the
+  // grant are stopped when the attempt ends.
   readonly #watches: OwnNodeWatch[] = [];
   constructor(settings: AttemptSettings, request: BackendAcquireRequest) {
     this.#settings = settings;
@@ -141,13 +148,11 @@ export class LockAttempt {
       if (signal?.aborted) throw signal.reason;
       const ours = this.#node.name;
       if (ours === undefined) throw new Error('unreachable: no contender node');
-      // Round 0 needs the node's stat (for the czxid) at once on a free lock: from the guess sent
-      // with the create when it was right, else asked for now, pipelined with the listing.
+      // Round 0 without the stat from the create (no CREATE2, or our node found again after a lost
+      // reply) asks for it at once, pipelined with the listing: a free lock needs it.
       let statRequest: Promise<Stat | null> | undefined;
-      if (round === 0) {
-        // When the guess was right, its watch is the one on our node.
-        const watch = this.#ownWatch(ours);
-        statRequest = first?.guessedName === ours ? this.#guessedStat(first, watch) : watch.read();
+      if (round === 0 && first?.stat === undefined) {
+        statRequest = this.#ownWatch(ours).read();
         statRequest.catch(() => undefined);
       }
       const listed = round === 0 ? await first?.children : undefined;
@@ -169,6 +174,8 @@ export class LockAttempt {
         });
       }
       if (blocker === undefined) {
+        // Free at the first listing, with the create's stat: the listing's watch is the grant's.
+        if (first?.stat !== undefined && children === listed) return { nodePath: first.watch.path, czxid: czxidOf(first.stat), watch: first.watch };
         const watch = this.#ownWatch(ours);
         const stat = await (statRequest ?? watch.read());
         if (stat === null) continue;
@@ -184,16 +191,10 @@ export class LockAttempt {
     return undefined;
   }
 
-  // The guessed stat when it arrived; if that read failed, ask again (the name is right).
-  async #guessedStat(first: FirstReads, watch: OwnNodeWatch): Promise<Stat | null> {
-    const stat = await first.guessedStat;
-    return stat === undefined ? watch.read() : stat;
-  }
-
-  /** The watch on our node `name` (the guessed name's when the guess was right), made on first use. */
+  /** The watch on our node `name` (the first listing's, once that one is placed), made on first use. */
   #ownWatch(name: string): OwnNodeWatch {
     const path = this.#node.path(name);
-    const existing = this.#watches.find((watch) => watch.path === path);
+    const existing = this.#watches.find((watch) => watch.isOn(path));
     if (existing !== undefined) return existing;
     const watch = new OwnNodeWatch(this.#session, path);
     this.#watches.push(watch);
@@ -201,60 +202,48 @@ export class LockAttempt {
   }
 
   /**
-   * Creates our contender node, finding it again if the reply was lost. Resolves the reads sent with
-   * the create that succeeded (none when the node was found again after a lost reply).
+   * Creates our contender node, finding it again if the reply was lost. Resolves what came with the
+   * create that succeeded (nothing when the node was found again after a lost reply).
    */
   async #create(): Promise<FirstReads | undefined> {
     const { metadata } = this.#request;
     // '' is zero bytes, which ZooKeeper keeps apart from no data at all (what `undefined` writes).
     const data = metadata === undefined ? undefined : Buffer.from(metadata, 'utf8');
-    const { hints, lockPath } = this.#settings;
+    const { knownZnodes, lockPath } = this.#settings;
     for (let attempt = 0; attempt < MAX_CREATE_ATTEMPTS; attempt += 1) {
       // No abort listened to for the first create (see #acquire).
       const signal = attempt === 0 ? undefined : this.#request.waitSignal;
       if (signal?.aborted) throw signal.reason;
-      // The listing and (when the sequence can be guessed) our node's stat go right behind the create,
-      // in the same write (the session coalesces one turn's requests): answered after it, in order,
-      // they see our node and cost no round trip of their own.
-      // A lock we hold no hint for may have no znode yet: its create goes first, in the same write,
-      // and the first child of a new znode gets sequence 0.
-      const fresh = attempt === 0 && !hints.knows(lockPath);
-      if (fresh) createLockParentAhead(this.#session, lockPath);
-      const guess = fresh ? FIRST_SEQUENCE : hints.guess(lockPath);
-      const guessedName = guess === undefined ? undefined : `${this.#prefix}${guess}`;
-      // A wrong guess names a node that never exists: the read sets no watch at the server.
-      const guessedWatch = guessedName === undefined ? undefined : new OwnNodeWatch(this.#session, this.#node.path(guessedName));
-      if (guessedWatch !== undefined) this.#watches.push(guessedWatch);
-      const creating = this.#session.request<string>(
+      // The listing goes right behind the create, in the same write (the session coalesces one turn's
+      // requests): answered after it, it sees our node and costs no round trip of its own.
+      // A lock this provider has not used may have no znode yet: its create goes first, in the same write.
+      if (attempt === 0 && !knownZnodes.knows(lockPath)) createLockParentAhead(this.#session, lockPath);
+      const creating = this.#session.request<Created>(
         'creating the contender node',
         (done) => {
           const path = this.#node.path(this.#prefix);
-          const { acl } = this.#session;
-          if (data === undefined) this.#session.client.create(path, acl, CreateMode.EPHEMERAL_SEQUENTIAL, done);
-          else this.#session.client.create(path, data, acl, CreateMode.EPHEMERAL_SEQUENTIAL, done);
+          const { acl, createWithStat } = this.#session;
+          const mode = CreateMode.EPHEMERAL_SEQUENTIAL;
+          if (createWithStat !== undefined) createWithStat(path, data, acl, mode, (error, created, stat) => done(error, { path: created, stat }));
+          else if (data === undefined) this.#session.client.create(path, acl, mode, (error, created) => done(error, { path: created, stat: undefined }));
+          else this.#session.client.create(path, data, acl, mode, (error, created) => done(error, { path: created, stat: undefined }));
         },
-        { late: (path) => this.#node.adoptLate(path), signal },
+        { late: (created) => this.#node.adoptLate(created.path), signal },
       );
-      const first: FirstReads = {
-        children: this.#session
-          .request<string[]>('listing lock contenders', (done) =>
-            this.#session.client.getChildren(lockPath, (error, list) => done(error, list)),
-          )
-          .catch(() => undefined),
-        guessedName,
-        guessedStat: guessedWatch?.read().catch(() => undefined),
-      };
+      // Placed on our node once the create answers.
+      const watch = new OwnNodeWatch(this.#session);
+      this.#watches.push(watch);
+      const children = watch.listChildren(lockPath).catch(() => undefined);
       try {
-        const name = this.#node.created(await creating);
-        const sequence = parseContender(name, this.#settings.naming)?.sequence;
-        if (sequence !== undefined) hints.record(lockPath, sequence, guess);
-        return first;
+        const created = await creating;
+        const name = this.#node.created(created.path);
+        watch.placed(this.#node.path(name));
+        knownZnodes.record(lockPath);
+        return { children, watch, stat: created.stat };
       } catch (error) {
-        // This create's guess is moot: the next one guesses again, maybe the same name.
-        if (guessedWatch !== undefined) {
-          guessedWatch.stop();
-          this.#watches.splice(this.#watches.indexOf(guessedWatch), 1);
-        }
+        // This create's listing is moot: the next one lists again.
+        watch.stop();
+        this.#watches.splice(this.#watches.indexOf(watch), 1);
         const { waitSignal } = this.#request;
         if (waitSignal.aborted) {
           // The create may still be applied: cleanup looks for it, and a late answer deletes it.

@@ -34,12 +34,12 @@ import {
   monotonicNow,
 } from '@fencelock/core/adapter';
 import { CreateMode, Exception, type Stat } from 'node-zookeeper-client';
+import type { KnownLockZnodes } from './known-lock-znodes.js';
 import { type HeldNode, LockAttempt, lockRequestFor } from './lock-attempt.js';
 import { ensureLockParent } from './lock-parent.js';
 import { OwnNodeWatch, czxidOf } from './own-node-watch.js';
 import { OwnSequentialNode } from './own-sequential-node.js';
 import { type SemaphorePaths, decodeLeaseData, encodeLeaseData, leasePrefix } from './semaphore-paths.js';
-import type { SequenceHints } from './sequence-hints.js';
 import { WatchLatch } from './watch-latch.js';
 import { type ZooKeeperSession, zooKeeperCode } from './zookeeper-session.js';
 
@@ -47,8 +47,8 @@ import { type ZooKeeperSession, zooKeeperCode } from './zookeeper-session.js';
 export interface SemaphoreAttemptSettings {
   readonly session: ZooKeeperSession;
   readonly paths: SemaphorePaths;
-  /** Guesses of our next sequence number per lock, for the mutex (shared by the provider's attempts). */
-  readonly hints: SequenceHints;
+  /** The lock znodes the provider has used, for the mutex (shared by the provider's attempts). */
+  readonly knownZnodes: KnownLockZnodes;
 }
 
 // Each round is one wake-up (a watch, the deadline, a session change): far more than any real wait needs.
@@ -104,10 +104,10 @@ export class SemaphoreAttempt {
   }
 
   #takeMutex(): Promise<HeldNode | undefined> {
-    const { session, paths, hints } = this.#settings;
+    const { session, paths, knownZnodes } = this.#settings;
     // The mutex is taken on the semaphore's behalf: same owner (its node's uuid), deadline and signal.
     const mutexRequest = lockRequestFor(this.#request, undefined, () => this.#contendedOnce());
-    return new LockAttempt({ session, root: paths.semaphore, lockPath: paths.locks, naming: 'curator', hints }, mutexRequest).run();
+    return new LockAttempt({ session, root: paths.semaphore, lockPath: paths.locks, naming: 'curator', knownZnodes }, mutexRequest).run();
   }
 
   async #underMutex(): Promise<HeldNode | undefined> {

@@ -43,6 +43,7 @@ import { Exception, type Stat } from 'node-zookeeper-client';
 import { holdersOf, sortedContenders } from './contender-names.js';
 import { electionPaths } from './election-paths.js';
 import { encodeKeySegment } from './key-encoding.js';
+import { KnownLockZnodes } from './known-lock-znodes.js';
 import { LeaderWatch } from './leader-watch.js';
 import { type HeldNode, LockAttempt, lockRequestFor } from './lock-attempt.js';
 import { removeEmptyChain } from './lock-parent.js';
@@ -57,7 +58,6 @@ import {
 } from './options.js';
 import { SemaphoreAttempt } from './semaphore-attempt.js';
 import { decodeLeaseData, semaphorePaths, sortedLeases } from './semaphore-paths.js';
-import { SequenceHints } from './sequence-hints.js';
 import { type SessionGrant, type SessionSettings, ZooKeeperSession, zooKeeperCode } from './zookeeper-session.js';
 
 // A queued attempt whose session died (expiry, deadline) re-queues in a new session this many times.
@@ -128,7 +128,7 @@ export class ZooKeeperBackend implements LockBackend {
     settled: (removal) => removal.cancelled,
     expire: (removal) => this.#removeParentNow(removal),
   });
-  readonly #hints = new SequenceHints();
+  readonly #knownZnodes = new KnownLockZnodes();
   // The watches of `watchLeader`: each follows the current session (handed every new one).
   readonly #leaderWatches = new Set<LeaderWatch>();
 
@@ -157,7 +157,7 @@ export class ZooKeeperBackend implements LockBackend {
     const lockPath = this.#lockPath(request.key);
     const emptied = [lockPath];
     return this.#acquireHeld(request, lockPath, emptied, (session) =>
-      new LockAttempt({ session, root: this.#options.root, lockPath, naming: this.#options.naming, hints: this.#hints }, request).run(),
+      new LockAttempt({ session, root: this.#options.root, lockPath, naming: this.#options.naming, knownZnodes: this.#knownZnodes }, request).run(),
     );
   }
 
@@ -175,7 +175,7 @@ export class ZooKeeperBackend implements LockBackend {
     // Children before parents; the `#semaphores` znode itself stays, as the root does.
     const emptied = [paths.leases, paths.locks, paths.semaphore];
     return this.#acquireHeld(request, paths.semaphore, emptied, (session) =>
-      new SemaphoreAttempt({ session, paths, hints: this.#hints }, request).run(),
+      new SemaphoreAttempt({ session, paths, knownZnodes: this.#knownZnodes }, request).run(),
     );
   }
 
@@ -199,7 +199,7 @@ export class ZooKeeperBackend implements LockBackend {
     // The node's data is the value as UTF-8 bytes, as Curator stores a participant id.
     const candidacy = lockRequestFor(request, request.value);
     return this.#acquireHeld(request, election, [election], (session) =>
-      new LockAttempt({ session, root: elections, lockPath: election, naming: 'latch', hints: this.#hints }, candidacy).run(),
+      new LockAttempt({ session, root: elections, lockPath: election, naming: 'latch', knownZnodes: this.#knownZnodes }, candidacy).run(),
     );
   }
 
@@ -557,8 +557,8 @@ export class ZooKeeperBackend implements LockBackend {
   #removeParentNow(removal: ParentRemoval): void {
     if (this.#parentRemovals.get(removal.lockPath) !== removal) return;
     this.#parentRemovals.delete(removal.lockPath);
-    // If a znode goes, its sequence counter restarts at 0.
-    for (const path of removal.paths) this.#hints.forget(path);
+    // Gone: the next acquire of the key sends the znode's create ahead of its own.
+    for (const path of removal.paths) this.#knownZnodes.forget(path);
     this.#track(removeEmptyChain(removal.session, removal.paths));
   }
 

@@ -34,6 +34,7 @@ import {
 } from '@fencelock/core/adapter';
 import { type ACL, type Client, Exception, State, createClient } from 'node-zookeeper-client';
 import type { ResolvedAccess } from './access.js';
+import { type CreateWithStat, createWithStatOn } from './create-with-stat.js';
 import { NodeWatches } from './node-watches.js';
 import { PendingRequest, type RequestHost } from './pending-request.js';
 import type { SessionTiming } from './options.js';
@@ -130,6 +131,8 @@ export class ZooKeeperSession {
   readonly owned: boolean;
   /** The session's watches: one watcher function per session, dispatching to the current waiters. */
   readonly watches = new NodeWatches();
+  /** CREATE2 on the client's connection (the create's reply carries the stat), when the client allows it. */
+  readonly createWithStat: CreateWithStat | undefined;
   readonly #settings: SessionSettings;
   // Every cadence of the session: from the requested timeout until the server answers, then from
   // the one it granted (a server clamps the request into its own bounds).
@@ -175,6 +178,7 @@ export class ZooKeeperSession {
   constructor(client: Client, owned: boolean, settings: SessionSettings) {
     this.client = client;
     this.owned = owned;
+    this.createWithStat = createWithStatOn(client);
     this.#settings = settings;
     this.#connectingSince = owned ? monotonicNow() : Number.NEGATIVE_INFINITY;
     this.#timing = settings.timingFor(client.getSessionTimeout());

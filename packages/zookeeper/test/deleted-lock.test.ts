@@ -1,15 +1,17 @@
 /**
  * A holder's znode deleted behind its back (an operator's `delete`, another tool): the holder hears
- * it from the watch on its own node and its signal aborts with LOCK_LOST (`taken-over`), while the
- * lock is free for anyone at once. Our own release is not a loss. A write to the node re-arms the
- * watch; across a reconnection within the session the client library restores it, and a delete made
- * while the client was away is reported once it is back. Every wait is bounded; nothing sleeps.
+ * it from its watch (the child watch its acquire's listing left on the lock znode, or, once a
+ * contender came, the watch on its own node) and its signal aborts with LOCK_LOST (`taken-over`),
+ * while the lock is free for anyone at once. Our own release is not a loss. A write to the node
+ * re-arms the watch; across a reconnection within the session the client library restores it, and a
+ * delete made while the client was away is reported once it is back. Every wait is bounded; nothing
+ * sleeps.
  */
 import { randomUUID } from 'node:crypto';
 import { abortedWithin, nextEvent } from '@fencelock/conformance';
 import type { LockError } from '@fencelock/core';
 import { type TcpProxy, startTcpProxy, topology, waitFor } from '@fencelock/test-infra';
-import type { Client } from 'node-zookeeper-client';
+import { type Client, CreateMode } from 'node-zookeeper-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type ZooKeeperLockProvider, createZooKeeperLockProvider, encodeKeySegment } from '../src/index.js';
 import { deleteHolders, rawClient } from './znodes.js';
@@ -64,11 +66,27 @@ interface Registry {
   readonly listeners: (event: string) => unknown[];
 }
 
-/** Whether the client holds a data watcher on `path` (its WatcherManager; what SetWatches restores). */
-function watchesData(client: Client, path: string): boolean {
-  const manager = (client as unknown as { connectionManager: { watcherManager: { dataWatchers: Record<string, Registry> } } }).connectionManager
+type WatcherKind = 'dataWatchers' | 'childWatchers';
+
+/** Whether the client holds a watcher of `kind` on `path` (its WatcherManager; what SetWatches restores). */
+function watches(client: Client, kind: WatcherKind, path: string): boolean {
+  const manager = (client as unknown as { connectionManager: { watcherManager: Record<WatcherKind, Record<string, Registry>> } }).connectionManager
     .watcherManager;
-  return (manager.dataWatchers[path]?.listeners('notification').length ?? 0) > 0;
+  return (manager[kind][path]?.listeners('notification').length ?? 0) > 0;
+}
+
+/** A foreign contender comes and goes on `key`'s lock znode; resolves once `client`'s watch is on `node`. */
+async function contenderComesAndGoes(client: Client, key: string, node: string): Promise<void> {
+  const lockPath = `${ROOT}/${encodeKeySegment(key)}`;
+  const contender = await new Promise<string>((resolve, reject) =>
+    operator().create(`${lockPath}/x-lock-`, CreateMode.EPHEMERAL_SEQUENTIAL, (error, path) => (error ? reject(error) : resolve(path))),
+  );
+  await waitFor(async () => (watches(client, 'dataWatchers', node) ? true : undefined), {
+    what: 'the watch to move to the held node',
+    timeoutMs: 5_000,
+    intervalMs: 5,
+  });
+  await new Promise<void>((resolve, reject) => operator().remove(contender, -1, (error) => (error ? reject(error) : resolve())));
 }
 
 /** Collects the provider's `lost` events. */
@@ -79,16 +97,23 @@ function losses(locks: ZooKeeperLockProvider): { readonly errors: LockError[]; s
 }
 
 describe('a holder whose znode is deleted behind its back', () => {
-  for (const guessed of [false, true]) {
-    const path = guessed ? 'a key this provider held before (its czxid read goes out with the create)' : 'a fresh key';
+  const cases = [
+    { path: 'a fresh key', known: false, contended: false },
+    { path: 'a key this provider held before', known: true, contended: false },
+    { path: 'a holder a contender came to (its watch on its own node)', known: true, contended: true },
+  ];
+  for (const { path, known, contended } of cases) {
     it(`${path}: the signal aborts with LOCK_LOST (taken-over), and the key is free for others`, async () => {
-      const locks = provider();
+      const client = await rawClient(server);
+      clients.push(client);
+      const locks = provider({ client });
       const other = provider();
       const key = `deleted:${randomUUID()}`;
-      if (guessed) await (await locks.acquire(key)).release();
+      if (known) await (await locks.acquire(key)).release();
       // Other held locks of the same session hear nothing.
       const bystanders = await Promise.all([1, 2, 3].map((index) => locks.acquire(`${key}:bystander:${index}`)));
       const lock = await locks.acquire(key);
+      if (contended) await contenderComesAndGoes(client, key, nodePathOf(key, lock.ownerId, await childrenOf(client, `${ROOT}/${encodeKeySegment(key)}`)));
       const lost = nextEvent(locks, 'lost', (event) => event.ownerId === lock.ownerId, NOTICE_BOUND_MS);
       // Awaited below; a failure before that is reported by the assertion that failed.
       lost.catch(() => undefined);
@@ -118,15 +143,20 @@ describe('a holder whose znode is deleted behind its back', () => {
     const { errors, stop } = losses(locks);
     const key = `released:${randomUUID()}`;
     try {
-      // The first cycle reads its czxid after the create; the later ones guess it and read it with the create.
-      for (let cycle = 0; cycle < 5; cycle += 1) {
+      const lockPath = `${ROOT}/${encodeKeySegment(key)}`;
+      // Even cycles are held on the listing's watch (on the lock znode); odd ones, after a contender
+      // came and went, on the held node's own.
+      for (let cycle = 0; cycle < 6; cycle += 1) {
         const lock = await locks.acquire(key);
-        const node = nodePathOf(key, lock.ownerId, await childrenOf(client, `${ROOT}/${encodeKeySegment(key)}`));
-        expect(watchesData(client, node)).toBe(true);
+        const node = nodePathOf(key, lock.ownerId, await childrenOf(client, lockPath));
+        if (cycle % 2 === 1) await contenderComesAndGoes(client, key, node);
+        const [kind, path] = cycle % 2 === 0 ? (['childWatchers', lockPath] as const) : (['dataWatchers', node] as const);
+        expect(watches(client, kind, path)).toBe(true);
         expect(await lock.release()).toBe(true);
         // The server sends the watch notification before the delete's reply, on the same connection:
         // by now the client has handled it, and consumed its watcher.
-        expect(watchesData(client, node)).toBe(false);
+        expect(watches(client, 'childWatchers', lockPath)).toBe(false);
+        expect(watches(client, 'dataWatchers', node)).toBe(false);
         expect(lock.signal.aborted && (lock.signal.reason as { code?: string } | undefined)?.code === 'LOCK_LOST').toBe(false);
       }
       expect(errors).toEqual([]);
@@ -144,9 +174,10 @@ describe('a holder whose znode is deleted behind its back', () => {
     try {
       const lock = await locks.acquire(key);
       const node = nodePathOf(key, lock.ownerId, await childrenOf(client, `${ROOT}/${encodeKeySegment(key)}`));
+      await contenderComesAndGoes(client, key, node);
       await new Promise<void>((resolve, reject) => operator().setData(node, Buffer.from('scribble'), -1, (error) => (error ? reject(error) : resolve())));
       // NodeDataChanged consumed the watcher; the re-arming read registers it again.
-      await waitFor(async () => (watchesData(client, node) ? true : undefined), {
+      await waitFor(async () => (watches(client, 'dataWatchers', node) ? true : undefined), {
         what: 'the watch on the held node to be re-armed',
         timeoutMs: 5_000,
         intervalMs: 5,

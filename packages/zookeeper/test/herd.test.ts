@@ -1,16 +1,19 @@
 /**
  * No herd effect: with 20 waiters queued on one lock, each release wakes exactly one waiter (one
  * watch notification to the next waiter), counted at the client as the server delivers them; waiters
- * of one process queue in core and share one contender node. The releasing holder also hears its own
- * delete, from the watch every holder keeps on its own node (how it notices a node deleted behind its
- * back): one more notification per release, to the client that sent the delete, counted apart.
+ * of one process queue in core and share one contender node. Counted apart:
+ * - the holder hears its own delete, from the watch every holder keeps (how it notices a node deleted
+ *   behind its back): on its own node once a contender came, else on the lock znode;
+ * - each acquisition's first listing leaves a child watch on the lock znode (on a free lock it is
+ *   the holder's watch), which fires once, at the next change of the lock's contenders. It is never
+ *   set again by a waiter, so it costs each client at most one notification per acquisition.
  * Also exercises providers built on a client the caller owns.
  */
 import { State } from 'node-zookeeper-client';
 import { childrenOf } from './znodes.js';
 import { randomUUID } from 'node:crypto';
 import { nextEvent, within } from '@fencelock/conformance';
-import { topology } from '@fencelock/test-infra';
+import { topology, waitFor } from '@fencelock/test-infra';
 import { type Client, createClient } from 'node-zookeeper-client';
 import { afterAll, expect, it } from 'vitest';
 import { type ZooKeeperLockProvider, createZooKeeperLockProvider } from '../src/index.js';
@@ -25,10 +28,12 @@ interface Notifications {
   readonly wakeUps: number;
   /** About a node of one of `ownerIds` (this client's locks): the holder hearing its own release. */
   readonly own: number;
+  /** About the lock znode: its contenders changed (a first listing's watch). */
+  readonly lockZnode: number;
 }
 
 /** A connected client whose delivered watch notifications are recorded (by path). */
-async function countingClient(): Promise<{ client: Client; notifications: (ownerIds: readonly string[]) => Notifications }> {
+async function countingClient(lockZnode: string): Promise<{ client: Client; notifications: (ownerIds: readonly string[]) => Notifications }> {
   const client = createClient(zkConnectionString, { sessionTimeout: 5_000, spinDelay: 200 });
   clients.push(client);
   const paths: string[] = [];
@@ -48,7 +53,8 @@ async function countingClient(): Promise<{ client: Client; notifications: (owner
     notifications: (ownerIds) => {
       // Our node names carry the owner id of their acquisition.
       const own = paths.filter((path) => ownerIds.some((ownerId) => path.includes(ownerId))).length;
-      return { wakeUps: paths.length - own, own };
+      const ofLockZnode = paths.filter((path) => path === lockZnode).length;
+      return { wakeUps: paths.length - own - ofLockZnode, own, lockZnode: ofLockZnode };
     },
   };
 }
@@ -61,7 +67,7 @@ it(`one release wakes exactly one of ${WAITERS} waiters (one wake-up notificatio
   const key = `herd:${randomUUID()}`;
   const members = await Promise.all(
     Array.from({ length: WAITERS + 1 }, async () => {
-      const { client, notifications } = await countingClient();
+      const { client, notifications } = await countingClient(`/fencelock-herd/${key}`);
       const provider = createZooKeeperLockProvider({ client, root: '/fencelock-herd' });
       return { provider, notifications };
     }),
@@ -86,6 +92,15 @@ it(`one release wakes exactly one of ${WAITERS} waiters (one wake-up notificatio
       );
       await queued;
     }
+    // The holder's and each waiter's first-listing watch fired as the next waiter came; the last
+    // waiter's is still set. Each reaches its client on that client's own connection: waited for.
+    const expected = members.map((_, index) => (index < WAITERS ? 1 : 0));
+    const lockZnodeCounts = (): number[] => members.map((m, index) => m.notifications(owners[index] ?? []).lockZnode);
+    await waitFor(async () => (lockZnodeCounts().every((count, index) => count === expected[index]) ? true : undefined), {
+      what: "each client's first-listing watch to fire",
+      timeoutMs: 10_000,
+      intervalMs: 5,
+    });
     const before = members.map((m, index) => m.notifications(owners[index] ?? []));
     expect(before.every((count) => count.wakeUps === 0 && count.own === 0)).toBe(true);
     await holder.release();
@@ -95,8 +110,10 @@ it(`one release wakes exactly one of ${WAITERS} waiters (one wake-up notificatio
     // 21 releases; the 20 that had a waiter behind them each woke exactly that one waiter.
     expect(perClient[0]?.wakeUps).toBe(0);
     expect(perClient.slice(1).map((count) => count.wakeUps)).toEqual(waiters.map(() => 1));
-    // Each holder heard its own release once, from the watch on its own node.
+    // Each holder heard its own release once, from the watch on its own node (a contender had come to
+    // each, or each had waited); and each client's first-listing watch fired once.
     expect(perClient.map((count) => count.own)).toEqual(members.map(() => 1));
+    expect(perClient.map((count) => count.lockZnode)).toEqual(members.map(() => 1));
     const wakeUps = perClient.reduce((sum, count) => sum + count.wakeUps, 0);
     const own = perClient.reduce((sum, count) => sum + count.own, 0);
     console.log(`watch notifications: ${wakeUps} wake-ups for ${WAITERS} releases with a waiter (${wakeUps / WAITERS} per release), plus ${own} to releasing holders`);
@@ -109,8 +126,8 @@ it('with 40 waiters in one process, one contender node waits at the backend and 
   const key = `herd:${randomUUID()}`;
   const path = `/fencelock-herd/${key}`;
   const WAITING = 40;
-  const holderSide = await countingClient();
-  const waiterSide = await countingClient();
+  const holderSide = await countingClient(path);
+  const waiterSide = await countingClient(path);
   const holder = createZooKeeperLockProvider({ client: holderSide.client, root: '/fencelock-herd' });
   const waiter = createZooKeeperLockProvider({ client: waiterSide.client, root: '/fencelock-herd' });
   const waiterOwners: string[] = [];
@@ -132,14 +149,23 @@ it('with 40 waiters in one process, one contender node waits at the backend and 
     // Core queues a process's waiters of one key: only the head has a node (read through the waiter's
     // own client, whose server has applied the waiter's create).
     expect(await childrenOf(waiterSide.client, path)).toHaveLength(2);
-    expect(waiterSide.notifications(waiterOwners)).toEqual({ wakeUps: 0, own: 0 });
+    expect(waiterSide.notifications(waiterOwners)).toEqual({ wakeUps: 0, own: 0, lockZnode: 0 });
+    // The head's create fired the holder's first-listing watch, on the holder's own connection: once
+    // it is in, the holder has moved its watch to its own node (a read sent before its delete).
+    await waitFor(async () => (holderSide.notifications([lock.ownerId]).lockZnode === 1 ? true : undefined), {
+      what: "the holder's first-listing watch to fire",
+      timeoutMs: 10_000,
+      intervalMs: 5,
+    });
     await lock.release();
     await within(Promise.all(done), 60_000, 'every waiter to acquire and release');
     expect(order).toEqual(Array.from({ length: WAITING }, (_, index) => index));
     // The head watched only the holder's node; every later hand-off passed inside the process. Each
-    // holder heard its own release (the watch on its own node), and nothing else.
-    expect(holderSide.notifications([lock.ownerId])).toEqual({ wakeUps: 0, own: 1 });
-    expect(waiterSide.notifications(waiterOwners)).toEqual({ wakeUps: 1, own: WAITING });
+    // holder heard its own release once and nothing else: the holder and the head (who waited) on
+    // their own nodes, the 39 others, uncontended, on the lock znode (with the head's first listing's
+    // watch, which the holder's release fired: 40).
+    expect(holderSide.notifications([lock.ownerId])).toEqual({ wakeUps: 0, own: 1, lockZnode: 1 });
+    expect(waiterSide.notifications(waiterOwners)).toEqual({ wakeUps: 1, own: 1, lockZnode: WAITING });
   } finally {
     await Promise.allSettled([holder.close(), waiter.close()]);
   }
@@ -148,7 +174,7 @@ it('with 40 waiters in one process, one contender node waits at the backend and 
 it('a provider on a given client: close() ends waits and deletes their nodes, and leaves the client open', async () => {
   const key = `given-${randomUUID()}`;
   const path = `/fencelock-herd/${key}`;
-  const [holderSide, waiterSide] = [await countingClient(), await countingClient()];
+  const [holderSide, waiterSide] = [await countingClient(path), await countingClient(path)];
   const holder = createZooKeeperLockProvider({ client: holderSide.client, root: '/fencelock-herd' });
   const waiter = createZooKeeperLockProvider({ client: waiterSide.client, root: '/fencelock-herd' });
   const lock = await holder.acquire(key);

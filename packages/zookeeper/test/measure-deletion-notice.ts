@@ -20,7 +20,7 @@ const latencies: number[] = [];
 let missed = 0;
 for (let run = 0; run < runs; run += 1) {
   const key = `deleted:${randomUUID()}`;
-  // One acquisition first: the measured one then guesses its sequence number, the usual path.
+  // One acquisition first: the measured one then finds its lock znode known, the usual path.
   await (await provider.acquire(key)).release();
   const lock = await provider.acquire(key);
   const lockPath = `${ROOT}/${encodeKeySegment(key)}`;
