@@ -53,7 +53,7 @@ export interface WaitersResult extends SubjectFields {
 export const WAKEUP_DEFINITIONS: Readonly<Record<Backend, string>> = {
   redis: 'acquire-script runs (EVALSHA + EVAL calls in INFO commandstats, minus the release-script calls)',
   redlock: 'acquire rounds ((EVALSHA + EVAL calls in INFO commandstats summed over the masters, divided by the masters) − 1, halved: every round is one acquire-script call per master, undone by one release-script call per master, and the holder\'s first release has no round)',
-  zookeeper: "watches fired (mntr: sum of zk_sum_node_{deleted,children,changed,created}_watch_count over the members; includes a releasing holder hearing its own delete, from the watch each holder keeps, and the one notification of the children watch each acquisition's first listing leaves on the lock znode)",
+  zookeeper: "watches fired (mntr: sum of zk_sum_node_{deleted,children,changed,created}_watch_count over the members; includes a releasing holder hearing its own delete, from the watch each holder keeps, and the one notification of the children watch an acquisition's first listing leaves on the lock znode when its process held no lock there)",
   etcd: 'watch events sent (etcd_debugging_mvcc_events_total summed over the members)',
   memory: 'grants to queued waiters plus acquire attempts (calls on the store)',
   postgres: 'not counted (no PostgreSQL server counters yet)',

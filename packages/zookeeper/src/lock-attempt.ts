@@ -57,8 +57,11 @@ export interface AttemptSettings {
 interface FirstReads {
   /** The lock's children, listed after our create; `undefined` when the listing failed (the first round asks again). */
   readonly children: Promise<string[] | undefined>;
-  /** The watch the listing left (on the lock znode), standing in for the one on our node. */
-  readonly watch: OwnNodeWatch;
+  /**
+   * The watch the listing left (on the lock znode), standing in for the one on our node; none when
+   * the session holds a lock under that znode already (the attempt will wait).
+   */
+  readonly watch: OwnNodeWatch | undefined;
   /** Our node's stat; `undefined` when the client could not send CREATE2. */
   readonly stat: Stat | undefined;
 }
@@ -175,7 +178,9 @@ export class LockAttempt {
       }
       if (blocker === undefined) {
         // Free at the first listing, with the create's stat: the listing's watch is the grant's.
-        if (first?.stat !== undefined && children === listed) return { nodePath: first.watch.path, czxid: czxidOf(first.stat), watch: first.watch };
+        if (first?.stat !== undefined && first.watch !== undefined && children === listed) {
+          return { nodePath: first.watch.path, czxid: czxidOf(first.stat), watch: first.watch };
+        }
         const watch = this.#ownWatch(ours);
         const stat = await (statRequest ?? watch.read());
         if (stat === null) continue;
@@ -230,20 +235,32 @@ export class LockAttempt {
         },
         { late: (created) => this.#node.adoptLate(created.path), signal },
       );
-      // Placed on our node once the create answers.
-      const watch = new OwnNodeWatch(this.#session);
-      this.#watches.push(watch);
-      const children = watch.listChildren(lockPath).catch(() => undefined);
+      // A lock this session holds already (another acquisition of this process, in core's line of
+      // waiters or shared): this attempt will wait, and a watch on the lock znode would only fire at
+      // the next change, for nothing. Otherwise the listing's watch is placed on our node once the
+      // create answers.
+      const watch = this.#session.holdsUnder(lockPath) ? undefined : new OwnNodeWatch(this.#session);
+      let children: Promise<string[] | undefined>;
+      if (watch === undefined) {
+        children = this.#session
+          .request<string[]>('listing lock contenders', (done) => this.#session.client.getChildren(lockPath, (error, list) => done(error, list)))
+          .catch(() => undefined);
+      } else {
+        this.#watches.push(watch);
+        children = watch.listChildren(lockPath).catch(() => undefined);
+      }
       try {
         const created = await creating;
         const name = this.#node.created(created.path);
-        watch.placed(this.#node.path(name));
+        watch?.placed(this.#node.path(name));
         knownZnodes.record(lockPath);
         return { children, watch, stat: created.stat };
       } catch (error) {
         // This create's listing is moot: the next one lists again.
-        watch.stop();
-        this.#watches.splice(this.#watches.indexOf(watch), 1);
+        if (watch !== undefined) {
+          watch.stop();
+          this.#watches.splice(this.#watches.indexOf(watch), 1);
+        }
         const { waitSignal } = this.#request;
         if (waitSignal.aborted) {
           // The create may still be applied: cleanup looks for it, and a late answer deletes it.

@@ -152,6 +152,8 @@ export class ZooKeeperSession {
   // Unknown for a client we were given (it may have sent one before we saw it).
   #connectingSince: number;
   readonly #grants = new Map<SessionGrant, () => void>();
+  // How many tracked grants have their node under each parent (see holdsUnder).
+  readonly #grantsUnder = new Map<string, number>();
   readonly #listeners = new Set<() => void>();
   // Callers of ready() waiting for a connection, woken by the one 'state' listener of the session.
   readonly #connectWaiters = new Set<() => void>();
@@ -348,6 +350,7 @@ export class ZooKeeperSession {
     const leave = keeper.join({
       lost: (error) => {
         if (!this.#grants.delete(grant)) return;
+        this.#countUnder(grant, -1);
         grant.observer.lost(lockLostError(grant.key, 'session-lost', error));
       },
       uncertain: () => grant.observer.uncertain(),
@@ -355,6 +358,7 @@ export class ZooKeeperSession {
       renewed: (validUntil) => grant.observer.renewed(validUntil),
     });
     this.#grants.set(grant, leave);
+    this.#countUnder(grant, 1);
     if (keeper.uncertain) grant.observer.uncertain();
   }
 
@@ -363,12 +367,25 @@ export class ZooKeeperSession {
     const leave = this.#grants.get(grant);
     if (leave === undefined) return;
     this.#grants.delete(grant);
+    this.#countUnder(grant, -1);
     leave();
   }
 
   /** True while `grant` is tracked (not released, not lost). */
   hasGrant(grant: SessionGrant): boolean {
     return this.#grants.has(grant);
+  }
+
+  /** True while a tracked grant of this session has its node under `parent` (a lock znode we hold a lock of). */
+  holdsUnder(parent: string): boolean {
+    return this.#grantsUnder.has(parent);
+  }
+
+  #countUnder(grant: SessionGrant, delta: 1 | -1): void {
+    const parent = grant.nodePath.slice(0, grant.nodePath.lastIndexOf('/'));
+    const count = (this.#grantsUnder.get(parent) ?? 0) + delta;
+    if (count > 0) this.#grantsUnder.set(parent, count);
+    else this.#grantsUnder.delete(parent);
   }
 
   /**
@@ -555,6 +572,7 @@ export class ZooKeeperSession {
       // of the end all the same.
       const left = [...this.#grants.keys()];
       this.#grants.clear();
+      this.#grantsUnder.clear();
       keeper?.close();
       for (const grant of left) grant.observer.lost(lockLostError(grant.key, 'session-lost'));
     } else {
@@ -562,6 +580,7 @@ export class ZooKeeperSession {
         new LockError(LockErrorCode.LOST, `${keeper.name} ended: ${this.#deadError().message}`, { reason: 'session-lost' }),
       );
       this.#grants.clear();
+      this.#grantsUnder.clear();
     }
     if (this.owned && end !== 'expired' && end !== 'auth-failed') this.#closing = this.#closeClient();
     this.#wake();
