@@ -18,7 +18,7 @@
  *   disconnected, the delete got no answer, a create's outcome is unknown) is handed to core
  *   (`request.releaseLater`), which retries it until it is answered or the session is gone.
  */
-import { type BackendAcquireRequest, LockError, LockErrorCode, RequestTimeoutError, monotonicNow } from '@fencelock/core/adapter';
+import { type AbortLike, type BackendAcquireRequest, LockError, LockErrorCode, RequestTimeoutError, monotonicNow } from '@fencelock/core/adapter';
 import { CreateMode, Exception, type Stat } from 'node-zookeeper-client';
 import { type QueueNaming, blockerOf, ownNodePrefix, sortedContenders } from './contender-names.js';
 import type { KnownLockZnodes } from './known-lock-znodes.js';
@@ -162,11 +162,7 @@ export class LockAttempt {
       const children =
         listed?.includes(ours) === true
           ? listed
-          : await this.#session.request<string[]>(
-              'listing lock contenders',
-              (done) => this.#session.client.getChildren(this.#settings.lockPath, (error, list) => done(error, list)),
-              { signal },
-            );
+          : await this.#listContenders(signal);
       for (const child of children) {
         if (child !== ours && this.#node.isOurs(child)) this.#node.removeLater(this.#node.path(child));
       }
@@ -194,6 +190,14 @@ export class LockAttempt {
       await this.#waitForDeletion(this.#node.path(blocker.name));
     }
     return undefined;
+  }
+
+  /** The lock's children, listed without a watch. */
+  #listContenders(signal?: AbortLike): Promise<string[]> {
+    return this.#session.request<string[]>('listing lock contenders', (done) =>
+      this.#session.client.getChildren(this.#settings.lockPath, (error, list) => done(error, list)),
+      { signal },
+    );
   }
 
   /** The watch on our node `name` (the first listing's, once that one is placed), made on first use. */
@@ -240,15 +244,8 @@ export class LockAttempt {
       // the next change, for nothing. Otherwise the listing's watch is placed on our node once the
       // create answers.
       const watch = this.#session.holdsUnder(lockPath) ? undefined : new OwnNodeWatch(this.#session);
-      let children: Promise<string[] | undefined>;
-      if (watch === undefined) {
-        children = this.#session
-          .request<string[]>('listing lock contenders', (done) => this.#session.client.getChildren(lockPath, (error, list) => done(error, list)))
-          .catch(() => undefined);
-      } else {
-        this.#watches.push(watch);
-        children = watch.listChildren(lockPath).catch(() => undefined);
-      }
+      if (watch !== undefined) this.#watches.push(watch);
+      const children = (watch === undefined ? this.#listContenders() : watch.listChildren(lockPath)).catch(() => undefined);
       try {
         const created = await creating;
         const name = this.#node.created(created.path);
