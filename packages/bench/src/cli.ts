@@ -5,7 +5,9 @@
  * beside this run's. Bounds, from the environment:
  * - BENCH_SECONDS: time per subject per measurement (uncontended, 64 keys, contention; memory gets
  *   twice that and at most 100k cycles), default 3;
- * - BENCH_ROUNDS: interleaved rounds the uncontended and 64-key time is split into, default 5;
+ * - BENCH_ROUNDS: interleaved rounds the uncontended and 64-key time is split into, default 5 (per
+ *   backend, rounded up to a balanced order; ZooKeeper and etcd get 4 × the time in 2 × the rounds,
+ *   see measuring-plan.ts);
  * - BENCH_CYCLES: most uncontended cycles per subject (and acquisitions per contending client), default 20000;
  * - BENCH_CLIENTS: contending processes, default 4;
  * - BENCH_HELD_LOCKS: locks held with auto-extension, default 10000; BENCH_HELD_TTL_MS: their TTL,
@@ -30,6 +32,7 @@ import { buildCharts } from './charts.js';
 import { CONTENTION_WARMUP_MS, runContention, type ContentionResult } from './contention.js';
 import { runHeldLocks, type HeldLocksResult } from './held-locks.js';
 import { runMemory, type MemoryResult } from './memory.js';
+import { measuringPlan } from './measuring-plan.js';
 import { runParallelKeysGroup, type ParallelKeysResult } from './parallel-keys.js';
 import { performanceTargets } from './performance-targets.js';
 import { checkTargets, computeRatios, machineInfo, renderMarkdown, type BenchResults } from './report.js';
@@ -86,17 +89,19 @@ const elapsed = (): string => `[${((performance.now() - benchStarted) / 1000).to
 // 1 and 3a: the subjects of each backend interleaved in rounds.
 const uncontended: UncontendedResult[] = [];
 const parallelKeys: ParallelKeysResult[] = [];
+const plans = new Map(backends.map((backend) => [backend, measuringPlan(backend, chosen.filter((subject) => subject.backend === backend).length, seconds * 1000, rounds)]));
 for (const backend of backends) {
   const group = chosen.filter((subject) => subject.backend === backend);
   running = `uncontended ${backend}`;
-  for (const result of await runUncontendedGroup(group, { maxCycles, maxMs: seconds * 1000, rounds }, (s, e) => fail('uncontended', s, e))) {
+  const plan = plans.get(backend) ?? { maxMs: seconds * 1000, rounds };
+  for (const result of await runUncontendedGroup(group, { maxCycles, ...plan }, (s, e) => fail('uncontended', s, e))) {
     uncontended.push(result);
     console.log(`${elapsed()} uncontended ${result.subject}: ${result.opsPerSec} ops/s (rounds ${result.roundOpsPerSec.join(' ')}), p50 ${result.p50Ms} ms, p99 ${result.p99Ms} ms (${result.cycles} cycles)`);
   }
 }
 for (const backend of backends) {
   const group = chosen.filter((subject) => subject.backend === backend);
-  const options = { keys: 64, maxCyclesPerKey: maxCycles, maxMs: seconds * 1000, rounds };
+  const options = { keys: 64, maxCyclesPerKey: maxCycles, ...(plans.get(backend) ?? { maxMs: seconds * 1000, rounds }) };
   running = `64 keys ${backend}`;
   for (const result of await runParallelKeysGroup(group, options, (s, e) => fail('64 keys', s, e))) {
     parallelKeys.push(result);
@@ -275,6 +280,7 @@ const results: BenchResults = {
     heldTtlMs,
     holdWindowSeconds: holdSeconds,
   },
+  measuringPlans: [...plans].map(([backend, plan]) => ({ backend, secondsPerSubject: plan.maxMs / 1000, rounds: plan.rounds })),
   uncontended,
   parallelKeys,
   ...(redisClients.length === 0 ? {} : { redisClients }),

@@ -58,6 +58,8 @@ export interface BenchResults {
   readonly startedAt: string;
   readonly machine: MachineInfo;
   readonly settings: Record<string, number>;
+  /** Time per subject and rounds of each backend in 1 and 3a (see `measuring-plan.ts`; absent in older results). */
+  readonly measuringPlans?: readonly { readonly backend: string; readonly secondsPerSubject: number; readonly rounds: number }[];
   readonly uncontended: readonly UncontendedResult[];
   readonly parallelKeys: readonly ParallelKeysResult[];
   readonly contention: readonly ContentionResult[];
@@ -326,6 +328,16 @@ const SEED_ARTICLE: Readonly<Record<string, { latency: string; throughput: strin
 const fmt = (value: number, digits = 1): string => (Number.isFinite(value) ? value.toFixed(digits) : '—');
 
 const pct = (share: number): string => `${fmt(share * 100, 0)} %`;
+
+// Time per subject and rounds by backend (1 and 3a): ZooKeeper and etcd get more of both (measuring-plan.ts).
+function measuringPlansLines(results: BenchResults): string[] {
+  const plans = results.measuringPlans ?? [];
+  if (plans.length === 0) return [];
+  const each = plans.map((plan) => `${BACKEND_NAMES[plan.backend] ?? plan.backend} ${fmt(plan.secondsPerSubject, 0)} s in ${plan.rounds}`).join(', ');
+  return [
+    `Measuring time per subject and rounds, here and in 3a (orders balanced over the rounds; ZooKeeper and etcd, whose cycles are quorum writes of milliseconds, get more of both, see \`src/measuring-plan.ts\`): ${each}.`,
+  ];
+}
 
 const ratioRange = (r: Ratio): string => (r.roundRange === undefined ? '—' : `${fmt(r.roundRange.min, 2)}–${fmt(r.roundRange.max, 2)} (${r.roundRange.rounds})`);
 
@@ -687,6 +699,7 @@ export function renderMarkdown(results: BenchResults): string {
     '',
     `ops/s is the median over the rounds (best round next to it); latency percentiles pool every round. Each subject first runs ${UNCONTENDED_WARMUP_CYCLES.toLocaleString('en-US')}`,
     `unmeasured cycles (at most ${UNCONTENDED_WARMUP_MS / 1_000} s), so that the rounds measure the code V8 has optimized, as a long-running service runs it.`,
+    ...measuringPlansLines(results),
     '',
     '| backend | implementation | kind | cycles | ops/s | best round | p50 ms | p90 ms | p99 ms | max ms |',
     '|---|---|---|---:|---:|---:|---:|---:|---:|---:|',
