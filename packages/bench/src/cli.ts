@@ -32,7 +32,7 @@ import { buildCharts } from './charts.js';
 import { CONTENTION_WARMUP_MS, runContention, type ContentionResult } from './contention.js';
 import { runHeldLocks, type HeldLocksResult } from './held-locks.js';
 import { runMemory, type MemoryResult } from './memory.js';
-import { measuringPlan } from './measuring-plan.js';
+import { measuringPlan, type MeasuringPlan } from './measuring-plan.js';
 import { runParallelKeysGroup, type ParallelKeysResult } from './parallel-keys.js';
 import { performanceTargets } from './performance-targets.js';
 import { checkTargets, computeRatios, machineInfo, renderMarkdown, type BenchResults } from './report.js';
@@ -43,7 +43,7 @@ import { runCoordination } from './coordination.js';
 import { redisClientsMarkdown, runRedisClients } from './redis-clients.js';
 import { coordinationGroups } from './subjects-coordination.js';
 import { redisClientPairs } from './subjects-redis-clients.js';
-import { SCRIPT_COMMANDS, subjects, type Subject } from './subjects.js';
+import { SCRIPT_COMMANDS, subjects, type Backend, type Subject } from './subjects.js';
 import { idFilter, listSetting, positiveSetting } from './cli-env.js';
 import { runUncontendedGroup, type UncontendedResult } from './uncontended.js';
 import { runWaiters, type WaitersResult } from './waiters.js';
@@ -89,19 +89,18 @@ const elapsed = (): string => `[${((performance.now() - benchStarted) / 1000).to
 // 1 and 3a: the subjects of each backend interleaved in rounds.
 const uncontended: UncontendedResult[] = [];
 const parallelKeys: ParallelKeysResult[] = [];
-const plans = new Map(backends.map((backend) => [backend, measuringPlan(backend, chosen.filter((subject) => subject.backend === backend).length, seconds * 1000, rounds)]));
+const planOf = (backend: Backend): MeasuringPlan => measuringPlan(backend, chosen.filter((subject) => subject.backend === backend).length, seconds * 1000, rounds);
 for (const backend of backends) {
   const group = chosen.filter((subject) => subject.backend === backend);
   running = `uncontended ${backend}`;
-  const plan = plans.get(backend) ?? { maxMs: seconds * 1000, rounds };
-  for (const result of await runUncontendedGroup(group, { maxCycles, ...plan }, (s, e) => fail('uncontended', s, e))) {
+  for (const result of await runUncontendedGroup(group, { maxCycles, ...planOf(backend) }, (s, e) => fail('uncontended', s, e))) {
     uncontended.push(result);
     console.log(`${elapsed()} uncontended ${result.subject}: ${result.opsPerSec} ops/s (rounds ${result.roundOpsPerSec.join(' ')}), p50 ${result.p50Ms} ms, p99 ${result.p99Ms} ms (${result.cycles} cycles)`);
   }
 }
 for (const backend of backends) {
   const group = chosen.filter((subject) => subject.backend === backend);
-  const options = { keys: 64, maxCyclesPerKey: maxCycles, ...(plans.get(backend) ?? { maxMs: seconds * 1000, rounds }) };
+  const options = { keys: 64, maxCyclesPerKey: maxCycles, ...planOf(backend) };
   running = `64 keys ${backend}`;
   for (const result of await runParallelKeysGroup(group, options, (s, e) => fail('64 keys', s, e))) {
     parallelKeys.push(result);
@@ -280,7 +279,7 @@ const results: BenchResults = {
     heldTtlMs,
     holdWindowSeconds: holdSeconds,
   },
-  measuringPlans: [...plans].map(([backend, plan]) => ({ backend, secondsPerSubject: plan.maxMs / 1000, rounds: plan.rounds })),
+  measuringPlans: backends.map((backend) => ({ backend, secondsPerSubject: planOf(backend).maxMs / 1000, rounds: planOf(backend).rounds })),
   uncontended,
   parallelKeys,
   ...(redisClients.length === 0 ? {} : { redisClients }),
