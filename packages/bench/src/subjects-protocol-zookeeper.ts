@@ -6,7 +6,9 @@
  * the gap between them in two: twin ÷ raw is what the protocol costs (Curator's protected names, the
  * stat in the create's reply that gives the fencing token, the listing's watch and its notification),
  * fencelock ÷ twin is what the library adds (validation, the session keeper, the handle with its
- * validity and loss signal, events).
+ * validity and loss signal, events), less what its own encoding of the requests saves: the twin
+ * sends CREATE2 as the provider does (the client has none), and the listing and the delete through
+ * the client's own methods, as raw client code would.
  *
  * What the provider sends per cycle, and so the twin (`test/protocol-twin-zookeeper.test.ts` records
  * both at the client and compares them):
@@ -26,7 +28,7 @@ import { createRequire } from 'node:module';
 // The naming of the lock znode and of contender nodes is internal to the adapter: read from its
 // source, so that the twin names its nodes as the provider does (the bench lives in the same repository).
 import { ownNodePrefix } from '../../zookeeper/src/contender-names.js';
-import { type CreateWithStat, type CreatedCallback, createWithStatOn } from '../../zookeeper/src/create-with-stat.js';
+import { type CreatedCallback, type WireRequests, wireRequestsOn } from '../../zookeeper/src/wire-requests.js';
 import { encodeKeySegment } from '../../zookeeper/src/key-encoding.js';
 import type { LockSession } from './subjects.js';
 
@@ -43,8 +45,8 @@ const CONNECT_TIMEOUT_MS = 10_000;
 const SEQUENCE_DIGITS = 10;
 
 // node-zookeeper-client's types, as the provider's module takes them (the bench does not depend on them).
-type ZooKeeperClient = Parameters<typeof createWithStatOn>[0];
-type Acl = Parameters<CreateWithStat>[2];
+type ZooKeeperClient = Parameters<typeof wireRequestsOn>[0];
+type Acl = Parameters<WireRequests['create2']>[2];
 type Stat = Parameters<CreatedCallback>[2];
 
 const OWNER_MARK = '\u0000';
@@ -87,8 +89,10 @@ export function zooKeeperProtocolTwinSession(connectionString: string): Promise<
   const mode = zookeeper.CreateMode.EPHEMERAL_SEQUENTIAL;
   // The lock znodes made so far (the provider's steady state: they exist).
   const parents = new Map<string, string>();
-  const createWithStat: CreateWithStat | undefined = createWithStatOn(client as unknown as ZooKeeperClient);
-  if (createWithStat === undefined) throw new Error('ZooKeeper protocol twin: this node-zookeeper-client cannot send CREATE2');
+  // node-zookeeper-client has no CREATE2: sent as the provider sends it. The listing and the delete
+  // go through the client's own methods, as a raw client's code would send them.
+  const wire: WireRequests | undefined = wireRequestsOn(client as unknown as ZooKeeperClient);
+  if (wire === undefined) throw new Error('ZooKeeper protocol twin: this node-zookeeper-client cannot send CREATE2');
 
   let corked: CorkableSocket | undefined;
   const endTurn = (): void => {
@@ -125,7 +129,7 @@ export function zooKeeperProtocolTwinSession(connectionString: string): Promise<
           const prefix = `${parent}/${NAME_HEAD}${randomUUID()}${NAME_TAIL}`;
           // The create and the listing behind it, in one write, before the create is answered.
           const creating = call<{ path: string; stat: Stat | undefined }>((done) =>
-            createWithStat(prefix, undefined, acl, mode, (error, path, stat) => done(error as Error | null, { path, stat })),
+            wire.create2(prefix, undefined, acl, mode, (error, path, stat) => done(error as Error | null, { path, stat })),
           );
           const listing = call<string[]>((done) => client.getChildren(parent, ignoreNotification, done));
           listing.catch(noop);

@@ -3,7 +3,8 @@
  * `@fencelock/zookeeper` sends, or its ratios would split the gap to the raw recipe wrongly. Both use
  * the one copy of node-zookeeper-client, whose ConnectionManager queues every request the client
  * writes: that method is wrapped for the test, and the requests on the test's keys are compared, one
- * steady-state cycle each, by type, order, path shape (unique parts named), watch, data, mode and ACL,
+ * steady-state cycle each, by the bytes each is written as (type, order, path shape with unique parts
+ * named, watch, data, mode and ACL),
  * with how many of the key's requests were in flight when each was sent (pipelining) and whether the
  * socket was corked (the requests of a turn leave in one write). Server counters (`mntr`) would not
  * do: other suites use the same servers at the same time.
@@ -20,10 +21,10 @@ import { SESSION_TTL_MS } from '../src/subjects.js';
 // The root the bench's provider locks under (see `zooKeeper(...)` in `subjects.ts`).
 const PROVIDER_ROOT = '/fencelock-bench';
 
-/** A jute request as node-zookeeper-client queues it. */
+/** A request as node-zookeeper-client queues it. */
 interface JuteRequest {
-  readonly header: { readonly type: number } | null;
-  readonly payload: unknown;
+  readonly header: { type: number } | null;
+  toBuffer(): Buffer;
 }
 type Callback = (...args: unknown[]) => void;
 interface Manager {
@@ -53,14 +54,38 @@ interface Sent {
   readonly acl?: string;
 }
 
-interface CreateFields {
-  readonly data?: unknown;
-  readonly flags?: unknown;
-  readonly acl?: readonly { readonly perms: number; readonly id: { readonly scheme: string; readonly id: string } }[];
-}
-
-function fieldsOf(payload: unknown): { path?: unknown; watch?: unknown } & CreateFields {
-  return typeof payload === 'object' && payload !== null ? payload : {};
+/**
+ * A request's bytes as written (`toBuffer`), read back: its opcode, path and what a comparison needs;
+ * `undefined` for a request without a path (a ping).
+ */
+function decoded(bytes: Buffer): Omit<Sent, 'inFlight' | 'corked'> | undefined {
+  // length, xid, opcode, then the path (a jute ustring: its byte length, its bytes).
+  if (bytes.length < 16) return undefined;
+  const opcode = bytes.readInt32BE(8);
+  const pathBytes = bytes.readInt32BE(12);
+  const path = bytes.toString('utf8', 16, 16 + pathBytes);
+  let at = 16 + pathBytes;
+  const op = OP_NAMES.get(opcode) ?? String(opcode);
+  if (op === 'CREATE' || op === 'CREATE2') {
+    const dataBytes = bytes.readInt32BE(at);
+    at += 4 + Math.max(0, dataBytes);
+    const entries: string[] = [];
+    const count = bytes.readInt32BE(at);
+    at += 4;
+    for (let i = 0; i < count; i += 1) {
+      const perms = bytes.readInt32BE(at);
+      const schemeBytes = bytes.readInt32BE(at + 4);
+      const scheme = bytes.toString('utf8', at + 8, at + 8 + schemeBytes);
+      const idBytes = bytes.readInt32BE(at + 8 + schemeBytes);
+      const id = bytes.toString('utf8', at + 12 + schemeBytes, at + 12 + schemeBytes + idBytes);
+      entries.push(`${perms}:${scheme}:${id}`);
+      at += 12 + schemeBytes + idBytes;
+    }
+    return { op, path, watch: undefined, data: dataBytes < 0 ? 'none' : `${dataBytes} bytes`, mode: bytes.readInt32BE(at), acl: entries.join(',') };
+  }
+  // The reads end in their watch flag.
+  const watch = op === 'GET_CHILDREN2' || op === 'GET_CHILDREN' || op === 'GET_DATA' || op === 'EXISTS' ? bytes.readUInt8(at) === 1 : undefined;
+  return { op, path, watch };
 }
 
 /**
@@ -75,28 +100,20 @@ function recordRequests(): { begin(key: string): void; end(): Sent[]; restore():
   let sent: Sent[] = [];
   let inFlight = 0;
   prototype.queue = function (this: Manager, request: JuteRequest, callback?: Callback): void {
-    const fields = fieldsOf(request.payload);
-    if (key === undefined || typeof fields.path !== 'string' || !fields.path.includes(key) || request.header === null) {
+    if (key === undefined || request.header === null) {
       original.call(this, request, callback);
       return;
     }
-    const op = OP_NAMES.get(request.header.type) ?? String(request.header.type);
-    const create =
-      op === 'CREATE' || op === 'CREATE2'
-        ? {
-            data: Buffer.isBuffer(fields.data) ? `${fields.data.length} bytes` : 'none',
-            mode: Number(fields.flags),
-            acl: (fields.acl ?? []).map(({ perms, id }) => `${perms}:${id.scheme}:${id.id}`).join(','),
-          }
-        : {};
-    sent.push({
-      op,
-      path: fields.path,
-      watch: typeof fields.watch === 'boolean' ? fields.watch : undefined,
-      inFlight,
-      corked: (this.socket?.writableCorked ?? 0) > 0,
-      ...create,
-    });
+    // The bytes the request will be written as (its xid is set later: it is not compared). Read
+    // before the request is queued: a CREATE2's header says GET_DATA once it has been written.
+    const type = request.header.type;
+    const seen = decoded(request.toBuffer());
+    request.header.type = type;
+    if (seen === undefined || !seen.path.includes(key)) {
+      original.call(this, request, callback);
+      return;
+    }
+    sent.push({ ...seen, inFlight, corked: (this.socket?.writableCorked ?? 0) > 0 });
     inFlight += 1;
     const mine = window;
     let answered = false;

@@ -130,7 +130,7 @@ export class LeaderWatch {
       session.watches.add(this.path, this);
       try {
         await session.request<string[]>('watching the election candidates', (done) =>
-          session.client.getChildren(this.path, session.watches.watcher, (error, list) => done(error, list)),
+          session.listChildren(this.path, session.watches.watcher, (error, list) => done(error, list ?? [])),
         );
         if (generation === this.#generation) this.#armed = true;
         return;

@@ -10,7 +10,7 @@
  * - The attempt holds the lock when no contender it must wait for precedes it (see `blockerOf`);
  *   otherwise it watches only that one predecessor (no herd effect) and re-checks when woken.
  * - On a free lock the grant costs the create and one listing, sent together: the create's reply
- *   carries our node's czxid (CREATE2, see `create-with-stat.ts`) and the listing leaves the watch
+ *   carries our node's czxid (CREATE2, see `wire-requests.ts`) and the listing leaves the watch
  *   the grant holds (see `OwnNodeWatch`). A grant after a wait reads our node's czxid with a read
  *   that leaves a watch on it. Every other watch of ours the attempt made is stopped when it ends.
  * - Whatever the attempt created is deleted before it resolves `undefined` or rejects, including a
@@ -195,7 +195,7 @@ export class LockAttempt {
   /** The lock's children, listed without a watch. */
   #listContenders(signal?: AbortLike): Promise<string[]> {
     return this.#session.request<string[]>('listing lock contenders', (done) =>
-      this.#session.client.getChildren(this.#settings.lockPath, (error, list) => done(error, list)),
+      this.#session.listChildren(this.#settings.lockPath, undefined, (error, list) => done(error, list ?? [])),
       { signal },
     );
   }
@@ -231,9 +231,9 @@ export class LockAttempt {
         'creating the contender node',
         (done) => {
           const path = this.#node.path(this.#prefix);
-          const { acl, createWithStat } = this.#session;
+          const { acl, wire } = this.#session;
           const mode = CreateMode.EPHEMERAL_SEQUENTIAL;
-          if (createWithStat !== undefined) createWithStat(path, data, acl, mode, (error, created, stat) => done(error, { path: created, stat }));
+          if (wire !== undefined) wire.create2(path, data, acl, mode, (error, created, stat) => done(error, { path: created, stat }));
           else if (data === undefined) this.#session.client.create(path, acl, mode, (error, created) => done(error, { path: created, stat: undefined }));
           else this.#session.client.create(path, data, acl, mode, (error, created) => done(error, { path: created, stat: undefined }));
         },

@@ -60,7 +60,7 @@ export async function removeEmptyChain(session: ZooKeeperSession, paths: readonl
   for (const path of paths) {
     if (!session.alive) return;
     try {
-      await session.request<null>('removing an empty lock parent', (done) => session.client.remove(path, -1, (error) => done(error, null)));
+      await session.request<null>('removing an empty lock parent', (done) => session.removeNode(path, -1, (error) => done(error, null)));
     } catch (error) {
       // NOT_EMPTY: someone is queued or holds it. NO_NODE: already gone (its parent may still be empty).
       // Anything else: a harmless leftover.

@@ -6,7 +6,7 @@
  * - A grant has no moment without a watch. On a free lock the watch is the child watch the acquire's
  *   listing left on the lock znode ({@link OwnNodeWatch.listChildren}, sent right behind the create):
  *   our node cannot go without that listing's children changing, so the listing costs no request of
- *   its own and the fencing token comes with the create (see `create-with-stat.ts`). The first
+ *   its own and the fencing token comes with the create (see `wire-requests.ts`). The first
  *   notification of the lock znode (a contender came or went, ours maybe) moves the watch to our own
  *   node with one read; that read finding no node is the loss. Otherwise (a grant after a wait, a
  *   client without CREATE2) the read that gives the czxid is the request that sets the watch (a
@@ -86,11 +86,11 @@ export class OwnNodeWatch {
   listChildren(parent: string): Promise<string[]> {
     this.#subscribe(parent);
     this.#listing = true;
-    const { client, watches } = this.#session;
-    return this.#session.request<string[]>('listing lock contenders', (done) =>
-      client.getChildren(parent, watches.watcher, (error, children) => {
+    const session = this.#session;
+    return session.request<string[]>('listing lock contenders', (done) =>
+      session.listChildren(parent, session.watches.watcher, (error, children) => {
         this.#listing = false;
-        done(error, children);
+        done(error, children ?? []);
       }),
     );
   }

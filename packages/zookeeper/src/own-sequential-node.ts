@@ -131,7 +131,7 @@ export class OwnSequentialNode {
     // Not queued in the client while it is disconnected: core retries with backoff instead.
     if (!session.connected) throw new LockError(LockErrorCode.BACKEND_UNAVAILABLE, 'the ZooKeeper client is not connected');
     await session.request<null>(`deleting a ${this.#what}`, (done) =>
-      session.client.remove(path, -1, (error) => done(zooKeeperCode(error) === Exception.NO_NODE ? null : error, null)),
+      session.removeNode(path, -1, (error) => done(zooKeeperCode(error) === Exception.NO_NODE ? null : error, null)),
     );
   }
 
@@ -159,7 +159,7 @@ export class OwnSequentialNode {
   async #find(): Promise<string | undefined> {
     try {
       const children = await this.#session.request<string[]>(`looking for our ${this.#what}`, (done) =>
-        this.#session.client.getChildren(this.#parent, (error, list) => done(error, list)),
+        this.#session.listChildren(this.#parent, undefined, (error, list) => done(error, list ?? [])),
       );
       return children.find((child) => this.isOurs(child));
     } catch (error) {

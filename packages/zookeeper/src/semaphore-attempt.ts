@@ -131,7 +131,7 @@ export class SemaphoreAttempt {
       try {
         const children = await this.#session.request<string[]>(
           'listing semaphore leases',
-          (done) => this.#session.client.getChildren(this.#settings.paths.leases, this.#session.watches.watcher, (error, list) => done(error, list)),
+          (done) => this.#session.listChildren(this.#settings.paths.leases, this.#session.watches.watcher, (error, list) => done(error, list ?? [])),
           { signal },
         );
         if (!children.includes(name)) throw this.#missing();
@@ -181,7 +181,7 @@ export class SemaphoreAttempt {
     try {
       children = await this.#session.request<string[]>(
         'listing semaphore leases',
-        (done) => this.#session.client.getChildren(leases, (error, list) => done(error, list)),
+        (done) => this.#session.listChildren(leases, undefined, (error, list) => done(error, list ?? [])),
         { signal },
       );
     } catch (error) {

@@ -385,7 +385,7 @@ export class ZooKeeperBackend implements LockBackend {
   async #listSynced(session: ZooKeeperSession, path: string, what: string, key: string): Promise<string[] | undefined> {
     try {
       await this.#syncWithLeader(session);
-      return await session.request<string[]>(what, (done) => session.client.getChildren(path, (error, list) => done(error, list)));
+      return await session.request<string[]>(what, (done) => session.listChildren(path, undefined, (error, list) => done(error, list ?? [])));
     } catch (error) {
       if (zooKeeperCode(error) === Exception.NO_NODE) return undefined;
       throw this.#wrap(error, key);
@@ -523,11 +523,11 @@ export class ZooKeeperBackend implements LockBackend {
           // lost (a given client's keeper ran out; its session may yet come back) gets no retries:
           // its delete waits in the client and goes out if it reconnects.
           if (session.hasGrant(entry)) throw new LockError(LockErrorCode.BACKEND_UNAVAILABLE, `releasing lock "${key}": the ZooKeeper client is not connected`, { key });
-          session.client.remove(nodePath, -1, () => undefined);
+          session.removeNode(nodePath, -1, () => undefined);
           return false;
         }
         try {
-          await session.request<null>('deleting the lock node', (done) => session.client.remove(nodePath, -1, (error) => done(error, null)));
+          await session.request<null>('deleting the lock node', (done) => session.removeNode(nodePath, -1, (error) => done(error, null)));
           session.removeGrant(entry);
           return true;
         } catch (error) {

@@ -32,13 +32,13 @@ import {
   waitFor,
   withRequestTimeout,
 } from '@fencelock/core/adapter';
-import { type ACL, type Client, Exception, State, createClient } from 'node-zookeeper-client';
+import { type ACL, type Client, type Event, Exception, State, createClient } from 'node-zookeeper-client';
 import type { ResolvedAccess } from './access.js';
-import { type CreateWithStat, createWithStatOn } from './create-with-stat.js';
 import { NodeWatches } from './node-watches.js';
 import { PendingRequest, type RequestHost } from './pending-request.js';
 import type { SessionTiming } from './options.js';
 import { restoreWatchesInParts } from './set-watches.js';
+import { type WireRequests, wireRequestsOn } from './wire-requests.js';
 
 /** A grant that lives as long as the session. */
 export interface SessionGrant {
@@ -131,8 +131,11 @@ export class ZooKeeperSession {
   readonly owned: boolean;
   /** The session's watches: one watcher function per session, dispatching to the current waiters. */
   readonly watches = new NodeWatches();
-  /** CREATE2 on the client's connection (the create's reply carries the stat), when the client allows it. */
-  readonly createWithStat: CreateWithStat | undefined;
+  /**
+   * The lock cycle's requests encoded by the adapter (CREATE2 among them: the create's reply carries
+   * the stat), when the client's internals allow it; see {@link listChildren} and {@link removeNode}.
+   */
+  readonly wire: WireRequests | undefined;
   readonly #settings: SessionSettings;
   // Every cadence of the session: from the requested timeout until the server answers, then from
   // the one it granted (a server clamps the request into its own bounds).
@@ -180,7 +183,7 @@ export class ZooKeeperSession {
   constructor(client: Client, owned: boolean, settings: SessionSettings) {
     this.client = client;
     this.owned = owned;
-    this.createWithStat = createWithStatOn(client);
+    this.wire = wireRequestsOn(client);
     this.#settings = settings;
     this.#connectingSince = owned ? monotonicNow() : Number.NEGATIVE_INFINITY;
     this.#timing = settings.timingFor(client.getSessionTimeout());
@@ -331,6 +334,22 @@ export class ZooKeeperSession {
       this.#deadlines = { timeoutMs, ring: new RequestDeadlines<PendingRequest<unknown>>(timeoutMs, PENDING_DEADLINES) };
     }
     return this.#deadlines.ring;
+  }
+
+  /**
+   * The children of `path` (GET_CHILDREN2), leaving `watcher` as a child watch when given: encoded by
+   * the adapter when it can (see `wire-requests.ts`), else by the client. Use inside {@link request}.
+   */
+  listChildren(path: string, watcher: ((event: Event) => void) | undefined, callback: (error: Exception | Error | null, children: string[] | undefined) => void): void {
+    if (this.wire !== undefined) this.wire.getChildren(path, watcher, callback);
+    else if (watcher !== undefined) this.client.getChildren(path, watcher, callback);
+    else this.client.getChildren(path, callback);
+  }
+
+  /** Deletes `path` at `version` (`-1`: any), encoded as {@link listChildren} is. Use inside {@link request}. */
+  removeNode(path: string, version: number, callback: (error: Exception | Error | null) => void): void {
+    if (this.wire !== undefined) this.wire.remove(path, version, callback);
+    else this.client.remove(path, version, callback);
   }
 
   /** Sends a keepalive now (sharing one in flight); resolves the new deadline, rejects `LOCK_LOST` when the session is gone. */

@@ -1,6 +1,6 @@
 /**
  * The fallback when the client cannot send CREATE2 (its internals are not what
- * `src/create-with-stat.ts` knows; simulated here by that module answering `undefined`): the acquire
+ * `src/wire-requests.ts` knows; simulated here by that module answering `undefined`): the acquire
  * creates with a plain CREATE and reads our node with a watch, pipelined with the listing. The token
  * is still our node's czxid, and a delete behind the holder's back is still noticed.
  */
@@ -12,7 +12,7 @@ import { afterAll, expect, it, vi } from 'vitest';
 import { createZooKeeperLockProvider, encodeKeySegment } from '../src/index.js';
 import { deleteHolders, rawClient } from './znodes.js';
 
-vi.mock('../src/create-with-stat.js', () => ({ createWithStatOn: () => undefined }));
+vi.mock('../src/wire-requests.js', () => ({ wireRequestsOn: () => undefined }));
 
 const ROOT = '/fencelock-no-create2';
 const clients: Client[] = [];

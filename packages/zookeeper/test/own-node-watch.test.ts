@@ -52,6 +52,9 @@ function scriptedSession(
     client,
     watches,
     alive: true,
+    listChildren(path: string, watcher: unknown, callback: (error: null, children: string[]) => void): void {
+      client.getChildren(path, watcher, callback);
+    },
     request<T>(_what: string, run: (done: (error: Error | Exception | null, value: T) => void) => void): Promise<T> {
       return new Promise((resolve, reject) => run((error, value) => (error === null ? resolve(value) : reject(error))));
     },

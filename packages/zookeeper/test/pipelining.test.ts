@@ -30,7 +30,7 @@ async function countingClient(): Promise<{ client: Client; counts: () => Record<
   clients.push(client);
   const require = createRequire(import.meta.url);
   const { OP_CODES } = require('node-zookeeper-client/lib/jute/index.js') as { OP_CODES: Record<string, number> };
-  // node-zookeeper-client has no CREATE2 of its own (see src/create-with-stat.ts).
+  // node-zookeeper-client has no CREATE2 of its own (see src/wire-requests.ts).
   const names = new Map([...Object.entries(OP_CODES).map(([name, code]): [number, string] => [code, name]), [15, 'CREATE2']]);
   const manager = (client as unknown as { connectionManager: { queue: (request: unknown, callback: unknown) => void; socket: object } })
     .connectionManager;
