@@ -6,7 +6,7 @@
  * asks for every target to hold in two full runs.
  */
 import type { AllocationResult } from './allocation.js';
-import { pairedRatio, type ThroughputResult } from './rounds.js';
+import { type ThroughputResult, unroundedPairedRatio } from './rounds.js';
 import { round } from './stats.js';
 import { machineLabel, type RecordedRun } from './run-history.js';
 import type { MachineInfo } from './report.js';
@@ -89,7 +89,7 @@ export function performanceTargets(inputs: PerformanceInputs): PerformanceTarget
       const measuredRatio = (a: string, b: string): number => {
         const top = rows.find((r) => r.subject === a);
         const bottom = rows.find((r) => r.subject === b);
-        return top === undefined || bottom === undefined || !(bottom.opsPerSec > 0) ? Number.NaN : pairedRatio(top, bottom).ratio;
+        return top === undefined || bottom === undefined || !(bottom.opsPerSec > 0) ? Number.NaN : unroundedPairedRatio(top, bottom);
       };
       const twin = PROTOCOL_TWINS[backend] ?? '';
       const split = { least: atLeast, protocol: roundRatio(measuredRatio(twin, theirsId)), library: roundRatio(measuredRatio(oursId, twin)) };
@@ -119,9 +119,21 @@ function roundRatio(value: number): number {
   return Number.isFinite(value) ? round(value, 2) : Number.NaN;
 }
 
+// A ratio with two places, or the more places its check kept (see `check`).
+const ratioFigure = (value: number): string => value.toFixed(Math.max(2, (String(value).split('.')[1] ?? '').length));
+
+// The most decimals shown to keep a figure's rounding from contradicting its verdict.
+const MAX_DECIMALS = 6;
+
+// The verdict is the measured value's; the figure is rounded (none for bytes, two places for ratios),
+// with as many more places as it takes not to round across the threshold: 0.995 × a 1.00 target is
+// shown as 0.995 and missed, not as 1.00.
 function check(id: string, target: string, value: number, ok: (value: number) => boolean): PerformanceTarget {
-  const measured = Number.isFinite(value) ? round(value, value >= 100 ? 0 : 2) : Number.NaN;
-  return { id, target, measured, met: Number.isFinite(measured) && ok(measured) };
+  if (!Number.isFinite(value)) return { id, target, measured: Number.NaN, met: false };
+  const met = ok(value);
+  let decimals = value >= 100 ? 0 : 2;
+  while (decimals < MAX_DECIMALS && ok(round(value, decimals)) !== met) decimals += 1;
+  return { id, target, measured: round(value, decimals), met };
 }
 
 /** Earlier runs shown beside this one. */
@@ -209,7 +221,7 @@ export function throughputSplitMarkdown(targets: readonly PerformanceTarget[], p
     ...split.map((target) =>
       row([
         target.target,
-        target.measured.toFixed(2),
+        ratioFigure(target.measured),
         pair(target.split, (s) => s.protocol),
         pair(target.split, (s) => s.library),
         pair(earlier(target.id), (s) => s.protocol),

@@ -108,8 +108,10 @@ export function protocolSplitMarkdown(
     '`inspect` reads and the line of waiters; etcd: the waiter key under a lease where etcdctl looks, the tombstone check',
     'and the read of who is ahead; ZooKeeper: the same three requests as the raw recipe, the node\'s creation zxid — the fencing',
     'token — taken from the create\'s reply, and the listing sent right behind the create where the raw recipe waits for it), on the wire and in the server, and fencelock ÷ twin is what the library adds on top',
-    '(validation, the handle with its validity deadline and loss signal, events, retries). Medians of the per-round ratios',
-    'of the interleaved rounds of 1 and 3a.',
+    '(validation, the handle with its validity deadline and loss signal, events, retries). The twins send through the client\'s',
+    'own methods, as raw client code would (ZooKeeper\'s CREATE2 excepted: node-zookeeper-client has none), while the Redis,',
+    'Redlock and ZooKeeper providers encode their requests themselves: there fencelock ÷ twin is the library\'s cost less what',
+    'that encoding saves on the client. Medians of the per-round ratios of the interleaved rounds of 1 and 3a.',
     '',
     ...tables,
   ];

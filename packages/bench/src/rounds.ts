@@ -62,6 +62,28 @@ export function pairedRatio(
   ours: { readonly opsPerSec: number; readonly roundOpsPerSec?: readonly number[] },
   other: { readonly opsPerSec: number; readonly roundOpsPerSec?: readonly number[] },
 ): { ratio: number; roundRange?: RoundRange } {
+  const perRound = perRoundRatios(ours, other);
+  if (perRound.length < 2) return { ratio: round(ours.opsPerSec / other.opsPerSec, 2) };
+  return {
+    ratio: round(median(perRound), 2),
+    roundRange: { min: round(Math.min(...perRound), 2), max: round(Math.max(...perRound), 2), rounds: perRound.length },
+  };
+}
+
+/** {@link pairedRatio}'s ratio before it is rounded: what a target's verdict is decided on. */
+export function unroundedPairedRatio(
+  ours: { readonly opsPerSec: number; readonly roundOpsPerSec?: readonly number[] },
+  other: { readonly opsPerSec: number; readonly roundOpsPerSec?: readonly number[] },
+): number {
+  const perRound = perRoundRatios(ours, other);
+  return perRound.length < 2 ? ours.opsPerSec / other.opsPerSec : median(perRound);
+}
+
+// ours ÷ other in each round both ran.
+function perRoundRatios(
+  ours: { readonly roundOpsPerSec?: readonly number[] },
+  other: { readonly roundOpsPerSec?: readonly number[] },
+): number[] {
   const a = ours.roundOpsPerSec ?? [];
   const b = other.roundOpsPerSec ?? [];
   const perRound: number[] = [];
@@ -69,11 +91,7 @@ export function pairedRatio(
     const base = b[i] ?? 0;
     if (base > 0) perRound.push((a[i] ?? 0) / base);
   }
-  if (perRound.length < 2) return { ratio: round(ours.opsPerSec / other.opsPerSec, 2) };
-  return {
-    ratio: round(median(perRound), 2),
-    roundRange: { min: round(Math.min(...perRound), 2), max: round(Math.max(...perRound), 2), rounds: perRound.length },
-  };
+  return perRound;
 }
 
 /**

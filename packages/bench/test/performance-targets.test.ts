@@ -69,6 +69,14 @@ describe("the performance issue's targets", () => {
     expect(byId(targets, 'uncontended:zookeeper/fencelock:zookeeper/raw-recipe')).toMatchObject({ measured: 1, met: true });
   });
 
+  it('decides on the measured ratio, not on its rounded figure, and shows the digit that decides', () => {
+    // 0.995 × the raw recipe would show as 1.00, 0.8496 × raw ioredis as 0.85: each rounded across its threshold.
+    const targets = performanceTargets(inputs({ uncontended: { 'zookeeper/fencelock': [99.5, 99.5, 99.5], 'redis/fencelock': [84.96, 84.96, 84.96] } }));
+    expect(byId(targets, 'uncontended:zookeeper/fencelock:zookeeper/raw-recipe')).toMatchObject({ measured: 0.995, met: false });
+    expect(byId(targets, 'uncontended:redis/fencelock:redis/raw-ioredis')).toMatchObject({ measured: 0.8496, met: false });
+    expect(byId(targets, 'uncontended:redis/fencelock:redis/node-redlock')).toMatchObject({ measured: 0.85, met: false });
+  });
+
   it('checks the bytes and the heap per waiter, and misses what was not measured', () => {
     const targets = performanceTargets(inputs());
     expect(byId(targets, 'own-bytes:memory')).toMatchObject({ measured: 3_000, met: true });
