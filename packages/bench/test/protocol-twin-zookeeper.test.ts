@@ -35,7 +35,7 @@ type Queue = (this: Manager, request: JuteRequest, callback?: Callback) => void;
 const require = createRequire(import.meta.url);
 const ConnectionManager = require('node-zookeeper-client/lib/ConnectionManager.js') as { prototype: { queue: Queue } };
 const { OP_CODES } = require('node-zookeeper-client/lib/jute/index.js') as { OP_CODES: Readonly<Record<string, number>> };
-// node-zookeeper-client has no CREATE2 of its own; the provider and the twin send it (see the provider's create-with-stat.ts).
+// node-zookeeper-client has no CREATE2 of its own; the provider and the twin send it (see the provider's wire-requests.ts).
 const OP_NAMES = new Map([...Object.entries(OP_CODES).map(([name, code]): [number, string] => [code, name]), [15, 'CREATE2']]);
 
 /** One request as sent, before its unique parts are named. */
