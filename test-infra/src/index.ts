@@ -68,6 +68,7 @@ export { waitFor, sleep, withTimeout, WaitTimeoutError } from './wait.js';
 export * from './zookeeper-lock-peers.js';
 export type { WaitOptions } from './wait.js';
 export { isChildOfThisProcess, killChildLeftovers } from './child-cleanup.js';
+export { startedServerPids } from './state.js';
 export { generateCertificates } from './secure/certificates.js';
 export type { CertificatePair, TestCertificates } from './secure/certificates.js';
 export { startSecureEtcd, SECURE_ETCD_LOCK_PREFIX, SECURE_ETCD_OTHER_PREFIX } from './secure/secure-etcd.js';

@@ -5,6 +5,7 @@
 import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { isOurProcess } from './processes.js';
 import type { ServiceName } from './topology.js';
 
 /** One process we started. */
@@ -101,4 +102,18 @@ function isState(value: unknown): value is InfraState {
   if (typeof value !== 'object' || value === null) return false;
   const candidate = value as { version?: unknown; services?: unknown };
   return candidate.version === 1 && typeof candidate.services === 'object' && candidate.services !== null;
+}
+
+/**
+ * The PIDs of the shared-topology servers the CLI started and that are still the processes it
+ * started (each recorded member whose `/proc/<pid>/cwd` is still its data directory), every service
+ * of the state file in `dir` (default: {@link infraDir}). Empty when the CLI started nothing, or the
+ * servers are someone else's (`FENCELOCK_*` addresses): those are left alone.
+ */
+export function startedServerPids(dir: string = infraDir()): number[] {
+  const pids: number[] = [];
+  for (const record of Object.values(new StateStore(dir).read().services)) {
+    for (const member of record?.members ?? []) if (isOurProcess(member.pid, member.cwd)) pids.push(member.pid);
+  }
+  return pids;
 }

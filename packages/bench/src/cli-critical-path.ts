@@ -6,10 +6,12 @@
  * Redis, Redlock, ZooKeeper and etcd), BENCH_ROUNDS (default 5), BENCH_CYCLES (measured cycles per
  * subject per round, default 400), BENCH_WARMUP (cycles before them, default 2000), BENCH_OWN_TURNS
  * (`1`: each call starts in a turn of the event loop of its own, not in the previous call's
- * continuation).
+ * continuation), BENCH_PLACEMENT (`shared`: the client and the servers share every CPU; by default
+ * each has CPUs of its own, as in `pnpm bench`, see `cpu-placement.ts`).
  */
 import { criticalPathMarkdown, measureCriticalPaths, type CriticalPath } from './critical-path.js';
 import { listSetting, nonNegativeSetting, positiveSetting } from './cli-env.js';
+import { benchPlacement } from './cpu-placement.js';
 import { subjectById, subjects as allSubjects, type Subject } from './subjects.js';
 
 const WIRE_BACKENDS = new Set(['redis', 'redlock', 'zookeeper', 'etcd']);
@@ -26,6 +28,9 @@ const options = {
   maxSliceMs: 20_000,
   ownTurns: process.env.BENCH_OWN_TURNS === '1',
 };
+// The client and the servers on CPUs of their own, as in `pnpm bench` (BENCH_PLACEMENT=shared: not).
+const placement = benchPlacement();
+console.error(placement.description);
 const results: CriticalPath[] = [];
 // One backend at a time: its subjects share its servers, and take turns on them.
 for (const backend of [...new Set(chosen.map((subject) => subject.backend))]) {
@@ -33,8 +38,9 @@ for (const backend of [...new Set(chosen.map((subject) => subject.backend))]) {
   console.error(`measuring ${group.map((subject) => subject.id).join(', ')}…`);
   results.push(...(await measureCriticalPaths(group, options)));
 }
-const settings = ['BENCH_SUBJECTS', 'BENCH_ROUNDS', 'BENCH_CYCLES', 'BENCH_WARMUP', 'BENCH_OWN_TURNS']
+placement.restore();
+const settings = ['BENCH_SUBJECTS', 'BENCH_ROUNDS', 'BENCH_CYCLES', 'BENCH_WARMUP', 'BENCH_OWN_TURNS', 'BENCH_PLACEMENT']
   .filter((name) => process.env[name] !== undefined)
   .map((name) => `${name}=${process.env[name] ?? ''} `)
   .join('');
-console.log(criticalPathMarkdown(results, `${settings}pnpm --filter @fencelock/bench bench:critical-path`).join('\n'));
+console.log([`CPUs: ${placement.description}.`, '', ...criticalPathMarkdown(results, `${settings}pnpm --filter @fencelock/bench bench:critical-path`)].join('\n'));

@@ -21,6 +21,9 @@
  * - BENCH_STRESS=0 skips the stress section; BENCH_HOGS: CPU hog processes of its loaded runs,
  *   default 3; BENCH_HERD_WAITERS: the herd's concurrent acquires, default 1000;
  *   BENCH_CONTENTION_ROUNDS: runs of each implementation per load in its contention part, default 3;
+ * - BENCH_PLACEMENT=shared: the single-client sections too run with every CPU shared by the client and
+ *   the servers (default `apart`: the client on the first half of the bench's CPUs, the servers `infra`
+ *   started on the rest, see cpu-placement.ts);
  * - BENCH_ALLOCATION_CYCLES: cycles of each pass of the allocation scenario (4b), default 20000 (each
  *   pass also bounded by 4 × BENCH_SECONDS; its CPU pass split into BENCH_ROUNDS interleaved rounds).
  */
@@ -30,6 +33,7 @@ import { ALLOCATION_BACKENDS, runAllocationGroup, type AllocationResult } from '
 import { sharedAddresses, sharedServers, startDedicatedServers, type BenchServers } from './bench-servers.js';
 import { buildCharts } from './charts.js';
 import { CONTENTION_WARMUP_MS, runContention, type ContentionResult } from './contention.js';
+import { benchPlacement } from './cpu-placement.js';
 import { runHeldLocks, type HeldLocksResult } from './held-locks.js';
 import { runMemory, type MemoryResult } from './memory.js';
 import { measuringPlan, type MeasuringPlan } from './measuring-plan.js';
@@ -86,6 +90,11 @@ process.on('uncaughtException', (error) => {
 });
 const elapsed = (): string => `[${((performance.now() - benchStarted) / 1000).toFixed(0)} s]`;
 
+// The single-client sections (1, 3a, 1c, 1d, later 4b) run with the client and the servers on CPUs of
+// their own, as on separate hosts (see cpu-placement.ts); the others with every CPU shared.
+const placement = benchPlacement();
+console.log(`${elapsed()} ${placement.description}`);
+
 // 1 and 3a: the subjects of each backend interleaved in rounds.
 const uncontended: UncontendedResult[] = [];
 const parallelKeys: ParallelKeysResult[] = [];
@@ -132,6 +141,8 @@ for (const group of coordination) {
     if ((s.contended?.mostHolders ?? 0) > group.limit) errors[`coordination ${s.subject}`] = `SAFETY: ${s.contended?.mostHolders} holders at once, limit ${group.limit}`;
   }
 }
+
+placement.restore();
 
 // 2: forked client processes.
 const contention: ContentionResult[] = [];
@@ -203,6 +214,7 @@ for (const subject of chosen.filter((s) => s.kind === 'fencelock')) {
 // 4b: bytes allocated and client CPU per cycle, and who allocated them (issue "Performance"); CPU in
 // interleaved rounds of each backend's subjects.
 const allocation: AllocationResult[] = [];
+const placedAgain = benchPlacement();
 for (const backend of backends.filter((b) => ALLOCATION_BACKENDS.includes(b))) {
   running = `allocation ${backend}`;
   const group = chosen.filter((subject) => subject.backend === backend);
@@ -224,6 +236,8 @@ for (const backend of backends.filter((b) => ALLOCATION_BACKENDS.includes(b))) {
     );
   }
 }
+
+placedAgain.restore();
 
 // 5: stress (issue "Under load"): a herd, held locks and contention, quiet and under CPU hogs.
 let stress: StressResults | undefined;
@@ -267,7 +281,7 @@ const thisRunTargets = performanceTargets({ uncontended, parallelKeys, allocatio
 const results: BenchResults = {
   startedAt,
   commit,
-  machine: machineInfo(),
+  machine: placement.placed ? { ...machineInfo(), placement: placement.description } : machineInfo(),
   settings: {
     secondsPerMeasurement: seconds,
     rounds,

@@ -145,7 +145,7 @@ export const EARLIER_RUNS_SHOWN = 3;
  */
 export function performanceTargetsMarkdown(
   targets: readonly PerformanceTarget[],
-  thisRun: { startedAt: string; commit?: string; machine: Pick<MachineInfo, 'cpu' | 'cores'> },
+  thisRun: { startedAt: string; commit?: string; machine: Pick<MachineInfo, 'cpu' | 'cores' | 'placement'> },
   earlier: readonly RecordedRun[],
 ): string[] {
   const machine = machineLabel(thisRun.machine);
@@ -167,7 +167,7 @@ export function performanceTargetsMarkdown(
     'The issue "Performance: cheaper per lock than every peer" asks each of its targets to hold in two full',
     `runs. Here they are in this run beside the last full \`pnpm bench\` runs on this machine (${machine}) recorded`,
     'in `docs/bench/history.json` (newest first; every full run adds itself, a subset run adds nothing; runs of',
-    'other machines stay in the file and are not shown here). Ratios are ours ÷ theirs, the median of',
+    'other machines, or with the client and servers placed on CPUs otherwise, stay in the file and are not shown here). Ratios are ours ÷ theirs, the median of',
     'the per-round ratios of sections 1 (uncontended) and 3a (64 keys); bytes are section 4b\'s own bytes per',
     "cycle; heap per waiter is section 3b's. A commit marked `+ changes` ran with uncommitted code.",
     '',

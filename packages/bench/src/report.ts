@@ -28,6 +28,11 @@ export interface MachineInfo {
   readonly memoryGiB: number;
   readonly os: string;
   readonly node: string;
+  /**
+   * Where the client and the servers ran during the single-client sections (see `cpu-placement.ts`),
+   * when they had CPUs of their own; absent when they shared every CPU.
+   */
+  readonly placement?: string;
 }
 
 /** One ratio of fencelock against a baseline on the same backend, same run. */
@@ -656,6 +661,10 @@ export function renderMarkdown(results: BenchResults): string {
     'small: read the ratios, not the absolute figures. Latency and throughput run on the shared test-infra',
     `servers; the server-counted scenarios (wake-ups, held locks) on ${results.countedOn ?? 'the shared servers'} of the same kind,`,
     'so that other clients do not show up in the counters.',
+    '',
+    m.placement === undefined
+      ? 'Client and servers shared every CPU in every section.'
+      : `CPUs in the single-client sections (1, 3a, 1c, 1d and 4b): ${m.placement} (\`taskset\`, see \`src/cpu-placement.ts\`), as on separate hosts; the other sections run on shared CPUs.`,
     '',
     results.built
       ? 'fencelock is loaded from its built packages (`dist/`, as users install it), like the baselines.'

@@ -18,7 +18,7 @@ export interface RecordedRun {
   readonly startedAt: string;
   /** The commit the run measured, `+ changes` when tracked code outside docs/ differed from it. */
   readonly commit: string;
-  /** The machine it ran on (see {@link machineLabel}): runs of other machines are not set beside this one's. */
+  /** The machine it ran on (see {@link machineLabel}): runs of other machines, or placed otherwise, are not set beside this one's. */
   readonly machine: string;
   readonly targets: readonly Pick<PerformanceTarget, 'id' | 'measured' | 'met' | 'split'>[];
 }
@@ -57,13 +57,16 @@ export async function writeHistory(path: URL, history: readonly RecordedRun[]): 
 }
 
 /** What a run records of its targets. */
-export function recordedRun(startedAt: string, commit: string, machine: Pick<MachineInfo, 'cpu' | 'cores'>, targets: readonly PerformanceTarget[]): RecordedRun {
+export function recordedRun(startedAt: string, commit: string, machine: Pick<MachineInfo, 'cpu' | 'cores' | 'placement'>, targets: readonly PerformanceTarget[]): RecordedRun {
   return { startedAt, commit, machine: machineLabel(machine), targets: targets.map(({ id, measured, met, split }) => ({ id, measured, met, ...(split === undefined ? {} : { split }) })) };
 }
 
-/** A machine as the history names it: its CPU model and core count. */
-export function machineLabel(machine: Pick<MachineInfo, 'cpu' | 'cores'>): string {
-  return `${machine.cpu}, ${machine.cores} cores`;
+/**
+ * A machine as the history names it: its CPU model and core count, and where the client and the
+ * servers ran when they had CPUs of their own (runs placed otherwise are not set beside each other).
+ */
+export function machineLabel(machine: Pick<MachineInfo, 'cpu' | 'cores' | 'placement'>): string {
+  return `${machine.cpu}, ${machine.cores} cores${machine.placement === undefined ? '' : `; ${machine.placement}`}`;
 }
 
 /**

@@ -110,6 +110,26 @@ describe("the performance issue's targets", () => {
     expect(alone.find((line) => line.startsWith('| Redis uncontended ≥ 1.00 × node-redlock |'))).toBe('| Redis uncontended ≥ 1.00 × node-redlock | 1.2 met | — |');
   });
 
+  it('sets runs beside each other only when the client and the servers were placed on CPUs alike', () => {
+    const now = performanceTargets(inputs());
+    const placed = { ...MACHINE, placement: 'client on CPU 0, servers on CPU 1' };
+    const shared = recordedRun('2026-01-02T10:00:00.000Z', 'aaaaaaa', MACHINE, now);
+    const apart = recordedRun('2026-01-02T11:00:00.000Z', 'bbbbbbb', placed, now);
+    expect(apart.machine).toBe('Test CPU, 2 cores; client on CPU 0, servers on CPU 1');
+    const placedRun = performanceTargetsMarkdown(now, { startedAt: '2026-01-03T10:00:00.000Z', machine: placed }, [shared, apart]).join('\n');
+    expect(placedRun).toContain('bbbbbbb');
+    expect(placedRun).not.toContain('aaaaaaa');
+    const sharedRun = performanceTargetsMarkdown(now, { startedAt: '2026-01-03T10:00:00.000Z', machine: MACHINE }, [shared, apart]).join('\n');
+    expect(sharedRun).toContain('aaaaaaa');
+    expect(sharedRun).not.toContain('bbbbbbb');
+    // The report says where the processes ran.
+    const empty = { uncontended: [], parallelKeys: [], contention: [], waiters: [], memory: [], ratios: [], targets: [], errors: {}, settings: {} };
+    expect(renderMarkdown({ ...empty, startedAt: '2026-01-03T10:00:00.000Z', machine: { ...machineInfo(), placement: placed.placement } })).toContain(
+      'CPUs in the single-client sections (1, 3a, 1c, 1d and 4b): client on CPU 0, servers on CPU 1 (`taskset`',
+    );
+    expect(renderMarkdown({ ...empty, startedAt: '2026-01-03T10:00:00.000Z', machine: machineInfo() })).toContain('Client and servers shared every CPU in every section.');
+  });
+
   it('splits each throughput ratio into what the requests alone reach and what the library keeps, and names what keeps a missed target below', () => {
     const twins = ['redis/protocol-twin', 'redlock/protocol-twin', 'zookeeper/protocol-twin', 'etcd/protocol-twin'];
     const base = inputs({ uncontended: { 'redis/fencelock': [90, 90, 90], 'redlock/fencelock': [95, 95, 95] } });
