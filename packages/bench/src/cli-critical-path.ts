@@ -6,8 +6,8 @@
  * Redis, Redlock, ZooKeeper and etcd), BENCH_ROUNDS (default 5), BENCH_CYCLES (measured cycles per
  * subject per round, default 400), BENCH_WARMUP (cycles before them, default 2000), BENCH_OWN_TURNS
  * (`1`: each call starts in a turn of the event loop of its own, not in the previous call's
- * continuation), BENCH_PLACEMENT (`shared`: the client and the servers share every CPU; by default
- * each has CPUs of its own, as in `pnpm bench`, see `cpu-placement.ts`).
+ * continuation), BENCH_PLACEMENT (`apart`: the client and the servers each on CPUs of their own; by
+ * default they share every CPU, see `cpu-placement.ts`).
  */
 import { criticalPathMarkdown, measureCriticalPaths, type CriticalPath } from './critical-path.js';
 import { listSetting, nonNegativeSetting, positiveSetting } from './cli-env.js';
@@ -28,7 +28,7 @@ const options = {
   maxSliceMs: 20_000,
   ownTurns: process.env.BENCH_OWN_TURNS === '1',
 };
-// The client and the servers on CPUs of their own, as in `pnpm bench` (BENCH_PLACEMENT=shared: not).
+// BENCH_PLACEMENT=apart: the client and the servers on CPUs of their own (see cpu-placement.ts).
 const placement = benchPlacement();
 console.error(placement.description);
 const results: CriticalPath[] = [];

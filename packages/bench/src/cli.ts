@@ -21,9 +21,9 @@
  * - BENCH_STRESS=0 skips the stress section; BENCH_HOGS: CPU hog processes of its loaded runs,
  *   default 3; BENCH_HERD_WAITERS: the herd's concurrent acquires, default 1000;
  *   BENCH_CONTENTION_ROUNDS: runs of each implementation per load in its contention part, default 3;
- * - BENCH_PLACEMENT=shared: the single-client sections too run with every CPU shared by the client and
- *   the servers (default `apart`: the client on the first half of the bench's CPUs, the servers `infra`
- *   started on the rest, see cpu-placement.ts);
+ * - BENCH_PLACEMENT=apart: the single-client sections run with the client on the first half of the
+ *   bench's CPUs and the servers `infra` started on the rest (default `shared`: every CPU shared, see
+ *   cpu-placement.ts);
  * - BENCH_ALLOCATION_CYCLES: cycles of each pass of the allocation scenario (4b), default 20000 (each
  *   pass also bounded by 4 × BENCH_SECONDS; its CPU pass split into BENCH_ROUNDS interleaved rounds).
  */
@@ -90,8 +90,8 @@ process.on('uncaughtException', (error) => {
 });
 const elapsed = (): string => `[${((performance.now() - benchStarted) / 1000).toFixed(0)} s]`;
 
-// The single-client sections (1, 3a, 1c, 1d, later 4b) run with the client and the servers on CPUs of
-// their own, as on separate hosts (see cpu-placement.ts); the others with every CPU shared.
+// With BENCH_PLACEMENT=apart the single-client sections (1, 3a, 1c, 1d, later 4b) run with the client
+// and the servers on CPUs of their own (see cpu-placement.ts); by default every CPU is shared.
 const placement = benchPlacement();
 console.log(`${elapsed()} ${placement.description}`);
 

@@ -1,6 +1,6 @@
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { afterEach, describe, expect, it } from 'vitest';
-import { cpusOf, formatCpuList, parseCpuList, placeOnCpus, splitCpus } from '../src/cpu-placement.js';
+import { benchPlacement, cpusOf, formatCpuList, parseCpuList, placeOnCpus, splitCpus } from '../src/cpu-placement.js';
 
 describe('CPU lists', () => {
   it('reads taskset lists, ranges included', () => {
@@ -80,6 +80,18 @@ describe('placeOnCpus', () => {
     expect(placement.description).toMatch(/taskset failed: taskset: failed to set pid affinity/);
     expect(fake.affinity.get(20)).toBe('0,1');
     expect(fake.affinity.get(10)).toBe('0-1');
+  });
+});
+
+describe('benchPlacement', () => {
+  it('moves nothing unless asked, and refuses a value it does not know', () => {
+    const before = hasTaskset() ? cpusOf(process.pid) : undefined;
+    const placement = benchPlacement({});
+    expect(placement.placed).toBe(false);
+    expect(placement.description).toBe('client and servers on shared CPUs');
+    if (before !== undefined) expect(cpusOf(process.pid)).toEqual(before);
+    expect(benchPlacement({ BENCH_PLACEMENT: 'shared' }).placed).toBe(false);
+    expect(() => benchPlacement({ BENCH_PLACEMENT: 'pinned' })).toThrow(/BENCH_PLACEMENT must be "shared" \(the default\) or "apart", not "pinned"/);
   });
 });
 
