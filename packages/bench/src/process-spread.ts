@@ -8,12 +8,9 @@
  * the per-process ratios shows how far one run's ratio can be trusted, and the median over processes
  * what is left of it.
  */
-import { randomUUID } from 'node:crypto';
-import { lockCycle } from './allocation.js';
-import { measureCpu, runBounded } from './cycle-costs.js';
-import { median } from './rounds.js';
-import { roundOrder } from './round-order.js';
+import { median, runInterleaved } from './rounds.js';
 import type { Subject } from './subjects.js';
+import { openUncontended } from './uncontended.js';
 
 /** How each process measures. */
 export interface SpreadOptions {
@@ -36,31 +33,41 @@ export interface SubjectCosts {
 }
 
 /**
- * Measures `subjects` in this process: each opened and warmed up, then in `rounds` interleaved rounds
- * (a balanced order, see round-order.ts) of `cyclesPerRound` cycles each, CPU and wall per cycle.
+ * Measures `subjects` in this process as section 1 of `pnpm bench` does (its uncontended loop, warm-up
+ * and interleaved rounds), with the client CPU of each slice besides. Rejects with the first failure.
  */
 export async function measureInThisProcess(subjects: readonly Subject[], options: SpreadOptions): Promise<SubjectCosts[]> {
-  const open: { subject: Subject; close: () => Promise<void>; cycle: () => Promise<void>; cpu: number[]; wall: number[]; cycles: number }[] = [];
-  try {
-    for (const subject of subjects) {
-      const session = await subject.open();
-      open.push({ subject, close: () => session.close(), cycle: lockCycle(session, `spread:${randomUUID()}`), cpu: [], wall: [], cycles: 0 });
-    }
-    for (const entry of open) await runBounded(entry.cycle, options.warmupCycles, options.maxSliceMs);
-    for (let round = 0; round < options.rounds; round += 1) {
-      for (const at of roundOrder(open.length, round)) {
-        const entry = open[at]!;
-        const slice = await measureCpu(entry.cycle, options.cyclesPerRound, options.maxSliceMs);
-        if (slice.cycles === 0) continue;
-        entry.cpu.push(slice.microsPerCycle);
-        entry.wall.push(slice.wallMicrosPerCycle);
-        entry.cycles += slice.cycles;
-      }
-    }
-    return open.map((entry) => ({ subject: entry.subject.id, cpuMicros: median(entry.cpu), wallMicros: median(entry.wall), cycles: entry.cycles }));
-  } finally {
-    for (const entry of open) await entry.close();
-  }
+  const cpuPerCycle = new Map<Subject, number[]>();
+  let failure: unknown;
+  const measured = await runInterleaved(
+    subjects,
+    async (subject) => {
+      const runner = await openUncontended(subject, options.warmupCycles, options.maxSliceMs);
+      const cpu: number[] = [];
+      cpuPerCycle.set(subject, cpu);
+      return {
+        async slice(maxMs, maxCycles) {
+          const start = process.cpuUsage();
+          const samples = await runner.slice(maxMs, maxCycles);
+          const used = process.cpuUsage(start);
+          if (samples.length > 0) cpu.push((used.user + used.system) / samples.length);
+          return samples;
+        },
+        close: () => runner.close(),
+      };
+    },
+    { rounds: options.rounds, sliceMs: options.maxSliceMs, maxCyclesPerSlice: options.cyclesPerRound },
+    (_, error) => {
+      failure ??= error;
+    },
+  );
+  if (failure !== undefined) throw failure;
+  return measured.map((measurement) => ({
+    subject: measurement.subject.id,
+    cpuMicros: median(cpuPerCycle.get(measurement.subject) ?? []),
+    wallMicros: median(measurement.roundOpsPerSec.filter((ops) => ops > 0).map((ops) => 1e6 / ops)),
+    cycles: measurement.samples.length,
+  }));
 }
 
 /** What the processes measured, subject by subject against the first subject (`ours`). */

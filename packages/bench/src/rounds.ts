@@ -62,12 +62,10 @@ export function pairedRatio(
   ours: { readonly opsPerSec: number; readonly roundOpsPerSec?: readonly number[] },
   other: { readonly opsPerSec: number; readonly roundOpsPerSec?: readonly number[] },
 ): { ratio: number; roundRange?: RoundRange } {
+  const ratio = round(unroundedPairedRatio(ours, other), 2);
   const perRound = perRoundRatios(ours, other);
-  if (perRound.length < 2) return { ratio: round(ours.opsPerSec / other.opsPerSec, 2) };
-  return {
-    ratio: round(median(perRound), 2),
-    roundRange: { min: round(Math.min(...perRound), 2), max: round(Math.max(...perRound), 2), rounds: perRound.length },
-  };
+  if (perRound.length < 2) return { ratio };
+  return { ratio, roundRange: { min: round(Math.min(...perRound), 2), max: round(Math.max(...perRound), 2), rounds: perRound.length } };
 }
 
 /** {@link pairedRatio}'s ratio before it is rounded: what a target's verdict is decided on. */
