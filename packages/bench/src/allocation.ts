@@ -11,10 +11,10 @@
  * fencelock's to the loop that calls it or ioredis' to fencelock. Without it, code allocates a few
  * per cent more (less escape analysis), so the split's own total is shown next to the exact one.
  */
-import { fork } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import type { SplitMessage } from './allocation-worker.js';
+import { forkBenchWorker, killIfRunning } from './bench-worker.js';
 import { nextChildMessage } from './child-message.js';
 import { measureBytes, measureCpu, runBounded, type AllocationSplit, type CycleCosts, type OwnerShare } from './cycle-costs.js';
 import { roundOrder } from './round-order.js';
@@ -84,7 +84,6 @@ export function lockCycle(session: LockSession, key: string): () => Promise<void
 }
 
 const WORKER = fileURLToPath(new URL('./allocation-worker.ts', import.meta.url));
-const PACKAGE_DIR = fileURLToPath(new URL('..', import.meta.url));
 
 /**
  * Measures `subjects` (give the subjects of ONE backend, so that they share the same server): CPU per
@@ -196,24 +195,14 @@ function allocationResult(subject: Subject, costs: CycleCosts, roundCpu: readonl
 }
 
 async function forkedSplit(subject: Subject, options: AllocationOptions): Promise<AllocationSplit> {
-  const child = fork(WORKER, [subject.id, String(options.cycles), String(options.maxMs), String(options.samplingIntervalBytes ?? 1_024)], {
-    cwd: PACKAGE_DIR,
-    // Loaded as the parent loads fencelock (built packages under `pnpm bench`, sources in tests).
-    execArgv: [
-      '--no-turbo-inlining',
-      ...(process.env['FENCELOCK_BENCH_BUILT'] === '1' ? [] : ['--conditions=@fencelock/source']),
-      '--import',
-      'tsx',
-    ],
-    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
-  });
+  const child = forkBenchWorker(WORKER, [subject.id, String(options.cycles), String(options.maxMs), String(options.samplingIntervalBytes ?? 1_024)], ['--no-turbo-inlining']);
   try {
     // A warm-up and a pass, each bounded by maxMs, plus starting up and opening the subject.
     const message = await nextChildMessage<SplitMessage>(child, () => true, 3 * options.maxMs + 60_000, 'the allocation worker\'s result');
     if (message.type === 'failed') throw new Error(`allocation worker for ${subject.id} failed: ${message.error}`);
     return message.split;
   } finally {
-    if (child.exitCode === null && child.signalCode === null) child.kill();
+    killIfRunning(child);
   }
 }
 

@@ -8,6 +8,9 @@
  * - BENCH_ROUNDS: interleaved rounds the uncontended and 64-key time is split into, default 5 (per
  *   backend, rounded up to a balanced order; ZooKeeper and etcd get 4 × the time in 2 × the rounds,
  *   see measuring-plan.ts);
+ * - BENCH_PROCESSES: processes the uncontended and 64-key measurements of each backend are split
+ *   over, one after the other, each with its own warm-up, every round and 1 / BENCH_PROCESSES of the
+ *   time and cycles, default 3 (see throughput-processes.ts);
  * - BENCH_CYCLES: most uncontended cycles per subject (and acquisitions per contending client), default 20000;
  * - BENCH_CLIENTS: contending processes, default 4;
  * - BENCH_HELD_LOCKS: locks held with auto-extension, default 10000; BENCH_HELD_TTL_MS: their TTL,
@@ -37,7 +40,7 @@ import { benchPlacement } from './cpu-placement.js';
 import { runHeldLocks, type HeldLocksResult } from './held-locks.js';
 import { runMemory, type MemoryResult } from './memory.js';
 import { measuringPlan, type MeasuringPlan } from './measuring-plan.js';
-import { runParallelKeysGroup, type ParallelKeysResult } from './parallel-keys.js';
+import type { ParallelKeysResult } from './parallel-keys.js';
 import { performanceTargets } from './performance-targets.js';
 import { checkTargets, computeRatios, machineInfo, renderMarkdown, type BenchResults } from './report.js';
 import { isFullRun, readHistory, recordedRun, sourceCommit, withRun, writeHistory } from './run-history.js';
@@ -49,11 +52,13 @@ import { coordinationGroups } from './subjects-coordination.js';
 import { redisClientPairs } from './subjects-redis-clients.js';
 import { SCRIPT_COMMANDS, subjects, type Backend, type Subject } from './subjects.js';
 import { idFilter, listSetting, positiveSetting } from './cli-env.js';
-import { runUncontendedGroup, type UncontendedResult } from './uncontended.js';
+import { runSectionInProcesses } from './throughput-processes.js';
+import type { UncontendedResult } from './uncontended.js';
 import { runWaiters, type WaitersResult } from './waiters.js';
 
 const seconds = positiveSetting('BENCH_SECONDS', 3);
 const rounds = Math.round(positiveSetting('BENCH_ROUNDS', 5));
+const processes = Math.round(positiveSetting('BENCH_PROCESSES', 3));
 const maxCycles = positiveSetting('BENCH_CYCLES', 20_000);
 const clients = positiveSetting('BENCH_CLIENTS', 4);
 const heldLockCount = Math.round(positiveSetting('BENCH_HELD_LOCKS', 10_000));
@@ -102,16 +107,17 @@ const planOf = (backend: Backend): MeasuringPlan => measuringPlan(backend, chose
 for (const backend of backends) {
   const group = chosen.filter((subject) => subject.backend === backend);
   running = `uncontended ${backend}`;
-  for (const result of await runUncontendedGroup(group, { maxCycles, ...planOf(backend) }, (s, e) => fail('uncontended', s, e))) {
+  const request = { section: 'uncontended', subjects: group.map((s) => s.id), options: { maxCycles, ...planOf(backend) } } as const;
+  for (const result of await runSectionInProcesses(request, group, processes, (s, e) => fail('uncontended', s, e))) {
     uncontended.push(result);
     console.log(`${elapsed()} uncontended ${result.subject}: ${result.opsPerSec} ops/s (rounds ${result.roundOpsPerSec.join(' ')}), p50 ${result.p50Ms} ms, p99 ${result.p99Ms} ms (${result.cycles} cycles)`);
   }
 }
 for (const backend of backends) {
   const group = chosen.filter((subject) => subject.backend === backend);
-  const options = { keys: 64, maxCyclesPerKey: maxCycles, ...planOf(backend) };
   running = `64 keys ${backend}`;
-  for (const result of await runParallelKeysGroup(group, options, (s, e) => fail('64 keys', s, e))) {
+  const request = { section: 'parallel-keys', subjects: group.map((s) => s.id), options: { keys: 64, maxCyclesPerKey: maxCycles, ...planOf(backend) } } as const;
+  for (const result of await runSectionInProcesses(request, group, processes, (s, e) => fail('64 keys', s, e))) {
     parallelKeys.push(result);
     console.log(`${elapsed()} 64 keys ${result.subject}: ${result.opsPerSec} ops/s aggregate (rounds ${result.roundOpsPerSec.join(' ')}), p50 ${result.p50Ms} ms, p99 ${result.p99Ms} ms`);
   }
@@ -293,7 +299,7 @@ const results: BenchResults = {
     heldTtlMs,
     holdWindowSeconds: holdSeconds,
   },
-  measuringPlans: backends.map((backend) => ({ backend, secondsPerSubject: planOf(backend).maxMs / 1000, rounds: planOf(backend).rounds })),
+  measuringPlans: backends.map((backend) => ({ backend, secondsPerSubject: planOf(backend).maxMs / 1000, rounds: planOf(backend).rounds, processes })),
   uncontended,
   parallelKeys,
   ...(redisClients.length === 0 ? {} : { redisClients }),

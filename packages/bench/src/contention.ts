@@ -5,9 +5,9 @@
  * release to the acquire of a client that was already waiting), the share of acquisitions that
  * went to a different client than the last holder, and the longest wait.
  */
-import { fork } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
+import { forkBenchWorker, killIfRunning } from './bench-worker.js';
 import { nextChildMessage } from './child-message.js';
 import type { AcquisitionEvent, GoMessage, WorkerMessage } from './contention-worker.js';
 import { round, summarize } from './stats.js';
@@ -75,7 +75,6 @@ export interface ContentionResult extends SubjectFields {
 }
 
 const WORKER = fileURLToPath(new URL('./contention-worker.ts', import.meta.url));
-const PACKAGE_DIR = fileURLToPath(new URL('..', import.meta.url));
 
 
 /** Measures `subject` with several contending processes. */
@@ -86,12 +85,7 @@ export async function runContention(subject: Subject, options: ContentionOptions
   const waitMs = options.waitMs ?? Math.min(2_000, options.maxMs);
   const key = `contention:${randomUUID()}`;
   const children = Array.from({ length: clients }, (_, index) =>
-    fork(WORKER, [subject.id, key, String(index)], {
-      cwd: PACKAGE_DIR,
-      // Workers load fencelock the way the parent does: built packages under `pnpm bench`, sources in tests.
-      execArgv: process.env['FENCELOCK_BENCH_BUILT'] === '1' ? ['--import', 'tsx'] : ['--conditions=@fencelock/source', '--import', 'tsx'],
-      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
-    }),
+    forkBenchWorker(WORKER, [subject.id, key, String(index)]),
   );
   try {
     await Promise.all(children.map((child) => nextChildMessage<WorkerMessage>(child, (m) => m.type === 'ready', 30_000, "a contention worker's 'ready'")));
@@ -113,7 +107,7 @@ export async function runContention(subject: Subject, options: ContentionOptions
     const events = reports.flatMap((report) => report.events).sort((a, b) => compare(a.acquiredNs, b.acquiredNs));
     return analyse(subject, clients, startNs, events, reports);
   } finally {
-    for (const child of children) if (child.exitCode === null && child.signalCode === null) child.kill();
+    for (const child of children) killIfRunning(child);
   }
 }
 

@@ -6,6 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import { runAlone, runInterleaved, throughputResult, type RoundsMeasurement, type SliceRunner, type ThroughputResult } from './rounds.js';
 import type { Subject } from './subjects.js';
+import { UNCONTENDED_WARMUP_CYCLES, UNCONTENDED_WARMUP_MS } from './uncontended.js';
 
 /** Bounds of one parallel-keys measurement. */
 export interface ParallelKeysOptions {
@@ -25,8 +26,9 @@ export interface ParallelKeysResult extends ThroughputResult {
 }
 
 /**
- * Opens `subject` for slices of `keyCount` concurrent loops, after one cycle per key and an unmeasured
- * slice of at most `warmupMs` and `warmupCyclesPerKey`.
+ * Opens `subject` for slices of `keyCount` concurrent loops, after one cycle per key and unmeasured
+ * slices of at most `warmupMs` and `warmupCyclesPerKey` each: one, and more until
+ * {@link UNCONTENDED_WARMUP_CYCLES} cycles ran in all or {@link UNCONTENDED_WARMUP_MS} passed.
  */
 export async function openParallelKeys(subject: Subject, keyCount: number, warmupMs: number, warmupCyclesPerKey: number): Promise<SliceRunner> {
   const session = await subject.open();
@@ -48,9 +50,15 @@ export async function openParallelKeys(subject: Subject, keyCount: number, warmu
     return samples;
   };
   try {
-    // One cycle per key (connections, scripts, parents), then a slice for the JIT to settle.
-    await slice(Number.POSITIVE_INFINITY, 1);
-    await slice(warmupMs, warmupCyclesPerKey);
+    // One cycle per key (connections, scripts, parents), then a slice for the JIT to settle, and more
+    // until the subject has run as many cycles as an uncontended warm-up (within its bound): a
+    // process of its own starts with nothing compiled (see `UNCONTENDED_WARMUP_CYCLES`).
+    const deadline = performance.now() + UNCONTENDED_WARMUP_MS;
+    let warmed = (await slice(Number.POSITIVE_INFINITY, 1)).length;
+    warmed += (await slice(warmupMs, warmupCyclesPerKey)).length;
+    while (warmed < UNCONTENDED_WARMUP_CYCLES && performance.now() < deadline) {
+      warmed += (await slice(Math.min(warmupMs, deadline - performance.now()), warmupCyclesPerKey)).length;
+    }
   } catch (error) {
     await session.close().catch(() => undefined);
     throw error;
@@ -58,26 +66,35 @@ export async function openParallelKeys(subject: Subject, keyCount: number, warmu
   return { slice, close: () => session.close() };
 }
 
-function parallelKeysResult(measurement: RoundsMeasurement, keys: number): ParallelKeysResult {
+/** {@link ThroughputResult} of one subject's parallel-keys slices, with the number of keys. */
+export function parallelKeysResult(measurement: RoundsMeasurement, keys: number): ParallelKeysResult {
   return { ...throughputResult(measurement), keys };
 }
 
-/** Measures `subjects` (of ONE backend) on many keys at once, interleaved in rounds. */
-export async function runParallelKeysGroup(
+/** The slices of `subjects` (of ONE backend) on many keys at once, interleaved in rounds. */
+export function parallelKeysRounds(
   subjects: readonly Subject[],
   options: ParallelKeysOptions,
   onError: (subject: Subject, error: unknown) => void = () => undefined,
-): Promise<ParallelKeysResult[]> {
+): Promise<RoundsMeasurement[]> {
   const keyCount = options.keys ?? 64;
   const rounds = options.rounds ?? 1;
   const cyclesPerSlice = Math.max(1, Math.floor(options.maxCyclesPerKey / rounds));
-  const measurements = await runInterleaved(
+  return runInterleaved(
     subjects,
     (subject) => openParallelKeys(subject, keyCount, options.maxMs / rounds / 2, cyclesPerSlice),
     { rounds, sliceMs: options.maxMs / rounds, maxCyclesPerSlice: cyclesPerSlice },
     onError,
   );
-  return measurements.map((measurement) => parallelKeysResult(measurement, keyCount));
+}
+
+/** {@link parallelKeysRounds}, as each subject's figures. */
+export async function runParallelKeysGroup(
+  subjects: readonly Subject[],
+  options: ParallelKeysOptions,
+  onError: (subject: Subject, error: unknown) => void = () => undefined,
+): Promise<ParallelKeysResult[]> {
+  return (await parallelKeysRounds(subjects, options, onError)).map((measurement) => parallelKeysResult(measurement, options.keys ?? 64));
 }
 
 /** Measures one subject on many keys (one round); rejects on failure. */

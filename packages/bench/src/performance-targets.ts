@@ -9,6 +9,7 @@ import type { AllocationResult } from './allocation.js';
 import { type ThroughputResult, unroundedPairedRatio } from './rounds.js';
 import { round } from './stats.js';
 import { machineLabel, type RecordedRun } from './run-history.js';
+import { perProcessRatios } from './throughput-processes.js';
 import type { MachineInfo } from './report.js';
 import type { WaitersResult } from './waiters.js';
 
@@ -27,6 +28,11 @@ export interface PerformanceTarget {
   readonly met: boolean;
   /** A throughput target's split into protocol and library (see {@link ThroughputSplit}); absent for the others. */
   readonly split?: ThroughputSplit;
+  /**
+   * A throughput target measured in several processes: each process's own ratio (the median of its
+   * rounds' ratios, two places), in the order they ran. Absent when measured in one.
+   */
+  readonly perProcess?: readonly number[];
 }
 
 /**
@@ -43,7 +49,7 @@ export interface ThroughputSplit {
   readonly library: number;
 }
 
-type Throughput = Pick<ThroughputResult, 'subject' | 'opsPerSec' | 'roundOpsPerSec'>;
+type Throughput = Pick<ThroughputResult, 'subject' | 'opsPerSec' | 'roundOpsPerSec' | 'processes'>;
 
 /** What the targets are checked against: a run's results (older results may lack a section). */
 export interface PerformanceInputs {
@@ -94,7 +100,14 @@ export function performanceTargets(inputs: PerformanceInputs): PerformanceTarget
       const twin = PROTOCOL_TWINS[backend] ?? '';
       const split = { least: atLeast, protocol: roundRatio(measuredRatio(twin, theirsId)), library: roundRatio(measuredRatio(oursId, twin)) };
       const checked = check(`${idPrefix}:${oursId}:${theirsId}`, `${BACKEND_NAMES[backend]} ${scenario} ≥ ${atLeast.toFixed(2)} × ${theirName}`, measuredRatio(oursId, theirsId), (v) => v >= atLeast);
-      targets.push(Number.isFinite(split.protocol) && Number.isFinite(split.library) ? { ...checked, split } : checked);
+      const ours = rows.find((r) => r.subject === oursId);
+      const theirs = rows.find((r) => r.subject === theirsId);
+      const perProcess = ours === undefined || theirs === undefined ? [] : perProcessRatios(ours, theirs).map(roundRatio);
+      targets.push({
+        ...checked,
+        ...(Number.isFinite(split.protocol) && Number.isFinite(split.library) ? { split } : {}),
+        ...(perProcess.length > 1 ? { perProcess } : {}),
+      });
     }
   }
   const allocation = inputs.allocation ?? [];
@@ -155,10 +168,11 @@ export function performanceTargetsMarkdown(
     .slice(0, EARLIER_RUNS_SHOWN);
   const previous = shown[0];
   const when = (run: { startedAt: string; commit?: string }): string => `${run.startedAt.slice(0, 16).replace('T', ' ')} UTC, ${run.commit ?? 'commit unknown'}`;
-  const cell = (target: Pick<PerformanceTarget, 'measured' | 'met'> | undefined): string => {
+  const cell = (target: Pick<PerformanceTarget, 'measured' | 'met' | 'perProcess'> | undefined): string => {
     if (target === undefined) return '—';
     const value = Number.isFinite(target.measured) ? String(target.measured) : 'not measured';
-    return target.met ? `${value} met` : `${value} **missed**`;
+    const processes = target.perProcess === undefined ? '' : ` (per process ${target.perProcess.map((r) => r.toFixed(2)).join(' / ')})`;
+    return `${value}${target.met ? ' met' : ' **missed**'}${processes}`;
   };
   const row = (cells: readonly string[]): string => `| ${cells.join(' | ')} |`;
   return [
@@ -168,7 +182,8 @@ export function performanceTargetsMarkdown(
     `runs. Here they are in this run beside the last full \`pnpm bench\` runs on this machine (${machine}) recorded`,
     'in `docs/bench/history.json` (newest first; every full run adds itself, a subset run adds nothing; runs of',
     'other machines, or with the client and servers placed on CPUs otherwise, stay in the file and are not shown here). Ratios are ours ÷ theirs, the median of',
-    'the per-round ratios of sections 1 (uncontended) and 3a (64 keys); bytes are section 4b\'s own bytes per',
+    'the per-round ratios of sections 1 (uncontended) and 3a (64 keys), over every process they were measured in (each',
+    "process's own ratio follows in brackets, in the order they ran); bytes are section 4b's own bytes per",
     "cycle; heap per waiter is section 3b's. A commit marked `+ changes` ran with uncommitted code.",
     '',
     row(['target', `this run (${when(thisRun)})`, ...shown.map((run) => `earlier (${when(run)})`), 'held in this run and the one before']),

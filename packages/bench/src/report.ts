@@ -63,8 +63,11 @@ export interface BenchResults {
   readonly startedAt: string;
   readonly machine: MachineInfo;
   readonly settings: Record<string, number>;
-  /** Time per subject and rounds of each backend in 1 and 3a (see `measuring-plan.ts`; absent in older results). */
-  readonly measuringPlans?: readonly { readonly backend: string; readonly secondsPerSubject: number; readonly rounds: number }[];
+  /**
+   * Time per subject and rounds of each backend in 1 and 3a (see `measuring-plan.ts`; absent in older
+   * results), and the processes they were split over (see `throughput-processes.ts`; absent: one).
+   */
+  readonly measuringPlans?: readonly { readonly backend: string; readonly secondsPerSubject: number; readonly rounds: number; readonly processes?: number }[];
   readonly uncontended: readonly UncontendedResult[];
   readonly parallelKeys: readonly ParallelKeysResult[];
   readonly contention: readonly ContentionResult[];
@@ -334,13 +337,24 @@ const fmt = (value: number, digits = 1): string => (Number.isFinite(value) ? val
 
 const pct = (share: number): string => `${fmt(share * 100, 0)} %`;
 
-// Time per subject and rounds by backend (1 and 3a): ZooKeeper and etcd get more of both (measuring-plan.ts).
+// Time per subject and rounds by backend (1 and 3a): ZooKeeper and etcd get more of both (measuring-plan.ts),
+// and the processes they were split over (throughput-processes.ts).
 function measuringPlansLines(results: BenchResults): string[] {
   const plans = results.measuringPlans ?? [];
   if (plans.length === 0) return [];
-  const each = plans.map((plan) => `${BACKEND_NAMES[plan.backend] ?? plan.backend} ${fmt(plan.secondsPerSubject, 0)} s in ${plan.rounds}`).join(', ');
+  const processes = plans[0]?.processes ?? 1;
+  const each = plans
+    .map((plan) => `${BACKEND_NAMES[plan.backend] ?? plan.backend} ${fmt(plan.secondsPerSubject, 0)} s in ${(plan.processes ?? 1) > 1 ? `${plan.processes} × ` : ''}${plan.rounds}`)
+    .join(', ');
   return [
     `Measuring time per subject and rounds, here and in 3a (orders balanced over the rounds; ZooKeeper and etcd, whose cycles are quorum writes of milliseconds, get more of both, see \`src/measuring-plan.ts\`): ${each}.`,
+    ...(processes > 1
+      ? [
+          `Each backend was measured in ${processes} processes one after the other (\`BENCH_PROCESSES\`), each with its own warm-up, every round and a`,
+          `${processes === 3 ? 'third' : `1/${processes}`} of the time: what V8 compiled in one process moves a ratio by several per cent for that process's whole life, which`,
+          "its rounds cannot average out (see `src/throughput-processes.ts`). A ratio is the median of every process's per-round ratios.",
+        ]
+      : []),
   ];
 }
 

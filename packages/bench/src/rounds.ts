@@ -148,6 +148,11 @@ export interface ThroughputResult extends SubjectFields {
   readonly bestOpsPerSec: number;
   /** Cycles per second of each round, in round order. */
   readonly roundOpsPerSec: readonly number[];
+  /**
+   * How many processes the rounds were measured in, one after the other (see `throughput-processes.ts`):
+   * `roundOpsPerSec` then holds one block of equal length per process. Absent: one process.
+   */
+  readonly processes?: number;
   /** Latency of one acquire + release cycle over every round, ms. */
   readonly p50Ms: number;
   readonly p90Ms: number;

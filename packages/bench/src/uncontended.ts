@@ -66,24 +66,32 @@ export async function openUncontended(subject: Subject, warmupCycles: number, wa
 export const uncontendedResult: (measurement: RoundsMeasurement) => UncontendedResult = throughputResult;
 
 /**
- * Measures `subjects` uncontended, interleaved in `options.rounds` rounds (give the subjects of
+ * The slices of `subjects` uncontended, interleaved in `options.rounds` rounds (give the subjects of
  * ONE backend, so they share the same server). Failures go to `onError`.
  */
-export async function runUncontendedGroup(
+export function uncontendedRounds(
   subjects: readonly Subject[],
   options: UncontendedOptions,
   onError: (subject: Subject, error: unknown) => void = () => undefined,
-): Promise<UncontendedResult[]> {
+): Promise<RoundsMeasurement[]> {
   const rounds = options.rounds ?? 1;
   const warmup = Math.min(options.warmupCycles ?? UNCONTENDED_WARMUP_CYCLES, options.maxCycles);
   const warmupMs = Math.max(options.warmupMs ?? UNCONTENDED_WARMUP_MS, options.maxMs / rounds);
-  const measurements = await runInterleaved(
+  return runInterleaved(
     subjects,
     (subject) => openUncontended(subject, warmup, warmupMs),
     { rounds, sliceMs: options.maxMs / rounds, maxCyclesPerSlice: Math.max(1, Math.floor(options.maxCycles / rounds)) },
     onError,
   );
-  return measurements.map(uncontendedResult);
+}
+
+/** {@link uncontendedRounds}, as each subject's figures. */
+export async function runUncontendedGroup(
+  subjects: readonly Subject[],
+  options: UncontendedOptions,
+  onError: (subject: Subject, error: unknown) => void = () => undefined,
+): Promise<UncontendedResult[]> {
+  return (await uncontendedRounds(subjects, options, onError)).map(uncontendedResult);
 }
 
 /** Measures one subject uncontended (one round); rejects on failure. */
