@@ -10,8 +10,8 @@
  *   see measuring-plan.ts);
  * - BENCH_PROCESSES: processes the uncontended and 64-key measurements of each backend are split
  *   over, one after the other, each with its own warm-up, every round and 1 / BENCH_PROCESSES of the
- *   time and cycles, default 3 (see throughput-processes.ts);
- * - BENCH_CYCLES: most uncontended cycles per subject (and acquisitions per contending client), default 20000;
+ *   time (BENCH_CYCLES then bounds each process), default 3 (see throughput-processes.ts);
+ * - BENCH_CYCLES: most uncontended cycles per subject in each process (and acquisitions per contending client), default 20000;
  * - BENCH_CLIENTS: contending processes, default 4;
  * - BENCH_HELD_LOCKS: locks held with auto-extension, default 10000; BENCH_HELD_TTL_MS: their TTL,
  *   default 3000; BENCH_HOLD_SECONDS: the measuring window, default 2 × BENCH_SECONDS;

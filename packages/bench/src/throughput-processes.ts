@@ -44,16 +44,14 @@ export const SECTION_REQUEST_VARIABLE = 'FENCELOCK_BENCH_SECTION';
 const WORKER = fileURLToPath(new URL('./throughput-worker.ts', import.meta.url));
 
 /**
- * One process's share of `request`: the time and cycles divided by `processes`, the rounds and the
- * warm-up whole (every process compiles its own code).
+ * One process's share of `request`: the time divided by `processes`; the rounds, the warm-up and the
+ * bound on cycles per slice whole (every process compiles its own code, and a slice of a subject
+ * bounded by cycles, such as the in-process memory provider's, would otherwise shrink to a few
+ * milliseconds, where a single collection decides its figure).
  */
 export function shareOf(request: SectionRequest, processes: number): SectionRequest {
-  if (request.section === 'uncontended') {
-    const { options } = request;
-    return { ...request, options: { ...options, maxMs: options.maxMs / processes, maxCycles: Math.max(1, Math.ceil(options.maxCycles / processes)) } };
-  }
-  const { options } = request;
-  return { ...request, options: { ...options, maxMs: options.maxMs / processes, maxCyclesPerKey: Math.max(1, Math.ceil(options.maxCyclesPerKey / processes)) } };
+  const options = { ...request.options, maxMs: request.options.maxMs / processes };
+  return { ...request, options } as SectionRequest;
 }
 
 /**
@@ -118,7 +116,7 @@ export async function measureInChildProcess(request: SectionRequest): Promise<Pr
 
 /**
  * Measures `subjects` (of ONE backend) in `processes` processes one after the other, each with a
- * `1 / processes` share of the time and cycles (see {@link shareOf}), and merges their rounds. A
+ * `1 / processes` share of the time (see {@link shareOf}), and merges their rounds. A
  * failure inside a process, or of a whole process, goes to `onError`; the other processes still count.
  */
 export function runSectionInProcesses(

@@ -17,11 +17,11 @@ const report = (measurements: ProcessReport['measurements'], errors: ProcessRepo
 const slices = (subject: string, roundOpsPerSec: number[], samples = [1, 2]) => ({ subject, samples, roundOpsPerSec, seconds: 0.5 });
 
 describe('throughput measured in several processes', () => {
-  it("gives each process a share of the time and cycles, and every round and the whole warm-up", () => {
+  it('gives each process a share of the time, and every round, the whole warm-up and the whole bound on cycles per slice', () => {
     const uncontended = shareOf({ section: 'uncontended', subjects: ['a'], options: { maxMs: 3_000, maxCycles: 20_000, rounds: 6, warmupCycles: 2_000 } }, 3);
-    expect(uncontended.options).toEqual({ maxMs: 1_000, maxCycles: 6_667, rounds: 6, warmupCycles: 2_000 });
+    expect(uncontended.options).toEqual({ maxMs: 1_000, maxCycles: 20_000, rounds: 6, warmupCycles: 2_000 });
     const parallel = shareOf({ section: 'parallel-keys', subjects: ['a'], options: { keys: 64, maxMs: 12_000, maxCyclesPerKey: 20_000, rounds: 12 } }, 4);
-    expect(parallel.options).toEqual({ keys: 64, maxMs: 3_000, maxCyclesPerKey: 5_000, rounds: 12 });
+    expect(parallel.options).toEqual({ keys: 64, maxMs: 3_000, maxCyclesPerKey: 20_000, rounds: 12 });
   });
 
   it("keeps round i of one subject beside round i of another, process by process, and counts a process's missing slices as 0 ops/s", () => {
@@ -66,7 +66,7 @@ describe('throughput measured in several processes', () => {
         return report([slices('memory/fencelock', [1, 2]), slices('memory/async-mutex', [3, 4])]);
       },
     );
-    expect(asked.map((r) => r.options)).toEqual(Array(3).fill({ maxMs: 300, maxCycles: 100, rounds: 2 }));
+    expect(asked.map((r) => r.options)).toEqual(Array(3).fill({ maxMs: 300, maxCycles: 300, rounds: 2 }));
     expect(failures).toEqual([
       'memory/fencelock: process 2 of 3: the process exited (1) before it',
       'memory/async-mutex: process 2 of 3: the process exited (1) before it',
@@ -81,7 +81,7 @@ describe('throughput measured in several processes', () => {
   it('measures each share in a process of its own and merges their rounds', async () => {
     const pids: number[] = [];
     const results = await runSectionInProcesses(
-      { section: 'parallel-keys', subjects: MEMORY.map((s) => s.id), options: { keys: 4, maxMs: 60_000, maxCyclesPerKey: 60, rounds: 2 } },
+      { section: 'parallel-keys', subjects: MEMORY.map((s) => s.id), options: { keys: 4, maxMs: 60_000, maxCyclesPerKey: 30, rounds: 2 } },
       MEMORY,
       2,
       (subject, error) => {
@@ -95,7 +95,7 @@ describe('throughput measured in several processes', () => {
     );
     expect(new Set(pids).size).toBe(2);
     expect(pids).not.toContain(process.pid);
-    // Per process: 2 rounds of 4 keys × 15 cycles each (60 per key over 2 processes and 2 rounds).
+    // Per process: 2 rounds of 4 keys × 15 cycles each (30 per key, over 2 rounds, in each process).
     expect(results.map((r) => [r.subject, r.keys, r.processes, r.roundOpsPerSec.length, r.cycles])).toEqual([
       ['memory/fencelock', 4, 2, 4, 240],
       ['memory/async-mutex', 4, 2, 4, 240],
