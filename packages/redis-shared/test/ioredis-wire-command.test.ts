@@ -86,6 +86,16 @@ for (const [family, Command] of FAMILIES) {
       }
     });
 
+    it('encodes a request sent to several clients once (a Redlock round), and each command writes those bytes', () => {
+      const [, body, args] = CALLS[0] as [string, string, ScriptArgument[]];
+      const masters = [0, 1, 2, 3, 4].map(() => wireCommands(Command, { forCluster: false, boundElsewhere: true }));
+      const commands = masters.map((build) => build('evalsha', body, args) as unknown as Inspectable);
+      const bytes = commands.map((command) => command.toWritable(undefined));
+      for (const written of bytes) expect(written).toBe(bytes[0]);
+      const expected = new Command('evalsha', [body, ...args], { replyEncoding: 'utf8' }) as unknown as Inspectable;
+      expect(Buffer.from(bytes[0] as Buffer)).toEqual(Buffer.from(expected.toWritable(undefined)));
+    });
+
     it("gives the commands of every client one class (one shape for ioredis' code to read), per timer choice", () => {
       // A Redlock round sends on five clients: five classes would make every property ioredis reads
       // of a command (in its constructor, its queues, its reply handling) megamorphic.

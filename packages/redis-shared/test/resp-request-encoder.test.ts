@@ -46,6 +46,28 @@ describe('RespRequestEncoder', () => {
     });
   });
 
+  it('gives a request equal to the last one in every part the same bytes, and a request that differs in one part bytes of its own', () => {
+    // A Redlock round sends one request to every master: encoded once, written on each socket.
+    const encoder = new RespRequestEncoder();
+    const sequence = calls(120);
+    for (const [name, body, args] of sequence) {
+      const first = encoder.encode(name, body, args);
+      const copy = [...args];
+      const again = encoder.encode(name, body, copy);
+      expect(again).toBe(first);
+      expect(again).toEqual(ioredisBytes(name, body, args));
+      for (let part = 0; part < args.length; part += 1) {
+        const changed = [...args];
+        changed[part] = typeof args[part] === 'number' ? (args[part] as number) + 1 : `${String(args[part])}!`;
+        const other = encoder.encode(name, body, changed);
+        expect(other, `${name} with part ${part} changed`).not.toBe(first);
+        expect(other).toEqual(ioredisBytes(name, body, changed));
+        // The earlier bytes are left as they were.
+        expect(first).toEqual(ioredisBytes(name, body, args));
+      }
+    }
+  });
+
   it('encodes a request larger than its chunks (a long script with long arguments)', () => {
     const encoder = new RespRequestEncoder();
     const long = 'v'.repeat(20_000);

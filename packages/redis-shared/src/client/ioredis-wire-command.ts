@@ -43,6 +43,19 @@ type CommandBase = new (name: string, args: ScriptArgument[], options: { replyEn
 
 type WireCommandClass = new (name: string, wire: Buffer, args: readonly ScriptArgument[]) => IoredisCommand;
 
+// One encoder for every client of a command class: a Redlock round encodes its request once for
+// all of its masters (see `RespRequestEncoder`).
+const encoders = new WeakMap<WireCommandClass, RespRequestEncoder>();
+
+function encoderFor(WireCommand: WireCommandClass): RespRequestEncoder {
+  let encoder = encoders.get(WireCommand);
+  if (encoder === undefined) {
+    encoder = new RespRequestEncoder();
+    encoders.set(WireCommand, encoder);
+  }
+  return encoder;
+}
+
 // The classes made for each `Command` class: [commands that arm ioredis' timer, commands bounded by the caller].
 const madeFor = new WeakMap<IoredisCommandClass, [WireCommandClass, WireCommandClass]>();
 
@@ -94,13 +107,13 @@ function subclassOf(Command: IoredisCommandClass, boundElsewhere: boolean): Wire
  * encoded here (each time ioredis writes it: a resend to another cluster node, a command queued
  * while connecting), and the socket writes them as they are. A subclass shared by every client of
  * that `Command` class, not own properties set on each command: those would give each command a
- * second block of properties. Each builder has an encoder of its own (a client's requests repeat
- * their own keys).
+ * second block of properties. The clients of one class share an encoder, so that a request sent
+ * to several clients (a Redlock round) is encoded once.
  */
 export function wireCommands(Command: IoredisCommandClass, options: WireCommandOptions): WireCommandBuilder {
   const { forCluster, boundElsewhere } = options;
   const WireCommand = wireCommandClass(Command, boundElsewhere);
-  const encoder = new RespRequestEncoder();
+  const encoder = encoderFor(WireCommand);
   return (name, body, args) => new WireCommand(name, encoder.encode(name, body, args), forCluster ? [body, ...args.map(textOf)] : args);
 }
 

@@ -114,22 +114,28 @@ const partsOfRequest: Part[] = [];
 /**
  * Encodes script requests (`EVALSHA <sha> …` / `EVAL <script> …`) in the protocol (RESP) as ioredis
  * writes them: an array of bulk strings, each argument as its UTF-8 bytes, a number as its decimal
- * string. One encoder per client (its cache only saves work: any requests may share one).
+ * string. Its cache only saves work: any requests may share one encoder.
  *
  * Calls of one script repeat most of their arguments (the keys of the same lock, the TTL, the
  * constants): each part equal to the same part of the last request with the same body is copied
  * from that request's bytes, runs of them in one copy, instead of being measured and encoded again.
+ * A request equal to that one in every part (a Redlock round sends one to each master) gets the same
+ * bytes back.
  */
 export class RespRequestEncoder {
   readonly #last = new Map<string, LastRequest>();
 
-  /** The bytes of `name body ...args`: a `Buffer` nobody else writes to. */
+  /**
+   * The bytes of `name body ...args`: a `Buffer` nobody writes to once returned (the same one as
+   * the last call's, when this request is equal to it in every part).
+   */
   encode(name: string, body: string, args: readonly ScriptArgument[]): Buffer {
     const count = args.length + 2;
     if (contentLengths.length < count) contentLengths = new Int32Array(count * 2);
     const last = this.#last.get(body);
     const comparable = last !== undefined && last.parts.length === count ? last : undefined;
     let size = decimalDigits(count) + 3;
+    let same = comparable !== undefined;
     for (let i = 0; i < count; i += 1) {
       const part = i === 0 ? name : i === 1 ? body : partOf(args[i - 2] as ScriptArgument);
       partsOfRequest[i] = part;
@@ -137,10 +143,17 @@ export class RespRequestEncoder {
         contentLengths[i] = -1;
         size += (comparable.starts[i + 1] as number) - (comparable.starts[i] as number);
       } else {
+        same = false;
         const bytes = contentBytes(part);
         contentLengths[i] = bytes;
         size += decimalDigits(bytes) + bytes + 5;
       }
+    }
+    if (same && comparable !== undefined) {
+      // The very request just encoded (Redlock sends one to every master): its bytes again, as
+      // nobody writes to them.
+      for (let k = 0; k < count; k += 1) partsOfRequest[k] = 0;
+      return comparable.wire;
     }
     const wire = take(size);
     const entry = comparable ?? this.#remember(body, count);
