@@ -62,6 +62,7 @@ export {
   type SupportedRedisClient,
 } from './client/supported-client.js';
 export { IoredisLockClient, timeReplyMicros, type IoredisInternals, type IoredisLockClientOptions } from './client/ioredis-lock-client.js';
+export { RespRequestEncoder } from './client/resp-request-encoder.js';
 export type { IoredisCommand, IoredisCommandClass } from './client/ioredis-wire-command.js';
 export {
   NodeRedisClusterLockClient,

@@ -9,6 +9,7 @@ import { Command as CommandValkey } from 'iovalkey';
 import { describe, expect, it, vi } from 'vitest';
 import type { IoredisCommandClass, ScriptArgument } from '../src/index.js';
 import { wireCommands } from '../src/client/ioredis-wire-command.js';
+import { RespRequestEncoder } from '../src/client/resp-request-encoder.js';
 
 function wireCommand(Command: IoredisCommandClass, name: string, body: string, args: readonly ScriptArgument[], forCluster = false, boundElsewhere = false) {
   return wireCommands(Command, { forCluster, boundElsewhere })(name, body, args);
@@ -86,12 +87,17 @@ for (const [family, Command] of FAMILIES) {
       }
     });
 
-    it('encodes a request sent to several clients once (a Redlock round), and each command writes those bytes', () => {
+    it('encodes a request sent to several clients sharing an encoder once (a Redlock round), and each command writes those bytes', () => {
       const [, body, args] = CALLS[0] as [string, string, ScriptArgument[]];
-      const masters = [0, 1, 2, 3, 4].map(() => wireCommands(Command, { forCluster: false, boundElsewhere: true }));
+      const encoder = new RespRequestEncoder();
+      const masters = [0, 1, 2, 3, 4].map(() => wireCommands(Command, { forCluster: false, boundElsewhere: true, encoder }));
       const commands = masters.map((build) => build('evalsha', body, args) as unknown as Inspectable);
       const bytes = commands.map((command) => command.toWritable(undefined));
       for (const written of bytes) expect(written).toBe(bytes[0]);
+      // Builders given no encoder keep their own: each encodes for itself.
+      const own = [0, 1].map(() => wireCommands(Command, { forCluster: false, boundElsewhere: true })('evalsha', body, args) as unknown as Inspectable);
+      expect(own[0]?.toWritable(undefined)).not.toBe(own[1]?.toWritable(undefined));
+      expect(own[0]?.toWritable(undefined)).toEqual(bytes[0]);
       const expected = new Command('evalsha', [body, ...args], { replyEncoding: 'utf8' }) as unknown as Inspectable;
       expect(Buffer.from(bytes[0] as Buffer)).toEqual(Buffer.from(expected.toWritable(undefined)));
     });

@@ -1,5 +1,5 @@
 import { BaseLockProvider } from '@fencelock/core/adapter';
-import { IoredisLockClient, listenToOwnedConnection, loadIoredis, type KnownRedisConnectionOptions, type RedisConnectionOptions } from '@fencelock/redis-shared';
+import { IoredisLockClient, RespRequestEncoder, listenToOwnedConnection, loadIoredis, type KnownRedisConnectionOptions, type RedisConnectionOptions } from '@fencelock/redis-shared';
 import { MasterNode } from './master-node.js';
 import { type RedlockLockProviderOptions, type ResolvedRedlockOptions, resolveRedlockOptions } from './options.js';
 import { quorumOf } from './quorum.js';
@@ -21,6 +21,8 @@ const OWNED_CLIENT_DEFAULTS: KnownRedisConnectionOptions = {
 };
 
 function createMasters(options: ResolvedRedlockOptions): MasterNode[] {
+  // A round sends one request to every master: the clients the provider opens encode it once.
+  const requestEncoder = new RespRequestEncoder();
   return options.masters.map(({ endpoint, source, client }) => {
     if (client !== undefined) return new MasterNode(endpoint, client, false);
     const { Redis, Command } = loadIoredis('options.masters');
@@ -28,7 +30,7 @@ function createMasters(options: ResolvedRedlockOptions): MasterNode[] {
     const created = typeof source === 'string' ? new Redis(source, settings) : new Redis({ ...settings, ...(source as RedisConnectionOptions) });
     // Connection errors are reported per request (in LockError.nodes).
     listenToOwnedConnection(created);
-    return new MasterNode(endpoint, new IoredisLockClient(created, { Command, coalesceWrites: true }), true);
+    return new MasterNode(endpoint, new IoredisLockClient(created, { Command, coalesceWrites: true, requestEncoder }), true);
   });
 }
 

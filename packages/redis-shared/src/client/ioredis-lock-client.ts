@@ -5,6 +5,7 @@ import { repairReadyOnClosedSocket } from './ioredis-dead-ready.js';
 import { listenToOwnedConnection } from './ioredis-owned-errors.js';
 import { IoredisTimedCommands } from './ioredis-timed-commands.js';
 import { wireCommands, type IoredisCommand, type IoredisCommandClass, type WireCommandBuilder } from './ioredis-wire-command.js';
+import type { RespRequestEncoder } from './resp-request-encoder.js';
 import type {
   ClientEndpoint,
   ClientStatus,
@@ -56,6 +57,12 @@ export interface IoredisLockClientOptions {
   /** The provider's per-request timeout, in ms. */
   readonly requestTimeoutMs?: number;
   /**
+   * With `Command`: the request encoder to share with the provider's other clients (a Redlock
+   * provider's masters, so that a round's request is encoded once for all of them; see
+   * `RespRequestEncoder`). Default: the client's own.
+   */
+  readonly requestEncoder?: RespRequestEncoder;
+  /**
    * Scripts sent without `Command` (so without the timed commands, which coalesce their own): after
    * the first of a turn, the rest of the turn's writes leave in one, as the timed commands' do. Only
    * for a client the provider opened: a user's client keeps writing as its owner set it up.
@@ -91,8 +98,11 @@ export class IoredisLockClient implements LockClient {
     this.#timed =
       Command === undefined || requestTimeoutMs === undefined
         ? undefined
-        : new IoredisTimedCommands((command) => client.sendCommand(command) as Promise<unknown>, Command, requestTimeoutMs, () => client.stream, client.isCluster);
-    this.#build = this.#timed === undefined && Command !== undefined ? wireCommands(Command, { forCluster: client.isCluster, boundElsewhere: false }) : undefined;
+        : new IoredisTimedCommands((command) => client.sendCommand(command) as Promise<unknown>, Command, requestTimeoutMs, () => client.stream, client.isCluster, options.requestEncoder);
+    this.#build =
+      this.#timed === undefined && Command !== undefined
+        ? wireCommands(Command, { forCluster: client.isCluster, boundElsewhere: false, encoder: options.requestEncoder })
+        : undefined;
     this.boundsScripts = this.#timed !== undefined;
     this.#cork = this.#timed === undefined && options.coalesceWrites === true ? new TurnCork() : undefined;
     // A Cluster's own queue is not bounded by commandTimeout (commands wait there for the slot map).

@@ -1,6 +1,7 @@
 import { type CorkableSocket, RequestDeadlines, RequestTimeoutError, TurnCork } from '@fencelock/core/adapter';
 import type { ScriptArgument } from '../scripts/script-runner.js';
 import { wireCommands, type IoredisCommand, type IoredisCommandClass, type WireCommandBuilder } from './ioredis-wire-command.js';
+import type { RespRequestEncoder } from './resp-request-encoder.js';
 
 /**
  * Script commands on an ioredis client the provider opened (so built by the same ioredis as the
@@ -23,10 +24,11 @@ export class IoredisTimedCommands {
     timeoutMs: number,
     socket: () => CorkableSocket | null | undefined,
     forCluster: boolean,
+    encoder?: RespRequestEncoder,
   ) {
     this.#send = send;
     this.#socket = socket;
-    this.#build = wireCommands(Command, { forCluster, boundElsewhere: true });
+    this.#build = wireCommands(Command, { forCluster, boundElsewhere: true, encoder });
     this.#deadlines = new RequestDeadlines<IoredisCommand>(timeoutMs, {
       // ioredis marks a command resolved, not one that failed (an error reply, a lost connection):
       // such a command stays until its deadline, with the settled ones sent after it (a timeout's

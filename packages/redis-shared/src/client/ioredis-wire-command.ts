@@ -37,24 +37,16 @@ export interface WireCommandOptions {
    * bounds them itself (see `IoredisTimedCommands`), so that no timer is armed per command.
    */
   readonly boundElsewhere: boolean;
+  /**
+   * The encoder to share with other clients' builders (a Redlock provider's masters: a round's
+   * request is then encoded once for all of them). Default: one of this builder's own.
+   */
+  readonly encoder?: RespRequestEncoder;
 }
 
 type CommandBase = new (name: string, args: ScriptArgument[], options: { replyEncoding: 'utf8' }) => IoredisCommand & { args: readonly ScriptArgument[] };
 
 type WireCommandClass = new (name: string, wire: Buffer, args: readonly ScriptArgument[]) => IoredisCommand;
-
-// One encoder for every client of a command class: a Redlock round encodes its request once for
-// all of its masters (see `RespRequestEncoder`).
-const encoders = new WeakMap<WireCommandClass, RespRequestEncoder>();
-
-function encoderFor(WireCommand: WireCommandClass): RespRequestEncoder {
-  let encoder = encoders.get(WireCommand);
-  if (encoder === undefined) {
-    encoder = new RespRequestEncoder();
-    encoders.set(WireCommand, encoder);
-  }
-  return encoder;
-}
 
 // The classes made for each `Command` class: [commands that arm ioredis' timer, commands bounded by the caller].
 const madeFor = new WeakMap<IoredisCommandClass, [WireCommandClass, WireCommandClass]>();
@@ -107,13 +99,13 @@ function subclassOf(Command: IoredisCommandClass, boundElsewhere: boolean): Wire
  * encoded here (each time ioredis writes it: a resend to another cluster node, a command queued
  * while connecting), and the socket writes them as they are. A subclass shared by every client of
  * that `Command` class, not own properties set on each command: those would give each command a
- * second block of properties. The clients of one class share an encoder, so that a request sent
- * to several clients (a Redlock round) is encoded once.
+ * second block of properties. Each builder has an encoder of its own (a client's requests repeat
+ * their own keys), unless it is given one to share (see `WireCommandOptions.encoder`).
  */
 export function wireCommands(Command: IoredisCommandClass, options: WireCommandOptions): WireCommandBuilder {
   const { forCluster, boundElsewhere } = options;
   const WireCommand = wireCommandClass(Command, boundElsewhere);
-  const encoder = encoderFor(WireCommand);
+  const encoder = options.encoder ?? new RespRequestEncoder();
   return (name, body, args) => new WireCommand(name, encoder.encode(name, body, args), forCluster ? [body, ...args.map(textOf)] : args);
 }
 
