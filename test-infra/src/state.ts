@@ -106,14 +106,16 @@ function isState(value: unknown): value is InfraState {
 
 /**
  * The PIDs of the shared-topology servers the CLI started and that are still the processes it
- * started (each recorded member whose `/proc/<pid>/cwd` is still its data directory), every service
- * of the state file in `dir` (default: {@link infraDir}). Empty when the CLI started nothing, or the
- * servers are someone else's (`FENCELOCK_*` addresses): those are left alone.
+ * started (each recorded member whose `/proc/<pid>/cwd` is still its data directory), of every
+ * service of the state file in `dir` (default: {@link infraDir}), or of `services` only. Empty when
+ * the CLI started nothing, or the servers are someone else's (`FENCELOCK_*` addresses): those are
+ * left alone.
  */
-export function startedServerPids(dir: string = infraDir()): number[] {
+export function startedServerPids(dir: string = infraDir(), services?: readonly ServiceName[]): number[] {
   const pids: number[] = [];
   for (const record of Object.values(new StateStore(dir).read().services)) {
-    for (const member of record?.members ?? []) if (isOurProcess(member.pid, member.cwd)) pids.push(member.pid);
+    if (record === undefined || (services !== undefined && !services.includes(record.service))) continue;
+    for (const member of record.members) if (isOurProcess(member.pid, member.cwd)) pids.push(member.pid);
   }
   return pids;
 }

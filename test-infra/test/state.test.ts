@@ -29,6 +29,14 @@ describe('startedServerPids', () => {
     expect(startedServerPids(dir)).toEqual([process.pid]);
   });
 
+  it("lists only the services asked for", () => {
+    const here = realpathSync(process.cwd());
+    const dir = stateDir({ redis: service([member(process.pid, here)]), etcd: { ...service([member(process.pid, here)]), service: 'etcd' } });
+    expect(startedServerPids(dir, ['redis'])).toEqual([process.pid]);
+    expect(startedServerPids(dir, ['zookeeper'])).toEqual([]);
+    expect(startedServerPids(dir, ['redis', 'etcd'])).toEqual([process.pid, process.pid]);
+  });
+
   it('is empty without a state file', () => {
     const dir = mkdtempSync(join(tmpdir(), 'fencelock-state-'));
     dirs.push(dir);

@@ -59,10 +59,11 @@ export interface PerformanceInputs {
   readonly waiters: readonly Pick<WaitersResult, 'subject' | 'heapPerWaiterBytes'>[];
 }
 
-// [backend, fencelock subject, baseline subject, baseline's name, least ratio uncontended, at 64 keys]
-type ThroughputTarget = readonly [string, string, string, string, number, number];
+/** [backend, fencelock subject, baseline subject, baseline's name, least ratio uncontended, at 64 keys] */
+export type ThroughputTarget = readonly [string, string, string, string, number, number];
 
-const THROUGHPUT_TARGETS: readonly ThroughputTarget[] = [
+/** The issue's throughput targets. */
+export const THROUGHPUT_TARGETS: readonly ThroughputTarget[] = [
   ['redis', 'redis/fencelock', 'redis/node-redlock', 'node-redlock', 1, 1],
   ['redis', 'redis/fencelock', 'redis/redis-semaphore-mutex', 'redis-semaphore Mutex', 1, 1],
   ['redis', 'redis/fencelock', 'redis/raw-ioredis', 'raw ioredis', 0.85, 0.8],
@@ -75,7 +76,7 @@ const THROUGHPUT_TARGETS: readonly ThroughputTarget[] = [
 const BACKEND_NAMES: Readonly<Record<string, string>> = { redis: 'Redis', redlock: 'Redlock-5', zookeeper: 'ZooKeeper', etcd: 'etcd' };
 
 /** Each backend's protocol twin (see `subjects-protocol*.ts`). */
-const PROTOCOL_TWINS: Readonly<Record<string, string>> = {
+export const PROTOCOL_TWINS: Readonly<Record<string, string>> = {
   redis: 'redis/protocol-twin',
   redlock: 'redlock/protocol-twin',
   zookeeper: 'zookeeper/protocol-twin',

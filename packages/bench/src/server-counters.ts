@@ -8,6 +8,7 @@
  * Each probe returns flat `name → value` snapshots summed over every server it covers; a
  * {@link CounterDelta} is the difference of two snapshots.
  */
+import { readdirSync, readFileSync } from 'node:fs';
 import { fourLetterWord, redisCommand } from '@fencelock/test-infra';
 
 /** A flat snapshot: counter name → value, summed over the servers of one backend. */
@@ -71,6 +72,42 @@ export function redisServerMicros(urls: readonly string[], clientCommands: RegEx
     for (const port of ports) total += sumMatching(parseCommandMicros(String(await redisCommand(port, ['INFO', 'commandstats']))), clientCommands);
     return total;
   };
+}
+
+/**
+ * A reader of the CPU time (µs) the processes `pids` have spent on a CPU so far, all their threads
+ * summed, from each thread's `/proc/<pid>/task/<tid>/schedstat` (nanoseconds, where `/proc/<pid>/stat`
+ * counts 10 ms ticks). For a server that is everything it did for its clients: the commands or
+ * transactions, parsing and answering them, the socket calls, its replication and disk writes.
+ * A thread that ended between two reads takes its time with it; the servers here keep theirs.
+ */
+export function processCpuMicros(pids: readonly number[]): () => number {
+  return () => {
+    let nanos = 0;
+    for (const pid of pids) {
+      for (const tid of readdirSync(`/proc/${pid}/task`)) nanos += threadNanos(`/proc/${pid}/task/${tid}/schedstat`);
+    }
+    return nanos / 1_000;
+  };
+}
+
+// A thread may end between the listing and the read: it counts for nothing.
+function threadNanos(path: string): number {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT' || (error as NodeJS.ErrnoException).code === 'ESRCH') return 0;
+    throw error;
+  }
+  return parseSchedstatNanos(text);
+}
+
+/** The first field of a `schedstat` line: time spent on a CPU, ns. */
+export function parseSchedstatNanos(text: string): number {
+  const first = /^\d+(?=\s|$)/.exec(text.trim())?.[0];
+  if (first === undefined) throw new Error(`not a schedstat line: ${JSON.stringify(text)}`);
+  return Number(first);
 }
 
 /** Parses `INFO commandstats` into `cmdstat_<command>` → calls. */
