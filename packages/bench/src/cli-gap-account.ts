@@ -5,7 +5,7 @@
  * Settings from the environment: BENCH_BACKENDS (comma-separated; default redis, redlock, zookeeper,
  * etcd), BENCH_ROUNDS (default 30), BENCH_SLICE_MS (default 200 for Redis and Redlock, 500 for
  * ZooKeeper and etcd, whose cycles take milliseconds), BENCH_WARMUP (cycles per subject first,
- * default 3000).
+ * default 3000), BENCH_KEYS (concurrent loops on distinct keys, default 1; 64 is scenario 3a's).
  */
 import { sharedAddresses } from './bench-servers.js';
 import { listSetting, nonNegativeSetting, positiveSetting } from './cli-env.js';
@@ -19,6 +19,7 @@ const chosen = listSetting('BENCH_BACKENDS');
 const backends = chosen.length > 0 ? chosen : ['redis', 'redlock', 'zookeeper', 'etcd'];
 const rounds = Math.round(positiveSetting('BENCH_ROUNDS', 30));
 const warmupCycles = Math.round(nonNegativeSetting('BENCH_WARMUP', 3_000));
+const keys = Math.round(positiveSetting('BENCH_KEYS', 1));
 const { redisUrl, redlockUrls } = sharedAddresses();
 const redisServers: Partial<Record<string, readonly string[]>> = { redis: [redisUrl], redlock: redlockUrls };
 
@@ -48,7 +49,7 @@ for (const backend of backends) {
   console.error(`measuring ${ids.join(', ')} (${rounds} rounds of ${sliceMs} ms)…`);
   const measured = await measureCycleCosts(
     subjects,
-    { rounds, sliceMs, warmupCycles, warmupMs: slow ? 30_000 : 15_000 },
+    { keys, rounds, sliceMs, warmupCycles, warmupMs: slow ? 30_000 : 15_000 },
     servers(backend),
     (subject, error) => {
       failed = true;
@@ -62,9 +63,9 @@ for (const backend of backends) {
     if (f !== undefined && t !== undefined && b !== undefined) accounts.push(gapAccount(f, t, b));
   }
 }
-const settings = ['BENCH_BACKENDS', 'BENCH_ROUNDS', 'BENCH_SLICE_MS', 'BENCH_WARMUP']
+const settings = ['BENCH_BACKENDS', 'BENCH_KEYS', 'BENCH_ROUNDS', 'BENCH_SLICE_MS', 'BENCH_WARMUP']
   .filter((name) => process.env[name] !== undefined)
   .map((name) => `${name}=${process.env[name] ?? ''} `)
   .join('');
-console.log(gapAccountMarkdown(costs, accounts, `${settings}pnpm --filter @fencelock/bench bench:gap-account`).join('\n'));
+console.log(gapAccountMarkdown(costs, accounts, `${settings}pnpm --filter @fencelock/bench bench:gap-account`, keys).join('\n'));
 if (failed) process.exitCode = 1;

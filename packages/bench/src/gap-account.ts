@@ -21,14 +21,15 @@
 import { runInterleaved, type RoundsMeasurement, type SliceRunner } from './rounds.js';
 import { percentile, round } from './stats.js';
 import { subjectFields, type Subject, type SubjectFields } from './subjects.js';
+import { openParallelKeys } from './parallel-keys.js';
 import { openUncontended } from './uncontended.js';
 
 /** One subject's mean cycle over every slice it ran, µs. */
 export interface CycleCost extends SubjectFields {
   readonly cycles: number;
-  /** Slice time ÷ cycles: one over the throughput. */
+  /** Slice time ÷ cycles: one over the (aggregate) throughput. */
   readonly wall: number;
-  /** The quickest tenth and the median cycle, µs: a gap there is code on the path, not waiting. */
+  /** The quickest tenth and the median cycle's latency, µs: a gap there is code on the path, not waiting. */
   readonly p10: number;
   readonly p50: number;
   /** Client CPU (user + system) per cycle. */
@@ -94,6 +95,8 @@ export function gapAccount(fencelock: CycleCost, twin: CycleCost, baseline: Cycl
 
 /** Bounds of one backend's measurement. */
 export interface GapAccountOptions {
+  /** Concurrent loops on distinct keys (1: the sequential loop; 64: scenario 3a's). */
+  readonly keys: number;
   readonly rounds: number;
   readonly sliceMs: number;
   readonly warmupCycles: number;
@@ -119,7 +122,10 @@ export async function measureCycleCosts(
   const measured = await runInterleaved(
     subjects,
     async (subject): Promise<SliceRunner> => {
-      const runner = await openUncontended(subject, options.warmupCycles, options.warmupMs);
+      const runner =
+        options.keys > 1
+          ? await openParallelKeys(subject, options.keys, options.sliceMs, Number.MAX_SAFE_INTEGER)
+          : await openUncontended(subject, options.warmupCycles, options.warmupMs);
       return {
         async slice(maxMs, maxCycles) {
           const commandsBefore = await servers?.commands?.();
@@ -168,14 +174,15 @@ const signed = (value: number | undefined): string => {
 };
 
 /** The tables: every subject's cycle, then each target's gap with its two parts. */
-export function gapAccountMarkdown(costs: readonly CycleCost[], accounts: readonly GapAccount[], command: string): string[] {
+export function gapAccountMarkdown(costs: readonly CycleCost[], accounts: readonly GapAccount[], command: string, keys = 1): string[] {
+  const loop = keys > 1 ? `${keys} concurrent acquire + release loops on distinct keys, per cycle of their aggregate throughput` : 'uncontended acquire + release, one key';
   const label = (id: string): string => costs.find((c) => c.subject === id)?.label ?? id;
   const part = (p: GapPart | undefined): string[] =>
     p === undefined ? ['', '', '', '', ''] : [signed(p.wall), signed(p.cpu), signed(p.serverCpu), signed(p.serverCommands), signed(p.rest)];
   const parts = ['wall', 'client CPU', 'server CPU', 'of it commands', 'rest'];
   return [
-    `µs per uncontended acquire + release, one client, one key, each backend's subjects interleaved in rounds in one process, no profiler (command: \`${command}\`).`,
-    'Wall = slice time ÷ cycles (one over the throughput); p10 and p50 = the quickest tenth and the median cycle; client CPU = `process.cpuUsage()`',
+    `µs per cycle, one client, ${loop}, each backend's subjects interleaved in rounds in one process, no profiler (command: \`${command}\`).`,
+    "Wall = slice time ÷ cycles (one over the throughput); p10 and p50 = the quickest tenth and the median cycle's latency; client CPU = `process.cpuUsage()`",
     "over the same slices; server CPU = the backend's server processes' CPU over the same slices (every member, every thread, from `/proc`; all",
     'masters for Redlock), of it commands = the time Redis spent running the commands (`INFO commandstats`); rest = wall − client CPU − server CPU:',
     'the network and waiting (to be scheduled, woken, for a disk).',

@@ -78,7 +78,7 @@ describe('gap account', () => {
     const errors: unknown[] = [];
     const costs = await measureCycleCosts(
       subjects,
-      { rounds: 2, sliceMs: 40, warmupCycles: 20, warmupMs: 5_000 },
+      { keys: 1, rounds: 2, sliceMs: 40, warmupCycles: 20, warmupMs: 5_000 },
       { cpu: processCpuMicros(redisPids), commands: redisServerMicros([redisUrl], SCRIPT_COMMANDS) },
       (_, error) => errors.push(error),
     );
