@@ -57,6 +57,13 @@ export function sharedAddresses(): BenchAddresses {
   return { redisUrl, redlockUrls, zkConnectionString: zkHosts[0] ?? zkConnectionString, zkHosts, etcdEndpoints, postgresUrl };
 }
 
+/** The Redis servers a backend's subjects send to: Redis's one, Redlock's masters; `undefined` for any other backend. */
+export function redisUrlsOf(backend: string, addresses: BenchAddresses = sharedAddresses()): readonly string[] | undefined {
+  if (backend === 'redis') return [addresses.redisUrl];
+  if (backend === 'redlock') return addresses.redlockUrls;
+  return undefined;
+}
+
 function probes(addresses: BenchAddresses): (backend: Backend) => CounterProbe {
   return (backend) => {
     switch (backend) {

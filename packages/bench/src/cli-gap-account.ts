@@ -7,7 +7,7 @@
  * ZooKeeper and etcd, whose cycles take milliseconds), BENCH_WARMUP (cycles per subject first,
  * default 3000), BENCH_KEYS (concurrent loops on distinct keys, default 1; 64 is scenario 3a's).
  */
-import { sharedAddresses } from './bench-servers.js';
+import { redisUrlsOf } from './bench-servers.js';
 import { listSetting, nonNegativeSetting, positiveSetting } from './cli-env.js';
 import { gapAccount, gapAccountMarkdown, measureCycleCosts, type CycleCost, type GapAccount, type ServerReaders } from './gap-account.js';
 import { PROTOCOL_TWINS, THROUGHPUT_TARGETS } from './performance-targets.js';
@@ -20,14 +20,12 @@ const backends = chosen.length > 0 ? chosen : ['redis', 'redlock', 'zookeeper', 
 const rounds = Math.round(positiveSetting('BENCH_ROUNDS', 30));
 const warmupCycles = Math.round(nonNegativeSetting('BENCH_WARMUP', 3_000));
 const keys = Math.round(positiveSetting('BENCH_KEYS', 1));
-const { redisUrl, redlockUrls } = sharedAddresses();
-const redisServers: Partial<Record<string, readonly string[]>> = { redis: [redisUrl], redlock: redlockUrls };
 
 // The CPU of the servers test-infra started (none when they are someone else's: it then shows as —),
 // and what Redis spent running the commands.
 function servers(backend: string): ServerReaders {
   const pids = startedServerPids(undefined, [backend as ServiceName]);
-  const urls = redisServers[backend];
+  const urls = redisUrlsOf(backend);
   return {
     cpu: pids.length === 0 ? undefined : processCpuMicros(pids),
     commands: urls === undefined ? undefined : redisServerMicros(urls, SCRIPT_COMMANDS),

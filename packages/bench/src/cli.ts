@@ -33,7 +33,7 @@
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { ALLOCATION_BACKENDS, runAllocationGroup, type AllocationResult } from './allocation.js';
-import { sharedAddresses, sharedServers, startDedicatedServers, type BenchServers } from './bench-servers.js';
+import { redisUrlsOf, sharedAddresses, sharedServers, startDedicatedServers, type BenchServers } from './bench-servers.js';
 import { buildCharts } from './charts.js';
 import { CONTENTION_WARMUP_MS, runContention, type ContentionResult } from './contention.js';
 import { benchPlacement } from './cpu-placement.js';
@@ -225,10 +225,8 @@ for (const backend of backends.filter((b) => ALLOCATION_BACKENDS.includes(b))) {
   running = `allocation ${backend}`;
   const group = chosen.filter((subject) => subject.backend === backend);
   // Redis reports the time it spent per command: the server's share of a cycle (all masters' for Redlock).
-  const { redisUrl, redlockUrls } = sharedAddresses();
-  const redisServers: Partial<Record<string, readonly string[]>> = { redis: [redisUrl], redlock: redlockUrls };
   const serverMicros = (subject: Subject): (() => Promise<number>) | undefined => {
-    const urls = redisServers[subject.backend];
+    const urls = redisUrlsOf(subject.backend);
     return urls === undefined ? undefined : redisServerMicros(urls, subject.redisCommands ?? SCRIPT_COMMANDS);
   };
   for (const result of await runAllocationGroup(group, { cycles: allocationCycles, maxMs: seconds * 4_000, rounds, serverMicros }, (s, e) => fail('allocation', s, e))) {

@@ -168,10 +168,8 @@ function cycleCost(measurement: RoundsMeasurement, cpuMicros: number, serverCpuM
 }
 
 const fmt = (value: number | undefined, digits = 1): string => (value === undefined || !Number.isFinite(value) ? '—' : round(value, digits).toFixed(digits));
-const signed = (value: number | undefined): string => {
-  const text = fmt(value);
-  return value === undefined || !Number.isFinite(value) || text === '—' || value < 0 ? text.replace('-', '−') : `+${text}`;
-};
+const signed = (value: number | undefined): string =>
+  value === undefined || !Number.isFinite(value) ? '—' : `${value < 0 ? '−' : '+'}${fmt(Math.abs(value))}`;
 
 /** The tables: every subject's cycle, then each target's gap with its two parts. */
 export function gapAccountMarkdown(costs: readonly CycleCost[], accounts: readonly GapAccount[], command: string, keys = 1): string[] {
