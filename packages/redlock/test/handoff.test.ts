@@ -187,6 +187,9 @@ describe('hand-off to a waiting client', () => {
       await nextEvent(second, 'contended', (e) => e.key === key, 5_000);
       await held.release();
       const next = await within(firstWaiting, 10_000, 'the head of the line, woken by the release');
+      // The waiter is woken once a majority of masters announced, which may be before this listener
+      // of one master has heard that master's copy.
+      await vi.waitFor(() => expect(messages.some((m) => m.endsWith(key))).toBe(true), { timeout: 5_000, interval: 5 });
       const firstIndex = messages.findIndex((m) => m.endsWith(key));
       const announcement = parseAnnouncement(messages[firstIndex] ?? '');
       expect(announcement && decodeLockValue(announcement.waiter)).toEqual({ ownerId: next.ownerId, metadata: 'première 🔒' });
