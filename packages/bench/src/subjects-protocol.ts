@@ -161,9 +161,11 @@ export function redisHandoffTwin(redisUrl: string, ttlMs: number): Subject {
   };
 }
 
-// @fencelock/redlock's defaults: how long a waiting attempt stays registered (retry.maxDelayMs + 2 ×
-// requestTimeoutMs) and the hand-off reservation.
-const REDLOCK_REGISTRATION_MS = '600';
+/**
+ * How long a waiting attempt of `@fencelock/redlock` stays registered by default (retry.maxDelayMs +
+ * 2 × requestTimeoutMs), as its twin and the server-cost ladder send it.
+ */
+export const REDLOCK_REGISTRATION_MS = '600';
 
 /**
  * Resolves true once `quorum` of `replies` are 1, false once that can no longer happen; the rest

@@ -20,7 +20,7 @@ import { BENCH_KEY_PREFIX, redisHandoffTwin, redisProtocolTwin, redlockProtocolT
 // took it seconds of CPU before its first cycle.
 
 /** node-redlock's class (its 5.0.0-beta.2 `exports` has no `types`: typed from its declarations by path). */
-async function loadRedlock(): Promise<typeof RedlockTyped> {
+export async function loadRedlock(): Promise<typeof RedlockTyped> {
   // @ts-expect-error TS7016 (no types through `exports`); typed by the cast below.
   const module: { default: unknown } = await import('redlock');
   return module.default as typeof RedlockTyped;

@@ -1,11 +1,12 @@
 /**
- * The server-cost ladder of `@fencelock/redis`'s protocol, in a few cycles: each step sends what its
- * label says (counted by the server itself), every cycle acquires and releases, and nothing is left.
+ * The server-cost ladders of `@fencelock/redis`'s and `@fencelock/redlock`'s protocols, in a few
+ * cycles: each step sends what its label says (counted by the server itself), every cycle acquires
+ * and releases, and nothing is left.
  */
 import { topology } from '@fencelock/test-infra';
 import { Redis } from 'ioredis';
 import { describe, expect, it } from 'vitest';
-import { SCRIPT_COSTS_KEY_PREFIX, SCRIPT_COST_STEPS, runScriptCosts, scriptCostsMarkdown } from '../src/script-costs.js';
+import { SCRIPT_COSTS_KEY_PREFIX, SCRIPT_COST_STEPS, redlockScriptCostSteps, runScriptCosts, scriptCostsMarkdown } from '../src/script-costs.js';
 
 const { redisUrl } = topology();
 
@@ -34,6 +35,34 @@ describe('the server-cost ladder', () => {
     expect(calls['fencelock']).toEqual(calls['record']);
     const table = scriptCostsMarkdown(results, 'pnpm --filter @fencelock/bench bench:script-costs').join('\n');
     for (const step of SCRIPT_COST_STEPS) expect(table).toContain(`| ${step.label} |`);
+    const client = new Redis(redisUrl);
+    try {
+      expect(await client.keys(`*${SCRIPT_COSTS_KEY_PREFIX}*`)).toEqual([]);
+    } finally {
+      client.disconnect();
+    }
+  }, 60_000);
+
+  it('prices the Redlock protocol on one master, from node-redlock’s scripts to the provider’s, and leaves nothing', async () => {
+    const steps = await redlockScriptCostSteps();
+    const results = await runScriptCosts(redisUrl, { cyclesPerRound: 5, rounds: 2 }, steps);
+    expect(results.map((result) => result.id)).toEqual(['node-redlock', 'redlock-lua', 'redlock-line', 'redlock-fencelock']);
+    const calls = Object.fromEntries(results.map((result) => [result.id, result.callsPerCycle]));
+    for (const result of results) {
+      expect(result.everyCycleAcquired).toBe(true);
+      expect(calls[result.id]).toMatchObject({ evalsha: 2, set: 1, get: 1, del: 1 });
+    }
+    // node-redlock checks that the key is free before it sets it; the lock in Lua is one SET NX.
+    expect(calls['node-redlock']?.['exists']).toBe(1);
+    expect(calls['redlock-lua']?.['exists']).toBeUndefined();
+    // The line of waiters: one look at it in each script, as the provider's own scripts make.
+    expect(calls['redlock-line']?.['exists']).toBe(2);
+    expect(calls['redlock-fencelock']).toEqual(calls['redlock-line']);
+    // No token or holder record on Redlock: nothing else is read or written.
+    for (const id of ['redlock-line', 'redlock-fencelock']) expect(Object.keys(calls[id] ?? {}).sort()).toEqual(['del', 'evalsha', 'exists', 'get', 'set']);
+    const table = scriptCostsMarkdown(results, 'pnpm --filter @fencelock/bench bench:script-costs', 'On one master').join('\n');
+    expect(table.startsWith('On one master (')).toBe(true);
+    for (const step of steps) expect(table).toContain(`| ${step.label} |`);
     const client = new Redis(redisUrl);
     try {
       expect(await client.keys(`*${SCRIPT_COSTS_KEY_PREFIX}*`)).toEqual([]);
