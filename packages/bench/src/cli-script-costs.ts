@@ -1,8 +1,8 @@
 /**
  * `pnpm --filter @fencelock/bench bench:script-costs`: what each part of `@fencelock/redis`'s and
- * `@fencelock/redlock`'s protocols costs the server (see `script-costs.ts`), on the shared Redis. Prints the tables; writes
- * nothing. Bounds from the environment: BENCH_CYCLES (cycles per step per round, default 5000),
- * BENCH_ROUNDS (default 8).
+ * `@fencelock/redlock`'s protocols costs the server (see `script-costs.ts`), on the shared Redis.
+ * Prints the tables; writes nothing. Bounds from the environment: BENCH_CYCLES (cycles per step per
+ * round, default 5000), BENCH_ROUNDS (default 8).
  */
 import { sharedAddresses } from './bench-servers.js';
 import { positiveSetting } from './cli-env.js';
