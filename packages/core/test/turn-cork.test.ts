@@ -68,6 +68,28 @@ describe('TurnCork', () => {
     expect(stream.writableCorked).toBe(0);
   });
 
+  it('with a batch limit, lets the held requests leave once that many are held, in order, the rest at the end of the turn', async () => {
+    const { stream, writes } = recordingStream();
+    const cork = new TurnCork({ batchLimit: 3 });
+    for (const request of ['a', 'b', 'c', 'd', 'e', 'f', 'g', 'h', 'i']) send(cork, stream, request);
+    // The first at once; then three held at a time, each group leaving when the next request comes.
+    expect(writes).toEqual([['a'], ['b', 'c', 'd'], ['e', 'f', 'g']]);
+    await nextTurn();
+    expect(writes).toEqual([['a'], ['b', 'c', 'd'], ['e', 'f', 'g'], ['h', 'i']]);
+    expect(stream.writableCorked).toBe(0);
+    // The count starts over with the next turn, from the first request held.
+    const held = new TurnCork({ firstAtOnce: false, batchLimit: 2 });
+    for (const request of ['j', 'k', 'l']) send(held, stream, request);
+    await nextTurn();
+    expect(writes.slice(4)).toEqual([['j', 'k'], ['l']]);
+    expect(stream.writableCorked).toBe(0);
+  });
+
+  it('refuses a batch limit that is not a whole number of at least 1', () => {
+    for (const batchLimit of [0, -1, 1.5, Number.NaN]) expect(() => new TurnCork({ batchLimit })).toThrow(RangeError);
+    expect(() => new TurnCork({ batchLimit: Number.POSITIVE_INFINITY })).not.toThrow();
+  });
+
   it('leaves alone a socket that cannot be corked, and no socket at all', () => {
     const cork = new TurnCork();
     expect(() => cork.cork(undefined)).not.toThrow();

@@ -63,6 +63,7 @@ export {
 } from './client/supported-client.js';
 export { IoredisLockClient, timeReplyMicros, type IoredisInternals, type IoredisLockClientOptions } from './client/ioredis-lock-client.js';
 export { RespRequestEncoder } from './client/resp-request-encoder.js';
+export { REDIS_WRITE_BATCH_LIMIT } from './client/ioredis-timed-commands.js';
 export type { IoredisCommand, IoredisCommandClass } from './client/ioredis-wire-command.js';
 export {
   NodeRedisClusterLockClient,

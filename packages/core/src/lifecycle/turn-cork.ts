@@ -13,6 +13,13 @@ export interface TurnCorkOptions {
    * where one call sends several requests in the same turn (ZooKeeper's pipelined acquire).
    */
   readonly firstAtOnce?: boolean;
+  /**
+   * The most requests held back for one write: once that many are held, they leave together and the
+   * cork holds the next ones. Right where the server is the bottleneck of a turn's burst: it starts on
+   * the first part while the client still writes the rest, instead of idling until the turn ends.
+   * @default Infinity (the whole turn in one write)
+   */
+  readonly batchLimit?: number;
 }
 
 /**
@@ -48,15 +55,32 @@ export class TurnCork {
   // 'sent': a request left in this turn; 'corked': the socket below is corked until the turn ends.
   #state: 'idle' | 'sent' | 'corked' = 'idle';
   #corked: CorkableSocket | undefined;
+  // Requests written under the cork since it was last uncorked.
+  #held = 0;
   readonly #firstAtOnce: boolean;
+  readonly #batchLimit: number;
 
   constructor(options: TurnCorkOptions = {}) {
     this.#firstAtOnce = options.firstAtOnce ?? true;
+    const limit = options.batchLimit ?? Number.POSITIVE_INFINITY;
+    if (!(limit >= 1) || (Number.isFinite(limit) && !Number.isInteger(limit))) {
+      throw new RangeError(`TurnCork batchLimit must be a whole number ≥ 1 or Infinity, got ${String(options.batchLimit)}`);
+    }
+    this.#batchLimit = limit;
   }
 
   /** Call before each request is written on `socket` (no socket, or one that cannot be corked: nothing is done). */
   cork(socket: CorkableSocket | null | undefined): void {
-    if (this.#state === 'corked' || typeof socket?.cork !== 'function' || typeof socket.uncork !== 'function') return;
+    if (this.#state === 'corked') {
+      if (this.#held >= this.#batchLimit) {
+        this.#corked?.uncork?.();
+        this.#corked?.cork?.();
+        this.#held = 0;
+      }
+      this.#held += 1;
+      return;
+    }
+    if (typeof socket?.cork !== 'function' || typeof socket.uncork !== 'function') return;
     if (this.#state === 'idle') {
       TurnCork.#sentThisTurn[TurnCork.#sent] = this;
       TurnCork.#sent += 1;
@@ -72,6 +96,7 @@ export class TurnCork {
     socket.cork();
     this.#corked = socket;
     this.#state = 'corked';
+    this.#held = 1;
   }
 
   #end(): void {
