@@ -10,6 +10,16 @@ import { SCRIPT_COSTS_KEY_PREFIX, SCRIPT_COST_STEPS, redlockScriptCostSteps, run
 
 const { redisUrl } = topology();
 
+// A ladder leaves no key of its own behind.
+async function expectNothingLeft(): Promise<void> {
+  const client = new Redis(redisUrl);
+  try {
+    expect(await client.keys(`*${SCRIPT_COSTS_KEY_PREFIX}*`)).toEqual([]);
+  } finally {
+    client.disconnect();
+  }
+}
+
 describe('the server-cost ladder', () => {
   it('adds one part of the protocol per step, each cycle acquiring and releasing, and tabulates it', async () => {
     const results = await runScriptCosts(redisUrl, { cyclesPerRound: 5, rounds: 2 });
@@ -35,12 +45,7 @@ describe('the server-cost ladder', () => {
     expect(calls['fencelock']).toEqual(calls['record']);
     const table = scriptCostsMarkdown(results, 'pnpm --filter @fencelock/bench bench:script-costs').join('\n');
     for (const step of SCRIPT_COST_STEPS) expect(table).toContain(`| ${step.label} |`);
-    const client = new Redis(redisUrl);
-    try {
-      expect(await client.keys(`*${SCRIPT_COSTS_KEY_PREFIX}*`)).toEqual([]);
-    } finally {
-      client.disconnect();
-    }
+    await expectNothingLeft();
   }, 60_000);
 
   it('prices the Redlock protocol on one master, from node-redlock’s scripts to the provider’s, and leaves nothing', async () => {
@@ -63,11 +68,6 @@ describe('the server-cost ladder', () => {
     const table = scriptCostsMarkdown(results, 'pnpm --filter @fencelock/bench bench:script-costs', 'On one master').join('\n');
     expect(table.startsWith('On one master (')).toBe(true);
     for (const step of steps) expect(table).toContain(`| ${step.label} |`);
-    const client = new Redis(redisUrl);
-    try {
-      expect(await client.keys(`*${SCRIPT_COSTS_KEY_PREFIX}*`)).toEqual([]);
-    } finally {
-      client.disconnect();
-    }
+    await expectNothingLeft();
   }, 60_000);
 });
